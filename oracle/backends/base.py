@@ -1,0 +1,114 @@
+"""The one small protocol every backend implements, and what it returns.
+
+A backend speaks one protocol family (llama.cpp's native API, vLLM's OpenAI API, ...)
+to one server. It completes token-id prompts greedily, reports the server's identity
+and its cache / speculation counters. Starting and stopping servers is `target`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import httpx
+
+__all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "RequestFailed",
+           "parse_prometheus", "DEFAULT_TIMEOUT"]
+
+# Generation can take minutes on a slow CPU; connecting must not.
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+
+class RequestFailed(RuntimeError):
+    """A request did not complete: refused, timed out, truncated or answered with an error.
+
+    Never retried silently: the run stops and keeps what it has.
+    """
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    prompt_ids: tuple[int, ...]
+    max_tokens: int
+    logprobs: int
+    seed: int = 1234
+
+
+@dataclass
+class Completion:
+    completion_ids: list[int]
+    finish_reason: str  # "stop" (end of generation / stop word) or "length"
+    text: str = ""
+    logprobs: list[float] = field(default_factory=list)
+    top_ids: list[list[int]] = field(default_factory=list)
+    top_logprobs: list[list[float]] = field(default_factory=list)
+    prompt_ids: list[int] | None = None  # as echoed by the server, when it does
+    cached_prompt_tokens: int | None = None
+    drafted: int | None = None
+    accepted: int | None = None
+    ttft_s: float | None = None
+    token_times_s: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Server-wide counters read from /metrics; None where the server does not expose one."""
+
+    prompt_tokens_cached: float | None = None
+    prefix_cache_hits: float | None = None
+    prefix_cache_queries: float | None = None
+    drafts: float | None = None
+    draft_tokens: float | None = None
+    accepted_tokens: float | None = None
+
+    def delta(self, before: "Counters") -> "Counters":
+        def d(name):
+            a, b = getattr(self, name), getattr(before, name)
+            return None if a is None or b is None else a - b
+        return Counters(**{k: d(k) for k in self.__dataclass_fields__})
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """Sum every sample of each metric name (labels folded) from Prometheus text format."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if m:
+            try:
+                out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
+            except ValueError:
+                continue
+    return out
+
+
+class Backend(Protocol):
+    family: str
+    platform: str
+    base_url: str
+
+    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion: ...
+
+    def chat_template(self) -> str | None: ...
+
+    def special_tokens(self) -> dict[str, str]: ...
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def detokenize(self, ids: list[int]) -> str: ...
+
+    def server_identity(self) -> dict: ...
+
+    def counters(self) -> Counters | None: ...
+
+    def healthy(self) -> bool: ...
+
+    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient: ...

@@ -1,0 +1,176 @@
+"""llama.cpp's native server API (`llama-server`): /completion streamed with token ids.
+
+Greedy (temperature 0, top_k 1), fixed seed, `cache_prompt: false`, `n_probs` top logprobs
+per position (taken before sampling), `return_tokens` for the ids of every streamed piece.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+
+from .base import DEFAULT_TIMEOUT, Completion, CompletionRequest, Counters, RequestFailed, parse_prometheus
+
+__all__ = ["LlamaCppBackend", "STOP_TYPES"]
+
+# llama-server's stop_type -> the one vocabulary used in records.
+STOP_TYPES = {"eos": "stop", "word": "stop", "limit": "length", "none": "stop"}
+
+
+class LlamaCppBackend:
+    family = "llamacpp"
+
+    def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
+                 async_transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.platform = platform
+        self._async_transport = async_transport
+        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+        self._props: dict | None = None
+
+    # -- administration (sync) -------------------------------------------------
+    def props(self) -> dict:
+        if self._props is None:
+            self._props = self._get_json("/props")
+        return self._props
+
+    def _get_json(self, path: str) -> dict:
+        try:
+            r = self._client.get(path)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            raise RequestFailed(f"GET {self.base_url}{path}: HTTP {r.status_code}: {r.text[:200]}")
+        return r.json()
+
+    def healthy(self) -> bool:
+        try:
+            return self._client.get("/health", timeout=2.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def chat_template(self) -> str | None:
+        return self.props().get("chat_template") or None
+
+    def special_tokens(self) -> dict[str, str]:
+        p = self.props()
+        return {"bos_token": p.get("bos_token", ""), "eos_token": p.get("eos_token", "")}
+
+    def tokenize(self, text: str) -> list[int]:
+        r = self._client.post("/tokenize", json={"content": text, "add_special": False, "parse_special": True})
+        if r.status_code != 200:
+            raise RequestFailed(f"POST /tokenize: HTTP {r.status_code}: {r.text[:200]}")
+        return [t if isinstance(t, int) else t["id"] for t in r.json()["tokens"]]
+
+    def detokenize(self, ids: list[int]) -> str:
+        r = self._client.post("/detokenize", json={"tokens": list(ids)})
+        if r.status_code != 200:
+            raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
+        return r.json()["content"]
+
+    def server_identity(self) -> dict:
+        p = self.props()
+        return {
+            "server": "llama-server",
+            "build": p.get("build_info"),
+            "model_path": p.get("model_path"),
+            "total_slots": p.get("total_slots"),
+            "n_ctx": (p.get("default_generation_settings") or {}).get("n_ctx"),
+            "chat_template_source": "server /props",
+        }
+
+    def counters(self) -> Counters | None:
+        """Counters from /metrics, or None when the server runs without --metrics."""
+        try:
+            r = self._client.get("/metrics")
+        except httpx.HTTPError:
+            return None
+        if r.status_code != 200:
+            return None
+        m = parse_prometheus(r.text)
+        return Counters(
+            prompt_tokens_cached=m.get("llamacpp:prompt_tokens_cached_total"),
+            drafts=m.get("llamacpp:spec_decode_num_drafts_total"),
+            draft_tokens=m.get("llamacpp:spec_decode_num_draft_tokens_total"),
+            accepted_tokens=m.get("llamacpp:spec_decode_num_accepted_tokens_total"),
+        )
+
+    # -- generation (async) ------------------------------------------------------
+    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=self._async_transport,
+                                 limits=httpx.Limits(max_connections=connections,
+                                                     max_keepalive_connections=connections))
+
+    def request_body(self, request: CompletionRequest) -> dict:
+        return {
+            "prompt": list(request.prompt_ids),
+            "n_predict": request.max_tokens,
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": request.seed,
+            "n_probs": request.logprobs,
+            "return_tokens": True,
+            "cache_prompt": False,
+            "stream": True,
+        }
+
+    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+        body = self.request_body(request)
+        out = Completion(completion_ids=[], finish_reason="")
+        start = time.perf_counter()
+        final: dict | None = None
+        text: list[str] = []
+        try:
+            async with client.stream("POST", "/completion", json=body) as r:
+                if r.status_code != 200:
+                    detail = (await r.aread()).decode(errors="replace")[:300]
+                    raise RequestFailed(f"POST /completion: HTTP {r.status_code}: {detail}")
+                async for line in r.aiter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    chunk = json.loads(line[6:])
+                    if "error" in chunk:
+                        raise RequestFailed(f"POST /completion: server error {chunk['error']}")
+                    now = time.perf_counter() - start
+                    self._take_chunk(out, chunk, now)
+                    text.append(chunk.get("content", ""))
+                    if chunk.get("stop"):
+                        final = chunk
+                        break
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "
+                                f"after {len(out.completion_ids)} tokens") from exc
+        except json.JSONDecodeError as exc:
+            raise RequestFailed(f"POST /completion: truncated or malformed stream: {exc}") from exc
+        if final is None:
+            raise RequestFailed(f"POST /completion: the stream ended without its final message "
+                                f"after {len(out.completion_ids)} tokens (server died or connection cut)")
+        out.text = "".join(text)
+        out.finish_reason = STOP_TYPES.get(final.get("stop_type", ""), final.get("stop_type", "stop"))
+        timings = final.get("timings") or {}
+        out.cached_prompt_tokens = timings.get("cache_n", final.get("tokens_cached_prompt"))
+        if "draft_n" in timings:
+            out.drafted = int(timings["draft_n"])
+            out.accepted = int(timings.get("draft_n_accepted", 0))
+        out.ttft_s = out.token_times_s[0] if out.token_times_s else None
+        return out
+
+    @staticmethod
+    def _take_chunk(out: Completion, chunk: dict, now: float) -> None:
+        ids = chunk.get("tokens") or []
+        probs = chunk.get("completion_probabilities") or []
+        for i, tid in enumerate(ids):
+            out.completion_ids.append(int(tid))
+            out.token_times_s.append(now)
+            p = probs[i] if i < len(probs) else None
+            if p is None:
+                out.logprobs.append(float("nan"))
+                out.top_ids.append([])
+                out.top_logprobs.append([])
+                continue
+            out.logprobs.append(float(p.get("logprob", float("nan"))))
+            tops = p.get("top_logprobs") or []
+            out.top_ids.append([int(t["id"]) for t in tops])
+            out.top_logprobs.append([float(t["logprob"]) for t in tops])

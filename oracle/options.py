@@ -1,0 +1,169 @@
+"""Gate options: declared once, validated with the fix in every message, frozen for the run.
+
+Values stay plain str / int / float / bool so pytest-xdist can ship them to workers.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options"]
+
+INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
+
+
+def _positive_int(flag: str):
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected a positive integer, e.g. {flag} 5") from None
+        if n < 1:
+            raise pytest.UsageError(f"{flag} {value!r}: must be at least 1")
+        return n
+    return parse
+
+
+def _nats(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--near-tie-nats {value!r}: expected a number of nats, e.g. 0.5") from None
+    if not 0 <= x < 50:
+        raise pytest.UsageError(f"--near-tie-nats {value!r}: must be between 0 and 50 nats")
+    return x
+
+
+def _kinds(value: str) -> str:
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in INCONCLUSIVE_KINDS]
+    if bad:
+        raise pytest.UsageError(f"--allow-inconclusive {value!r}: unknown kind {bad[0]!r}; "
+                                f"known kinds: {', '.join(INCONCLUSIVE_KINDS)}")
+    return ",".join(kinds)
+
+
+def _backend(value: str) -> str:
+    from .backends import parse_backend
+
+    try:
+        parse_backend(value)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return value
+
+
+def _command(flag: str):
+    def parse(value: str) -> str:
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{flag} {value!r}: cannot split it as a shell command ({exc}); "
+                                    "check the quotes") from None
+        return value
+    return parse
+
+
+def _kind(value: str) -> str:
+    if value not in ("mtp0", "f16"):
+        raise pytest.UsageError(f"--reference-kind {value!r}: must be mtp0 (target only) or f16")
+    return value
+
+
+def add_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
+    g.addoption("--backend", metavar="NAME", type=_backend, default=None,
+                help="family[-platform] of the server under test, e.g. llamacpp, llamacpp-sycl; "
+                     "turns the gate on (default: off, the project's own tests run)")
+    g.addoption("--url", metavar="URL", default=None, help="a server that is already running (default: none)")
+    g.addoption("--launch", metavar="CMD", type=_command("--launch"), default=None,
+                help="start this server command, with {port} replaced by a free loopback port (default: none; "
+                     "without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
+    g.addoption("--model", metavar="PATH", default=None,
+                help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
+    g.addoption("--server-args", metavar="ARGS", type=_command("--server-args"), default="",
+                help="extra llama-server flags for the embedded default, e.g. '-np 4' (default: none; "
+                     "-np 1 -c 8192 --metrics unless overridden)")
+    g.addoption("--tokenizer", metavar="PATH", default=None,
+                help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
+                     "(default: the server's tokenizer endpoint)")
+    g.addoption("--suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
+    g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
+    g.addoption("--record-overwrite", action="store_true", default=False,
+                help="allow --record to replace an existing reference (default: refuse)")
+    g.addoption("--reference-kind", metavar="KIND", type=_kind, default="mtp0",
+                help="kind of reference --record writes: mtp0 or f16 (default: mtp0)")
+    g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
+    g.addoption("--report-dir", metavar="DIR", default=None,
+                help="where the identity report goes (default: reports/<UTC time>-<backend>/)")
+    g.addoption("--logprobs", metavar="N", type=_positive_int("--logprobs"), default=5,
+                help="top logprobs kept per position (default: 5; not the sampler's top-k)")
+    g.addoption("--max-tokens", metavar="N", type=_positive_int("--max-tokens"), default=None,
+                help="override every prompt's max_tokens (default: the suite's)")
+    g.addoption("--seed", metavar="N", type=int, default=1234, help="request seed (default: 1234)")
+    g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
+                help="reference margin below which a split is a near-tie (default: 0.5)")
+    g.addoption("--allow-near-ties", action="store_true", default=False,
+                help="pass near-tie items (still reported) (default: fail them)")
+    g.addoption("--allow-inconclusive", metavar="KIND,...", type=_kinds, default="",
+                help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
+    g.addoption("--speculative", action="store_true", default=False,
+                help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off)")
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    backend: str
+    url: str | None
+    launch: str | None
+    model: str | None
+    server_args: str
+    tokenizer: str | None
+    suite: str
+    record: Path | None
+    record_overwrite: bool
+    reference_kind: str
+    reference: Path | None
+    report_dir: Path | None
+    logprobs: int
+    max_tokens: int | None
+    seed: int
+    near_tie_nats: float
+    allow_near_ties: bool
+    allow_inconclusive: tuple[str, ...]
+    speculative: bool
+
+    @property
+    def embedded(self) -> bool:
+        return self.url is None and self.launch is None
+
+
+def gate_options(config: pytest.Config) -> GateOptions:
+    """Read and cross-check the options; raise UsageError naming the fix."""
+    o = config.option
+    if o.url and o.launch:
+        raise pytest.UsageError("--url and --launch both given: use --url for a running server "
+                                "or --launch to let oracle start one, not both")
+    if (o.url or o.launch) and (o.model or o.server_args):
+        raise pytest.UsageError("--model and --server-args configure the embedded default; with --url or "
+                                "--launch put the model and flags in the server's own command")
+    if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
+        raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
+    if o.model and not Path(o.model).is_file():
+        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    if o.url and not o.url.startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--url {o.url!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
+    return GateOptions(
+        backend=o.backend, url=o.url.rstrip("/") if o.url else None, launch=o.launch, model=o.model,
+        server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
+        record=Path(o.record) if o.record else None, record_overwrite=o.record_overwrite,
+        reference_kind=o.reference_kind, reference=Path(o.reference) if o.reference else None,
+        report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
+        seed=o.seed, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
+        allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
+        speculative=o.speculative,
+    )

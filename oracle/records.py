@@ -1,0 +1,148 @@
+"""Records: one request's full result, and how it is kept on disk.
+
+A record is two files under a condition folder (``boot1-c1/``): ``ID.json`` for the
+scalars and ``ID.npz`` for the arrays. Writes are atomic (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Condition", "Record", "atomic_write_bytes", "load_record", "save_record", "token_sha256"]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What varies between runs: the boot index and the concurrency level."""
+
+    boot: int = 1
+    concurrency: int = 1
+
+    @property
+    def key(self) -> str:
+        return f"boot{self.boot}-c{self.concurrency}"
+
+    @classmethod
+    def from_key(cls, key: str) -> "Condition":
+        boot, conc = key.split("-")
+        return cls(boot=int(boot[4:]), concurrency=int(conc[1:]))
+
+
+@dataclass
+class Record:
+    """One request's result. Logprob arrays have one row per completion position."""
+
+    id: str
+    condition: Condition
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    finish_reason: str
+    text: str = ""
+    logprobs: list[float] = field(default_factory=list)  # of the chosen token
+    top_ids: list[list[int]] = field(default_factory=list)
+    top_logprobs: list[list[float]] = field(default_factory=list)
+    cached_prompt_tokens: int | None = None
+    drafted: int | None = None
+    accepted: int | None = None
+    ttft_s: float | None = None
+    token_times_s: list[float] = field(default_factory=list)  # since request start
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    repeat: int = 0
+
+    @property
+    def completion_sha256(self) -> str:
+        return token_sha256(self.completion_ids)
+
+    def meta(self) -> dict:
+        d = asdict(self)
+        for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s"):
+            d.pop(k)
+        d["condition"] = self.condition.key
+        d["prompt_sha256"] = token_sha256(self.prompt_ids)
+        d["completion_sha256"] = self.completion_sha256
+        d["text_sha256"] = hashlib.sha256(self.text.encode()).hexdigest()
+        d["completion_tokens"] = len(self.completion_ids)
+        return d
+
+
+def token_sha256(ids: list[int] | tuple[int, ...]) -> str:
+    return hashlib.sha256(np.asarray(ids, dtype="<i8").tobytes()).hexdigest()
+
+
+def atomic_write_bytes(path: Path, payload: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _padded(rows: list[list], fill, dtype) -> np.ndarray:
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), fill, dtype=dtype)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
+
+
+def save_record(folder: Path, record: Record) -> list[Path]:
+    """Write ID.npz and ID.json under folder/<condition>/; returns both paths."""
+    base = folder / record.condition.key
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        prompt_ids=np.asarray(record.prompt_ids, dtype=np.int64),
+        completion_ids=np.asarray(record.completion_ids, dtype=np.int64),
+        logprobs=np.asarray(record.logprobs, dtype=np.float32),
+        top_ids=_padded(record.top_ids, -1, np.int64),
+        top_logprobs=_padded(record.top_logprobs, -np.inf, np.float32),
+        token_times_s=np.asarray(record.token_times_s, dtype=np.float64),
+    )
+    npz = base / f"{record.id}.npz"
+    meta = base / f"{record.id}.json"
+    atomic_write_bytes(npz, buf.getvalue())
+    atomic_write_bytes(meta, (json.dumps(record.meta(), indent=1, sort_keys=True) + "\n").encode())
+    return [npz, meta]
+
+
+def load_record(folder: Path, condition: Condition, rid: str) -> Record:
+    base = folder / condition.key
+    meta = json.loads((base / f"{rid}.json").read_text())
+    with np.load(base / f"{rid}.npz") as arrays:
+        top_ids = arrays["top_ids"]
+        top_lp = arrays["top_logprobs"]
+        keep = top_ids >= 0
+        return Record(
+            id=meta["id"],
+            condition=condition,
+            prompt_ids=arrays["prompt_ids"].tolist(),
+            completion_ids=arrays["completion_ids"].tolist(),
+            finish_reason=meta["finish_reason"],
+            text=meta.get("text", ""),
+            logprobs=arrays["logprobs"].tolist(),
+            top_ids=[row[k].tolist() for row, k in zip(top_ids, keep)],
+            top_logprobs=[row[k].tolist() for row, k in zip(top_lp, keep)],
+            cached_prompt_tokens=meta.get("cached_prompt_tokens"),
+            drafted=meta.get("drafted"),
+            accepted=meta.get("accepted"),
+            ttft_s=meta.get("ttft_s"),
+            token_times_s=arrays["token_times_s"].tolist(),
+            started_at=meta.get("started_at", 0.0),
+            finished_at=meta.get("finished_at", 0.0),
+            repeat=meta.get("repeat", 0),
+        )

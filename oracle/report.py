@@ -1,0 +1,136 @@
+"""The identity report: identity.json (schema-versioned) and identity.md, beside the records.
+
+Written at the start of a run (as `partial`), after every finished record, and at the end,
+so a crash leaves the finished records and a partial report on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .records import atomic_write_bytes
+from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
+
+__all__ = ["REPORT_SCHEMA_VERSION", "ReportState", "write_report"]
+
+REPORT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class ReportState:
+    """Everything the report says; the session fills it as the run goes."""
+
+    mode: str  # record, gate or run
+    backend: str
+    started_utc: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    identity: dict = field(default_factory=dict)
+    suite: dict = field(default_factory=dict)
+    reference: dict | None = None
+    prompt_ids: list[str] = field(default_factory=list)
+    finished: dict[str, dict] = field(default_factory=dict)  # "id@condition" -> record meta
+    checks: list[Check] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)
+    speculation: dict | None = None
+    cache: dict | None = None
+    interruption: str | None = None
+    complete: bool = False
+    recorded_reference: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def verdict(self) -> str:
+        if not self.complete or self.interruption:
+            return "partial"
+        return "pass" if all(c.outcome == "passed" for c in self.checks) else "fail"
+
+    def missing(self) -> list[str]:
+        done = {k.split("@")[0] for k in self.finished}
+        return [p for p in self.prompt_ids if p not in done]
+
+    def summary(self) -> dict:
+        tokens = [c for c in self.checks if c.kind == "tokens"]
+        count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
+        return {
+            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" else len(tokens)],
+            "near_tie": count(NEAR_TIE),
+            "divergent": count(DIVERGENT),
+            "within_reference_noise": count(WITHIN_NOISE),
+            "inconclusive": sum(c.verdict == INCONCLUSIVE for c in self.checks),
+            "not_run": count(NOT_RUN),
+            "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
+            "records": [len(self.finished), len(self.prompt_ids) * max(1, len(self.runs) or 1)],
+        }
+
+    def as_json(self) -> dict:
+        return {
+            "schema_version": REPORT_SCHEMA_VERSION,
+            "verdict": self.verdict(),
+            "mode": self.mode,
+            "started_utc": self.started_utc,
+            "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "identity": self.identity,
+            "suite": self.suite,
+            "reference": self.reference,
+            "recorded_reference": self.recorded_reference,
+            "summary": self.summary(),
+            "checks": [c.as_dict() for c in self.checks],
+            "speculation": self.speculation,
+            "cache": self.cache,
+            "runs": self.runs,
+            "missing": self.missing(),
+            "interruption": self.interruption,
+            "notes": self.notes,
+            "records": {"folder": "records", "finished": self.finished},
+        }
+
+
+def _headline(state: ReportState, data: dict) -> str:
+    s = data["summary"]
+    verdict = data["verdict"].upper()
+    if state.mode == "gate":
+        return f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact"
+    return f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
+
+
+def _markdown(state: ReportState, data: dict) -> str:
+    ident = data["identity"]
+    lines = [f"# oracle {state.mode}: {_headline(state, data)}", ""]
+    if data["interruption"]:
+        lines += [f"**Stopped midway:** {data['interruption']}", "",
+                  f"Missing prompts: {', '.join(data['missing']) or 'none'}", ""]
+    lines += [f"- backend: `{ident.get('backend')}` (family {ident.get('family')}, platform "
+              f"{ident.get('platform') or 'unspecified'})",
+              f"- server build: {ident.get('server', {}).get('build')}",
+              f"- model: {ident.get('model', {}).get('path')} (sha256 {str(ident.get('model', {}).get('sha256'))[:16]}…)",
+              f"- suite: {data['suite'].get('name')} ({data['suite'].get('prompts')} prompts, sha256 "
+              f"{str(data['suite'].get('sha256'))[:16]}…)"]
+    if data["reference"]:
+        lines.append(f"- reference: {data['reference']['path']} (kind {data['reference']['kind']})")
+    if state.recorded_reference:
+        lines.append(f"- recorded reference: {state.recorded_reference}")
+    spec = data["speculation"]
+    if spec and spec.get("drafted") is not None:
+        rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
+        mal = f", mean accepted length {spec['mean_accepted_length']:.2f}" if spec.get("mean_accepted_length") else ""
+        lines.append(f"- speculation: drafted {spec['drafted']:g}, accepted {spec['accepted']:g}{rate}{mal} "
+                     f"(from {spec['source']})")
+    lines += ["", "| check | kind | verdict | outcome | detail |", "| --- | --- | --- | --- | --- |"]
+    for c in data["checks"]:
+        detail = c["detail"].replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {c['id']} | {c['kind']} | {c['verdict']} | {c['outcome'] or 'pending'} | {detail} |")
+    spec_rows = (spec or {}).get("per_request") or {}
+    if spec_rows:
+        lines += ["", "| request | drafted | accepted |", "| --- | --- | --- |"]
+        lines += [f"| {k} | {v['drafted']} | {v['accepted']} |" for k, v in spec_rows.items()]
+    if state.notes:
+        lines += ["", "Notes:"] + [f"- {n}" for n in state.notes]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(folder: Path, state: ReportState) -> dict:
+    data = state.as_json()
+    atomic_write_bytes(folder / "identity.json", (json.dumps(data, indent=1, sort_keys=False, default=str) + "\n").encode())
+    atomic_write_bytes(folder / "identity.md", _markdown(state, data).encode())
+    return data

@@ -1,0 +1,92 @@
+"""Send a suite's token-id prompts to a backend and collect complete records.
+
+One connection per in-flight request; requests are never retried: a failure stops the
+run, and every record finished before it is kept (the callback has already saved it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .backends import Backend, CompletionRequest, Counters, RequestFailed
+from .prompting import RenderedPrompt
+from .records import Condition, Record
+
+__all__ = ["RunInterrupted", "RunResult", "run_condition"]
+
+
+class RunInterrupted(RuntimeError):
+    """A request failed mid-run; `finished` holds the records completed before it."""
+
+    def __init__(self, message: str, finished: list[Record], missing: list[str]) -> None:
+        super().__init__(message)
+        self.finished = finished
+        self.missing = missing
+
+
+@dataclass
+class RunResult:
+    condition: Condition
+    records: list[Record]
+    counters_before: Counters | None
+    counters_after: Counters | None
+    wall_s: float = 0.0
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def counters_delta(self) -> Counters | None:
+        if self.counters_before is None or self.counters_after is None:
+            return None
+        return self.counters_after.delta(self.counters_before)
+
+
+def _record(prompt: RenderedPrompt, condition: Condition, completion, started: float, repeat: int) -> Record:
+    return Record(
+        id=prompt.id, condition=condition, prompt_ids=list(prompt.ids),
+        completion_ids=completion.completion_ids, finish_reason=completion.finish_reason,
+        text=completion.text, logprobs=completion.logprobs, top_ids=completion.top_ids,
+        top_logprobs=completion.top_logprobs, cached_prompt_tokens=completion.cached_prompt_tokens,
+        drafted=completion.drafted, accepted=completion.accepted, ttft_s=completion.ttft_s,
+        token_times_s=completion.token_times_s, started_at=started, finished_at=time.time(), repeat=repeat,
+    )
+
+
+async def _sequential(backend: Backend, prompts: Sequence[RenderedPrompt], condition: Condition, *,
+                      logprobs: int, seed: int, on_record: Callable[[Record], None]) -> list[Record]:
+    done: list[Record] = []
+    async with backend.async_client(connections=1) as client:
+        for p in prompts:
+            started = time.time()
+            try:
+                c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
+            except RequestFailed as exc:
+                missing = [q.id for q in prompts[len(done):]]
+                raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}", done, missing) from exc
+            rec = _record(p, condition, c, started, 0)
+            on_record(rec)
+            done.append(rec)
+    return done
+
+
+async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
+    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed)
+    c = await backend.complete(client, request)
+    if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
+        raise RequestFailed(f"the server echoed other prompt token ids than were sent "
+                            f"({len(c.prompt_ids)} vs {len(p.ids)} tokens)")
+    return c
+
+
+def run_condition(backend: Backend, prompts: Sequence[RenderedPrompt], condition: Condition, *,
+                  logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
+    """Run every prompt once under condition, reading the server's counters right around it."""
+    before = backend.counters()
+    t0 = time.perf_counter()
+    records = asyncio.run(_sequential(backend, prompts, condition, logprobs=logprobs, seed=seed,
+                                      on_record=on_record))
+    wall = time.perf_counter() - t0
+    after = backend.counters()
+    return RunResult(condition, records, before, after, wall_s=wall)

@@ -1,0 +1,277 @@
+"""The gate session: one object holds a run from options to verdicts; the plugin only calls it.
+
+    session = GateSession(options); session.start(); session.ensure_run()
+    session.judge(session.token_check("code-palindrome")); session.finish()
+"""
+
+from __future__ import annotations
+
+import time
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from .backends import Backend, RequestFailed, make_backend, parse_backend
+from .compare import TokenSide, compare_tokens
+from .embedded import default_model, embedded_command, llama_cpp_tools
+from .evidence import cache_zero_check, speculation_check, speculation_summary
+from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
+from .options import GateOptions
+from .prompting import LocalTokenizer, RenderedPrompt, render_suite, template_sha256
+from .records import Condition, Record, save_record
+from .reference import Reference, ReferenceError, check_record_target, load_reference, write_reference
+from .report import ReportState, write_report
+from .runner import RunInterrupted, RunResult, run_condition
+from .suite import SuiteError, load_suite
+from .target import LaunchError, LaunchedServer, redact_command
+from .verdicts import DIVERGENT, EXACT, NOT_RUN, PASS, Check, passed
+from .splits import describe_split
+
+__all__ = ["GateSession"]
+
+PRIMARY = Condition()
+
+
+class GateSession:
+    def __init__(self, options: GateOptions, *, worker: str = "0") -> None:
+        self.options = options
+        self.worker = worker
+        try:
+            self.suite = load_suite(options.suite).with_max_tokens(options.max_tokens)
+        except SuiteError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        try:
+            self.reference: Reference | None = load_reference(options.reference) if options.reference else None
+            if options.record:
+                check_record_target(options.record, overwrite=options.record_overwrite)
+        except ReferenceError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.mode = "gate" if self.reference else "record" if options.record else "run"
+        spec = parse_backend(options.backend)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.report_dir = options.report_dir or Path("reports") / f"{stamp}-{options.backend}"
+        self.state = ReportState(mode=self.mode, backend=options.backend, prompt_ids=self.suite.ids())
+        self.state.suite = {"name": self.suite.name, "path": self.suite.path, "sha256": self.suite.sha256,
+                            "prompts": len(self.suite.prompts)}
+        if self.reference:
+            self.state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
+                                    "created_utc": self.reference.manifest.get("created_utc")}
+        self.family, self.platform = spec.family, spec.platform
+        self.server: LaunchedServer | None = None
+        self.backend: Backend | None = None
+        self.rendered: list[RenderedPrompt] = []
+        self.records: dict[str, Record] = {}
+        self.result: RunResult | None = None
+        self._ran = False
+        self._model_path: Path | None = None
+
+    # -- start: target up, prompts rendered, checked against the reference --------------------
+    def start(self) -> None:
+        o = self.options
+        self.report_dir.mkdir(parents=True, exist_ok=True)
+        write_report(self.report_dir, self.state)
+        if o.url:
+            url, command = o.url, None
+        else:
+            env = None
+            if o.launch:
+                command = o.launch
+            else:
+                tools = llama_cpp_tools()
+                self._model_path = Path(o.model) if o.model else default_model()
+                command, env = embedded_command(tools, self._model_path, o.server_args), tools.env
+            self.server = LaunchedServer(command, log_dir=self.report_dir, env=env, worker=self.worker)
+            try:
+                self.server.start(self._healthy)
+            except LaunchError as exc:
+                raise pytest.UsageError(f"oracle could not start the target: {exc}") from None
+            url = self.server.url
+        self.backend = make_backend(o.backend, url)
+        if o.url and not self.backend.healthy():
+            raise pytest.UsageError(f"--url {o.url}: the server does not answer its health check; start it "
+                                    "first, or use --launch so that oracle starts it")
+        try:
+            self._render()
+            self.state.identity = self._identity(command)
+        except RequestFailed as exc:
+            raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
+        self._check_prompt_tokens()
+        write_report(self.report_dir, self.state)
+
+    def _healthy(self, url: str) -> bool:
+        return make_backend(self.options.backend, url).healthy()
+
+    def _render(self) -> None:
+        assert self.backend is not None
+        template = self.backend.chat_template()
+        self._local_tokenizer = LocalTokenizer(self.options.tokenizer) if self.options.tokenizer else None
+        tokenize = self._local_tokenizer.encode if self._local_tokenizer else self.backend.tokenize
+        self.rendered = render_suite(self.suite, template, tokenize, self.backend.special_tokens())
+        self._template_sha256 = template_sha256(template)
+
+    def _identity(self, command: str | None) -> dict:
+        assert self.backend is not None
+        server = self.backend.server_identity()
+        model_path = str(self._model_path) if self._model_path else server.get("model_path")
+        try:
+            oracle_version = metadata.version("oracle")
+        except metadata.PackageNotFoundError:
+            oracle_version = None
+        tok = self._local_tokenizer
+        return {
+            "backend": self.options.backend, "family": self.family, "platform": self.platform,
+            "target": "url" if self.options.url else "launch" if self.options.launch else "embedded",
+            "url": self.backend.base_url,
+            "launch_command": redact_command(command) if command else None,
+            "server_args": self.options.server_args or None,
+            "server": server,
+            "model": {"path": model_path, "sha256": file_sha256(model_path) if model_path else None},
+            "tokenizer": {"source": "local" if tok else "server", "path": str(tok.path) if tok else None,
+                          "sha256": tok.sha256 if tok else None},
+            "chat_template_sha256": self._template_sha256,
+            "suite_sha256": self.suite.sha256,
+            "request": {"temperature": 0.0, "top_k": 1, "seed": self.options.seed, "logprobs": self.options.logprobs,
+                        "cache_prompt": False},
+            "environment": filtered_environment(),
+            "host": host_identity(),
+            "accelerator": accelerator_identity(),
+            "packages": package_versions(),
+            "oracle_version": oracle_version,
+        }
+
+    def _check_prompt_tokens(self) -> None:
+        if not self.reference:
+            return
+        cases = self.reference.manifest["cases"]
+        extra = [p.id for p in self.rendered if p.id not in cases]
+        if extra:
+            raise pytest.UsageError(f"prompt {extra[0]!r} is not in the reference {self.reference.path}: the suite "
+                                    "changed since it was recorded; gate with the suite it was recorded with, or "
+                                    "re-record the reference")
+        for p in self.rendered:
+            ref_ids = self.reference.record(p.id).prompt_ids
+            if list(p.ids) != ref_ids:
+                i = next((k for k, (a, b) in enumerate(zip(p.ids, ref_ids)) if a != b), min(len(p.ids), len(ref_ids)))
+                raise pytest.UsageError(
+                    f"prompt-token mismatch for {p.id!r}: this run renders {len(p.ids)} prompt tokens, the reference "
+                    f"{len(ref_ids)}, first different at token {i}. The suite, chat template or tokenizer changed; "
+                    "gate with the same template and tokenizer, or re-record the reference")
+
+    # -- the run ----------------------------------------------------------------------------
+    def ensure_run(self) -> None:
+        if self._ran:
+            return
+        self._ran = True
+        assert self.backend is not None
+        try:
+            self.result = run_condition(self.backend, self.rendered, PRIMARY, logprobs=self.options.logprobs,
+                                        seed=self.options.seed, on_record=self._keep)
+        except RunInterrupted as exc:
+            self.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished record(s) "
+                                       f"kept in {self.report_dir / 'records'}")
+            write_report(self.report_dir, self.state)
+            return
+        delta = self.result.counters_delta
+        self.state.runs.append({"condition": PRIMARY.key, "wall_s": round(self.result.wall_s, 3),
+                                "counters_before": _as_dict(self.result.counters_before),
+                                "counters_after": _as_dict(self.result.counters_after)})
+        self.state.speculation = speculation_summary(self.result.records, delta)
+        self.state.complete = True
+        write_report(self.report_dir, self.state)
+
+    def _keep(self, record: Record) -> None:
+        save_record(self.report_dir / "records", record)
+        self.records[record.id] = record
+        self.state.finished[f"{record.id}@{record.condition.key}"] = record.meta()
+        write_report(self.report_dir, self.state)
+
+    # -- checks -----------------------------------------------------------------------------
+    def _not_run(self, check_id: str, kind: str) -> Check:
+        return Check(check_id, kind, NOT_RUN, f"not run: {self.state.interruption}")
+
+    def record_check(self, pid: str) -> Check:
+        rec = self.records.get(pid)
+        if rec is None:
+            return self._not_run(f"record[{pid}]", "record")
+        return Check(f"record[{pid}]", "record", PASS,
+                     f"{len(rec.completion_ids)} tokens, finish {rec.finish_reason}, sha256 {rec.completion_sha256[:12]}")
+
+    def token_check(self, pid: str) -> Check:
+        cid = f"tokens[{pid}]"
+        rec = self.records.get(pid)
+        if rec is None:
+            return self._not_run(cid, "tokens")
+        assert self.reference is not None
+        ref = self.reference.record(pid)
+        result = compare_tokens(TokenSide.of(ref), TokenSide.of(rec), near_tie_nats=self.options.near_tie_nats)
+        evidence = {"first_divergence": result.first_divergence, "reference_length": result.reference_length,
+                    "candidate_length": result.candidate_length, "reference_token": result.reference_token,
+                    "candidate_token": result.candidate_token, "margin_nats": result.margin_nats,
+                    "reason": result.reason, "condition": rec.condition.key}
+        if result.verdict == EXACT:
+            return Check(cid, "tokens", EXACT, f"{len(rec.completion_ids)}/{len(ref.completion_ids)} tokens identical, "
+                         f"finish {rec.finish_reason}", [], evidence)
+        where = "finish reason" if result.first_divergence is None else f"first divergence at token {result.first_divergence}"
+        detail = f"{result.verdict}: {where} of {len(ref.completion_ids)} ({result.reason})"
+        lines = describe_split(ref, rec, result, self._decode)
+        return Check(cid, "tokens", result.verdict, detail, lines, evidence)
+
+    def cache_check(self) -> Check:
+        if not self.state.complete:
+            return self._not_run("cache-zero", "cache")
+        hint = "start llama-server with --metrics" if self.family == "llamacpp" else "expose the server's /metrics"
+        check = cache_zero_check(self.result.records, self.result.counters_delta, counters_hint=hint)
+        self.state.cache = check.evidence | {"verdict": check.verdict}
+        return check
+
+    def speculation_check(self) -> Check:
+        if not self.state.complete:
+            return self._not_run("speculation", "speculation")
+        return speculation_check(self.state.speculation or {})
+
+    def _decode(self, ids: list[int]) -> str:
+        if getattr(self, "_local_tokenizer", None):
+            return self._local_tokenizer.decode(ids)
+        try:
+            return self.backend.detokenize(ids)
+        except (RequestFailed, Exception):  # the server may be gone; ids still say it
+            return f"<ids {ids}>"
+
+    def judge(self, check: Check) -> bool:
+        ok = passed(check, allow_near_ties=self.options.allow_near_ties,
+                    allow_inconclusive=self.options.allow_inconclusive)
+        check.outcome = "passed" if ok else "failed"
+        self.state.checks = [c for c in self.state.checks if c.id != check.id] + [check]
+        write_report(self.report_dir, self.state)
+        return ok
+
+    # -- finish -----------------------------------------------------------------------------
+    def finish(self) -> str | None:
+        """Write the reference (record mode, everything passed) and the final report; stop the server."""
+        message = None
+        try:
+            if self.mode == "record" and self._ran:
+                if self.state.verdict() == "pass":
+                    ref = write_reference(self.options.record, list(self.records.values()),
+                                          kind=self.options.reference_kind, identity=self.state.identity,
+                                          run=self._run_settings(), overwrite=self.options.record_overwrite)
+                    self.state.recorded_reference = str(ref.path)
+                    message = f"reference recorded in {ref.path}"
+                else:
+                    self.state.notes.append("no reference was written: the run was not complete and clean")
+                    message = f"no reference written to {self.options.record}: the record run did not pass"
+            write_report(self.report_dir, self.state)
+        finally:
+            if self.server:
+                self.server.stop()
+        return message
+
+    def _run_settings(self) -> dict:
+        return {"suite": self.state.suite, "logprobs": self.options.logprobs, "seed": self.options.seed,
+                "max_tokens": self.options.max_tokens, "chat_template_sha256": self._template_sha256,
+                "tokenizer": self.state.identity.get("tokenizer")}
+
+
+def _as_dict(counters) -> dict | None:
+    return counters.as_dict() if counters is not None else None

@@ -1,0 +1,135 @@
+"""Prompt suites: fixed prompt sets loaded from JSONL (or any file `datasets` reads).
+
+Each line: ``{"id": str, "class": str, "messages": [{"role", "content"}...], "max_tokens": int}``.
+
+    suite = load_suite("default")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["Prompt", "Suite", "SuiteError", "load_suite", "builtin_suite_path"]
+
+_ROLES = {"system", "user", "assistant", "tool"}
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot be used; the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    klass: str
+    messages: tuple[dict, ...]
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: str
+    prompts: tuple[Prompt, ...]
+    sha256: str
+
+    def ids(self) -> list[str]:
+        return [p.id for p in self.prompts]
+
+    def with_max_tokens(self, max_tokens: int | None) -> "Suite":
+        if max_tokens is None:
+            return self
+        prompts = tuple(Prompt(p.id, p.klass, p.messages, max_tokens) for p in self.prompts)
+        return Suite(self.name, self.path, prompts, self.sha256)
+
+    def limited(self, count: int | None) -> "Suite":
+        if count is None:
+            return self
+        return Suite(self.name, self.path, self.prompts[:count], self.sha256)
+
+
+def builtin_suite_path(name: str) -> Path | None:
+    """The packaged suite called NAME, or None."""
+    candidate = resources.files("oracle.prompts").joinpath(f"{name}.jsonl")
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """Load a built-in suite by name, or a user's JSONL / `datasets`-readable file by path."""
+    path = builtin_suite_path(name_or_path)
+    if path is None:
+        path = Path(name_or_path)
+        if not path.is_file():
+            known = sorted(p.name[:-6] for p in resources.files("oracle.prompts").iterdir()
+                           if p.name.endswith(".jsonl"))
+            raise SuiteError(
+                f"--suite {name_or_path!r}: no built-in suite of that name and no such file; "
+                f"built-in suites: {', '.join(known)}; or give a path to a JSONL file"
+            )
+    rows = _read_rows(path)
+    prompts = tuple(_prompt(row, path, i + 1) for i, row in enumerate(rows))
+    if not prompts:
+        raise SuiteError(f"{path}: the suite has no prompts; add one JSON object per line")
+    seen: set[str] = set()
+    for p in prompts:
+        if p.id in seen:
+            raise SuiteError(f"{path}: prompt id {p.id!r} appears twice; ids must be unique")
+        seen.add(p.id)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    name = path.stem if builtin_suite_path(path.stem) == path else str(path)
+    return Suite(name=name, path=str(path), prompts=prompts, sha256=digest)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if path.suffix in (".jsonl", ".json"):
+        rows = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise SuiteError(f"{path}:{lineno}: not valid JSON ({exc.msg}); "
+                                 "each line must be one JSON object") from None
+        return rows
+    import datasets  # heavy import, only for non-JSONL suites
+
+    builder = {".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}.get(path.suffix)
+    if builder is None:
+        raise SuiteError(f"{path}: unknown suite format {path.suffix!r}; use .jsonl, .csv, .parquet or .arrow")
+    table = datasets.load_dataset(builder, data_files=str(path), split="train")
+    rows = []
+    for row in table:
+        row = dict(row)
+        if isinstance(row.get("messages"), str):
+            row["messages"] = json.loads(row["messages"])
+        rows.append(row)
+    return rows
+
+
+def _prompt(row: dict, path: Path, lineno: int) -> Prompt:
+    where = f"{path}:{lineno}"
+    missing = [k for k in ("id", "class", "messages", "max_tokens") if k not in row]
+    if missing:
+        raise SuiteError(f"{where}: missing field(s) {', '.join(missing)}; "
+                         "each prompt needs id, class, messages and max_tokens")
+    messages = row["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise SuiteError(f"{where}: messages must be a non-empty list of {{role, content}} objects")
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in _ROLES or not isinstance(m.get("content"), str):
+            raise SuiteError(f"{where}: bad message {m!r}; role must be one of "
+                             f"{sorted(_ROLES)} and content a string")
+    max_tokens = row["max_tokens"]
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise SuiteError(f"{where}: max_tokens must be a positive integer, got {max_tokens!r}")
+    pid = str(row["id"])
+    if not pid or any(c in pid for c in "/\\ \t") or pid.startswith("."):
+        raise SuiteError(f"{where}: id {pid!r} must be non-empty, without spaces or slashes "
+                         "(it names files in references)")
+    return Prompt(id=pid, klass=str(row["class"]), messages=tuple(dict(m) for m in messages),
+                  max_tokens=max_tokens)

@@ -1,0 +1,129 @@
+"""The server under test: reached at a URL, or launched (and restarted) by oracle.
+
+    server = LaunchedServer("llama-server -m m.gguf --port {port}", log_dir=Path("reports/x"))
+    server.start(); ...; server.restart(); ...; server.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["LaunchError", "LaunchedServer", "free_port", "redact_command"]
+
+_SECRET_FLAGS = ("--api-key", "--api-key-file", "--hf-token", "--token", "--password", "--ssl-key-file")
+
+
+class LaunchError(RuntimeError):
+    """The launched server did not become healthy; the message carries the end of its log."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redact_command(command: str) -> str:
+    """The command with the values of secret-looking flags replaced by '***'."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    out, hide = [], False
+    for w in words:
+        if hide:
+            out.append("***")
+            hide = False
+            continue
+        flag, eq, _ = w.partition("=")
+        lowered = flag.lower()
+        secret = lowered in _SECRET_FLAGS or any(s in lowered for s in ("key", "token", "secret", "pass"))
+        if secret and flag.startswith("-"):
+            if eq:
+                out.append(f"{flag}=***")
+            else:
+                out.append(w)
+                hide = True
+            continue
+        out.append(w)
+    return shlex.join(out)
+
+
+class LaunchedServer:
+    """A server process started from a shell command with `{port}` (and `{worker}`) filled in."""
+
+    def __init__(self, command: str, *, log_dir: Path, env: dict[str, str] | None = None,
+                 health_timeout_s: float = 600.0, worker: str = "0") -> None:
+        self.command_template = command
+        self.log_dir = log_dir
+        self.env = env
+        self.health_timeout_s = health_timeout_s
+        self.worker = worker
+        self.boot = 0
+        self.port: int | None = None
+        self.process: subprocess.Popen | None = None
+        self.log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def command(self) -> str:
+        return self.command_template.replace("{port}", str(self.port)).replace("{worker}", self.worker)
+
+    def start(self, healthy: Callable[[str], bool]) -> None:
+        self.boot += 1
+        self.port = free_port()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.log_dir / f"server-boot{self.boot}.log"
+        log = open(self.log_path, "wb")
+        env = dict(os.environ, **(self.env or {}))
+        self.process = subprocess.Popen(self.command, shell=True, stdout=log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + self.health_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise LaunchError(f"the server exited with code {self.process.returncode} before it was healthy; "
+                                  f"command: {redact_command(self.command)}\n{self.log_tail()}")
+            if healthy(self.url):
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise LaunchError(f"the server was not healthy within {self.health_timeout_s:.0f} s; "
+                          f"command: {redact_command(self.command)}\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 15) -> str:
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        tail = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        return f"last lines of {self.log_path}:\n" + "\n".join("  " + t for t in tail)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, grace_s: float = 15.0) -> None:
+        p, self.process = self.process, None
+        if p is None or p.poll() is not None:
+            return
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(5)
+
+    def restart(self, healthy: Callable[[str], bool]) -> None:
+        self.stop()
+        self.start(healthy)

@@ -1,0 +1,47 @@
+"""Verdicts and the one table that maps them to pass or fail (see DESIGN.md).
+
+    check = Check(id="tokens[code-palindrome]", kind="tokens", verdict="near-tie", detail="...")
+    passed(check, allow_near_ties=False, allow_inconclusive=())  # False
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
+           "INFO", "NOT_RUN", "passed"]
+
+EXACT = "exact"
+NEAR_TIE = "near-tie"
+DIVERGENT = "divergent"
+WITHIN_NOISE = "within-reference-noise"
+INCONCLUSIVE = "inconclusive"
+PASS = "pass"  # a check proven right that is not a token comparison (cache-zero, speculation, recorded)
+FAIL = "fail"
+INFO = "info"  # reported, never gating (a canary wrong with no reference)
+NOT_RUN = "not-run"  # the run stopped before this item's request finished
+
+
+@dataclass
+class Check:
+    id: str
+    kind: str  # tokens, cache, speculation, record, ...
+    verdict: str
+    detail: str = ""
+    lines: list[str] = field(default_factory=list)  # bounded extra lines for the failure message
+    evidence: dict = field(default_factory=dict)
+    outcome: str = ""  # "passed" / "failed", filled when the item is judged
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str, ...]) -> bool:
+    v = check.verdict
+    if v in (EXACT, PASS, WITHIN_NOISE, INFO):
+        return True
+    if v == NEAR_TIE:
+        return allow_near_ties
+    if v == INCONCLUSIVE:
+        return check.kind in allow_inconclusive
+    return False  # divergent, fail, not-run
