@@ -75,7 +75,7 @@ class GateCollector(pytest.Collector):
 
 
 def make_collector(session: pytest.Session, gate) -> GateCollector:
-    return GateCollector.from_parent(session, name="oracle", path=Path(gate.suite.path),
+    return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
                                      prompt_ids=gate.suite.ids(), mode=gate.mode,
                                      speculative=gate.options.speculative)
 

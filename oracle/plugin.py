@@ -41,7 +41,11 @@ def _gate(config: pytest.Config) -> GateSession | None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     gate = _gate(config)
     if gate is not None:
-        items[:0] = list(make_collector(session, gate).collect())
+        collector = make_collector(session, gate)
+        gate_items = list(collector.collect())
+        # Reported like any collected node, so "collected N items" and xdist count them.
+        config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, gate_items))
+        items[:0] = gate_items
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -51,6 +55,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.pluginmanager.hasplugin("dsession"):
         return  # the xdist controller runs no items; its workers start their own targets
     gate.start()
+
+
+@pytest.fixture(scope="session")
+def oracle_gate(request: pytest.FixtureRequest) -> GateSession:
+    """The running gate session (target started, prompts rendered) for canary modules."""
+    gate = _gate(request.config)
+    if gate is None:
+        pytest.fail("this test needs the oracle gate: run it with --backend=...", pytrace=False)
+    return gate
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):

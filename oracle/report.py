@@ -35,6 +35,7 @@ class ReportState:
     runs: list[dict] = field(default_factory=list)
     speculation: dict | None = None
     cache: dict | None = None
+    canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     interruption: str | None = None
     complete: bool = False
     recorded_reference: str | None = None
@@ -78,6 +79,7 @@ class ReportState:
             "checks": [c.as_dict() for c in self.checks],
             "speculation": self.speculation,
             "cache": self.cache,
+            "canaries": self.canaries,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,

@@ -197,7 +197,7 @@ class GateSession:
         return Check(f"record[{pid}]", "record", PASS,
                      f"{len(rec.completion_ids)} tokens, finish {rec.finish_reason}, sha256 {rec.completion_sha256[:12]}")
 
-    def token_check(self, pid: str) -> Check:
+    def tokens_check(self, pid: str) -> Check:
         cid = f"tokens[{pid}]"
         rec = self.records.get(pid)
         if rec is None:
@@ -213,7 +213,7 @@ class GateSession:
             return Check(cid, "tokens", EXACT, f"{len(rec.completion_ids)}/{len(ref.completion_ids)} tokens identical, "
                          f"finish {rec.finish_reason}", [], evidence)
         where = "finish reason" if result.first_divergence is None else f"first divergence at token {result.first_divergence}"
-        detail = f"{result.verdict}: {where} of {len(ref.completion_ids)} ({result.reason})"
+        detail = f"{where} of {len(ref.completion_ids)} ({result.reason})"
         lines = describe_split(ref, rec, result, self._decode)
         return Check(cid, "tokens", result.verdict, detail, lines, evidence)
 
