@@ -1,0 +1,99 @@
+"""Spine part 2 on the real server: nothing lost, nothing overwritten, speculation shown."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SPEC_PROMPTS = [
+    {"id": "repeat-list", "class": "repetition", "max_tokens": 128, "messages": [
+        {"role": "system", "content": "Session a91f03c7e2. You are a helpful assistant."},
+        {"role": "user", "content": "Copy this text exactly, three times, one copy per line: The quick brown fox "
+                                    "jumps over the lazy dog near the river bank at dawn."}]},
+    {"id": "repeat-code", "class": "repetition", "max_tokens": 128, "messages": [
+        {"role": "system", "content": "Session 7c22de90b1. You are a helpful assistant."},
+        {"role": "user", "content": "Rewrite this Python code with the variable x renamed to total, changing "
+                                    "nothing else:\n\nx = 0\nfor i in range(10):\n    x = x + i\n    print(i, x)\n"
+                                    "print('done', x)\n"}]},
+]
+
+
+def tree_digest(path):
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_tampered_reference_is_refused_and_record_does_not_overwrite(gate_run, pytester):
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    ref = pytester.path / "ref"
+    before = tree_digest(ref)
+    result = gate_run("--record=ref", report="again")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--record*ref: a reference is already there and was left untouched*"
+                                 "--record-overwrite*"])
+    assert tree_digest(ref) == before
+    npz = ref / "records" / "boot1-c1" / "code-hashmap.npz"
+    npz.write_bytes(npz.read_bytes()[:-8] + b"tampered")
+    result = gate_run("--reference=ref", report="tainted")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tainted:*code-hashmap.npz does not match its sha256*--record-overwrite*"])
+    assert not (pytester.path / "tainted").exists()  # refused before any server started
+    gate_run("--record=ref", "--record-overwrite", report="over").assert_outcomes(passed=4)
+    gate_run("--reference=ref", report="clean").assert_outcomes(passed=4)
+
+
+def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_suite, tmp_path):
+    server = llama_server()
+    report = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", f"--url={server.url}",
+           f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}", "--rootdir", str(tmp_path)]
+    gate = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((report / "records" / "boot1-c1").glob("*.json")):
+        time.sleep(0.05)
+    server.stop(grace_s=0)  # SIGTERM the whole server process group mid-run
+    out, _ = gate.communicate(timeout=120)
+    assert gate.returncode == 1, out
+    assert "the run stopped midway" in out and "No request was retried" in out
+    rep = json.loads((report / "identity.json").read_text())
+    assert rep["verdict"] == "partial"
+    finished = sorted(p.stem for p in (report / "records" / "boot1-c1").glob("*.json"))
+    assert finished and len(finished) < 3, out
+    assert sorted(rep["missing"]) == sorted({"code-palindrome", "code-hashmap", "math-derivative"} - set(finished))
+    assert "partial" in (report / "identity.md").read_text().splitlines()[0].lower()
+    not_run = [c for c in rep["checks"] if c["verdict"] == "not-run"]
+    assert not_run and all(c["outcome"] == "failed" for c in not_run)
+
+
+def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, read_report):
+    suite = tmp_path / "spec.jsonl"
+    suite.write_text("".join(json.dumps(p) + "\n" for p in SPEC_PROMPTS))
+    gate_run("--record=ref", suite=suite, max_tokens=None, report="rec").assert_outcomes(passed=3)
+    result = gate_run("--reference=ref", "--server-args=--spec-type ngram-simple", "--speculative",
+                      suite=suite, max_tokens=None, report="spec")
+    rep = read_report(result.folder)
+    spec = rep["speculation"]
+    assert spec["drafted"] > 0 and spec["accepted"] is not None and "rate" in spec
+    assert all(v["drafted"] is not None for v in spec["per_request"].values())
+    assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"]  # token verdicts beside it
+    md = (result.folder / "identity.md").read_text()
+    assert f"drafted {spec['drafted']:g}, accepted {spec['accepted']:g}, rate" in md
+    assert "| repeat-list@boot1-c1 |" in md
+    result.assert_outcomes(passed=4)  # ngram speculation keeps greedy output identical on this model
+
+
+def test_speculation_that_never_drafts_is_inconclusive(gate_run, read_report):
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    result = gate_run("--reference=ref", "--speculative", report="nospec")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*speculation INCONCLUSIVE*"])
+    check = [c for c in read_report(result.folder)["checks"] if c["kind"] == "speculation"][0]
+    assert check["verdict"] == "inconclusive" and check["outcome"] == "failed"
