@@ -50,7 +50,7 @@ class GateSession:
         self.mode = "gate" if self.reference else "record" if options.record else "run"
         spec = parse_backend(options.backend)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        self.report_dir = options.report_dir or Path("reports") / f"{stamp}-{options.backend}"
+        self.report_dir = options.report_dir or _fresh(Path("reports") / f"{stamp}-{options.backend}")
         self.state = ReportState(mode=self.mode, backend=options.backend, prompt_ids=self.suite.ids())
         self.state.suite = {"name": self.suite.name, "path": self.suite.path, "sha256": self.suite.sha256,
                             "prompts": len(self.suite.prompts)}
@@ -65,6 +65,13 @@ class GateSession:
         self.result: RunResult | None = None
         self._ran = False
         self._model_path: Path | None = None
+
+    def select(self, prompt_ids: set[str]) -> None:
+        """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
+        if prompt_ids:
+            self.suite = self.suite.only(prompt_ids)
+            self.state.prompt_ids = self.suite.ids()
+            self.state.suite["selected"] = len(self.suite.prompts)
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
@@ -272,6 +279,15 @@ class GateSession:
         return {"suite": self.state.suite, "logprobs": self.options.logprobs, "seed": self.options.seed,
                 "max_tokens": self.options.max_tokens, "chat_template_sha256": self._template_sha256,
                 "tokenizer": self.state.identity.get("tokenizer")}
+
+
+def _fresh(folder: Path) -> Path:
+    """folder, or folder-2, folder-3, ... when a run in the same second already took it."""
+    candidate, n = folder, 1
+    while candidate.exists():
+        n += 1
+        candidate = folder.with_name(f"{folder.name}-{n}")
+    return candidate
 
 
 def _as_dict(counters) -> dict | None:

@@ -46,10 +46,8 @@ class Suite:
         prompts = tuple(Prompt(p.id, p.klass, p.messages, max_tokens) for p in self.prompts)
         return Suite(self.name, self.path, prompts, self.sha256)
 
-    def limited(self, count: int | None) -> "Suite":
-        if count is None:
-            return self
-        return Suite(self.name, self.path, self.prompts[:count], self.sha256)
+    def only(self, ids: set[str]) -> "Suite":
+        return Suite(self.name, self.path, tuple(p for p in self.prompts if p.id in ids), self.sha256)
 
 
 def builtin_suite_path(name: str) -> Path | None:
