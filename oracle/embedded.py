@@ -142,4 +142,5 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
         cmd += ["-c", "8192"]
     if "--metrics" not in extra:
         cmd.append("--metrics")
-    return shlex.join(cmd + extra).replace("'{port}'", "{port}")
+    # exec: the shell becomes llama-server, so the parent-death signal and stop() reach the server itself.
+    return "exec " + shlex.join(cmd + extra).replace("'{port}'", "{port}")

@@ -150,52 +150,10 @@ def split_lengths(lengths: list[int], context: int) -> tuple[list[int], list[int
 
 
 def gguf_context_length(path: str | Path) -> int | None:
-    """`<arch>.context_length` from a GGUF file's metadata (no extra package), or None."""
+    """`<arch>.context_length` from a GGUF file's metadata (oracle.gguf), or None when unreadable."""
+    from .gguf import GGUFError, context_length
+
     try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"GGUF":
-                return None
-            version, = struct.unpack("<I", f.read(4))
-            if version < 2:
-                return None
-            _, n_kv = struct.unpack("<QQ", f.read(16))
-            found: dict[str, int] = {}
-            arch = None
-            for _ in range(n_kv):
-                key = _string(f)
-                vtype, = struct.unpack("<I", f.read(4))
-                value = _value(f, vtype)
-                if key == "general.architecture":
-                    arch = value
-                elif key.endswith(".context_length") and isinstance(value, int):
-                    found[key] = value
-                if arch and f"{arch}.context_length" in found:
-                    return found[f"{arch}.context_length"]
-            return next(iter(found.values()), None)
-    except (OSError, struct.error, UnicodeDecodeError, ValueError):
+        return context_length(path)
+    except (OSError, GGUFError, ValueError, struct.error):
         return None
-
-
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-
-
-def _string(f) -> str:
-    n, = struct.unpack("<Q", f.read(8))
-    return f.read(n).decode()
-
-
-def _value(f, vtype: int):
-    if vtype in _SCALARS:
-        fmt = _SCALARS[vtype]
-        return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
-    if vtype == 8:
-        return _string(f)
-    if vtype == 9:
-        item_type, n = struct.unpack("<IQ", f.read(12))
-        if item_type in _SCALARS:
-            f.seek(n * struct.calcsize(_SCALARS[item_type]), 1)
-        else:
-            for _ in range(n):
-                _value(f, item_type)
-        return None
-    raise ValueError(f"unknown GGUF value type {vtype}")

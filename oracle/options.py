@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options"]
+__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int"]
 
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
 
 
-def _positive_int(flag: str):
+def positive_int(flag: str):
     def parse(value: str) -> int:
         try:
             n = int(value)
@@ -100,10 +100,13 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
     g.addoption("--report-dir", metavar="DIR", default=None,
                 help="where the identity report goes (default: reports/<UTC time>-<backend>/)")
-    g.addoption("--logprobs", metavar="N", type=_positive_int("--logprobs"), default=5,
+    g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=5,
                 help="top logprobs kept per position (default: 5; not the sampler's top-k)")
-    g.addoption("--max-tokens", metavar="N", type=_positive_int("--max-tokens"), default=None,
+    g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
                 help="override every prompt's max_tokens (default: the suite's)")
+    g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
+                help="seconds a request may stay silent before the server counts as hung; the run then stops, "
+                     "never retried (default: 600)")
     g.addoption("--seed", metavar="N", type=int, default=1234, help="request seed (default: 1234)")
     g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
                 help="reference margin below which a split is a near-tie (default: 0.5)")
@@ -132,6 +135,7 @@ class GateOptions:
     logprobs: int
     max_tokens: int | None
     seed: int
+    request_timeout: int
     near_tie_nats: float
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
@@ -163,7 +167,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         record=Path(o.record) if o.record else None, record_overwrite=o.record_overwrite,
         reference_kind=o.reference_kind, reference=Path(o.reference) if o.reference else None,
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
-        seed=o.seed, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
+        seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
         speculative=o.speculative,
     )

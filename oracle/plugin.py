@@ -16,6 +16,8 @@ from .options import add_options, gate_options
 from .session import GateSession
 from .verdicts import INCONCLUSIVE, NOT_RUN
 
+pytest_plugins = ["oracle.canary_options"]  # canary options and module selection
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)

@@ -64,7 +64,7 @@ def render_suite(suite: Suite, template: str | None, tokenize: Callable[[str], l
 
 
 class LocalTokenizer:
-    """A Hugging Face `tokenizer.json` (or a model folder holding one) loaded with `tokenizers`."""
+    """A `tokenizers` tokenizer: a Hugging Face `tokenizer.json`, its model folder, or a GGUF's own vocabulary."""
 
     def __init__(self, path: str | Path) -> None:
         from tokenizers import Tokenizer
@@ -73,10 +73,19 @@ class LocalTokenizer:
         if p.is_dir():
             p = p / "tokenizer.json"
         if not p.is_file():
-            raise FileNotFoundError(f"--tokenizer {path}: no tokenizer.json there; give the file or its model folder")
+            raise FileNotFoundError(f"--tokenizer {path}: no tokenizer.json there; give the file, its model folder "
+                                    "or a .gguf")
         self.path = p
-        self.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
-        self._tok = Tokenizer.from_file(str(p))
+        if p.suffix == ".gguf":
+            from .gguf import tokenizer_from_gguf
+
+            self._tok = tokenizer_from_gguf(p)
+            self.source = "gguf"
+            self.sha256 = hashlib.sha256(self._tok.to_str().encode()).hexdigest()
+        else:
+            self._tok = Tokenizer.from_file(str(p))
+            self.source = "tokenizer.json"
+            self.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids

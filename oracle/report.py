@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .canary_results import markdown_lines as canary_markdown_lines
 from .records import atomic_write_bytes
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 
@@ -112,6 +113,7 @@ def _markdown(state: ReportState, data: dict) -> str:
         lines.append(f"- reference: {data['reference']['path']} (kind {data['reference']['kind']})")
     if state.recorded_reference:
         lines.append(f"- recorded reference: {state.recorded_reference}")
+    lines += canary_markdown_lines(state.canaries)
     spec = data["speculation"]
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""

@@ -14,6 +14,7 @@ import pytest
 
 from .backends import Backend, RequestFailed, make_backend, parse_backend
 from .compare import TokenSide, compare_tokens
+from .gguf import GGUFError
 from .embedded import default_model, embedded_command, llama_cpp_tools
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
@@ -94,7 +95,7 @@ class GateSession:
             except LaunchError as exc:
                 raise pytest.UsageError(f"oracle could not start the target: {exc}") from None
             url = self.server.url
-        self.backend = make_backend(o.backend, url)
+        self.backend = make_backend(o.backend, url, timeout_s=o.request_timeout)
         if o.url and not self.backend.healthy():
             raise pytest.UsageError(f"--url {o.url}: the server does not answer its health check; start it "
                                     "first, or use --launch so that oracle starts it")
@@ -112,10 +113,24 @@ class GateSession:
     def _render(self) -> None:
         assert self.backend is not None
         template = self.backend.chat_template()
-        self._local_tokenizer = LocalTokenizer(self.options.tokenizer) if self.options.tokenizer else None
+        self._local_tokenizer = self._tokenizer()
         tokenize = self._local_tokenizer.encode if self._local_tokenizer else self.backend.tokenize
         self.rendered = render_suite(self.suite, template, tokenize, self.backend.special_tokens())
         self._template_sha256 = template_sha256(template)
+
+    def _tokenizer(self) -> LocalTokenizer | None:
+        """--tokenizer; else, for the embedded default, the GGUF's own byte-level BPE; else the server's."""
+        if self.options.tokenizer:
+            try:
+                return LocalTokenizer(self.options.tokenizer)
+            except (OSError, GGUFError) as exc:
+                raise pytest.UsageError(str(exc)) from None
+        if self._model_path is not None:
+            try:
+                return LocalTokenizer(self._model_path)
+            except GGUFError:
+                return None
+        return None
 
     def _identity(self, command: str | None) -> dict:
         assert self.backend is not None
@@ -134,7 +149,7 @@ class GateSession:
             "server_args": self.options.server_args or None,
             "server": server,
             "model": {"path": model_path, "sha256": file_sha256(model_path) if model_path else None},
-            "tokenizer": {"source": "local" if tok else "server", "path": str(tok.path) if tok else None,
+            "tokenizer": {"source": tok.source if tok else "server endpoint", "path": str(tok.path) if tok else None,
                           "sha256": tok.sha256 if tok else None},
             "chat_template_sha256": self._template_sha256,
             "suite_sha256": self.suite.sha256,

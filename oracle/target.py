@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import os
 import shlex
 import signal
@@ -18,6 +20,24 @@ from typing import Callable
 __all__ = ["LaunchError", "LaunchedServer", "free_port", "redact_command"]
 
 _SECRET_FLAGS = ("--api-key", "--api-key-file", "--hf-token", "--token", "--password", "--ssl-key-file")
+
+
+_RUNNING: set["LaunchedServer"] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.stop(grace_s=5)
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when oracle's process dies, so no server outlives a killed run."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    os.setsid()
 
 
 class LaunchError(RuntimeError):
@@ -87,7 +107,8 @@ class LaunchedServer:
         log = open(self.log_path, "wb")
         env = dict(os.environ, **(self.env or {}))
         self.process = subprocess.Popen(self.command, shell=True, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                                        stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent)
+        _RUNNING.add(self)
         log.close()
         deadline = time.monotonic() + self.health_timeout_s
         while time.monotonic() < deadline:
@@ -112,6 +133,7 @@ class LaunchedServer:
 
     def stop(self, grace_s: float = 15.0) -> None:
         p, self.process = self.process, None
+        _RUNNING.discard(self)
         if p is None or p.poll() is not None:
             return
         try:

@@ -102,3 +102,15 @@ def test_prompt_token_mismatch_is_refused_before_any_request(gate_run, tmp_path,
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*prompt-token mismatch for 'code-hashmap'*re-record the reference*"])
     assert not (folder / "records").exists()
+
+
+def test_gguf_tokenizer_and_server_tokenizer_give_the_same_prompt_ids(gate_run, llama_server, read_report):
+    """Recorded through the server's /tokenize, gated with `tokenizers` built from the GGUF: no mismatch."""
+    server = llama_server()
+    rec = gate_run(f"--url={server.url}", "--record=ref", report="rec")
+    rec.assert_outcomes(passed=4)
+    assert read_report(rec.folder)["identity"]["tokenizer"]["source"] == "server endpoint"
+    gate = gate_run("--reference=ref", report="gate")
+    gate.assert_outcomes(passed=4)
+    tok = read_report(gate.folder)["identity"]["tokenizer"]
+    assert tok["source"] == "gguf" and len(tok["sha256"]) == 64

@@ -97,3 +97,36 @@ def test_speculation_that_never_drafts_is_inconclusive(gate_run, read_report):
     result.stdout.fnmatch_lines(["*speculation INCONCLUSIVE*"])
     check = [c for c in read_report(result.folder)["checks"] if c["kind"] == "speculation"][0]
     assert check["verdict"] == "inconclusive" and check["outcome"] == "failed"
+
+
+def _cut_after(tokens: int, *, stall_s: float = 0.0):
+    """Chunk rewriter: after `tokens` tokens of the 2nd request, stall (hang) or cut the stream."""
+
+    def rewrite(chunk, ctx):
+        ctx["tokens_seen"] += len(chunk.get("tokens") or [])
+        if ctx.get("index") == 2 and ctx["tokens_seen"] > tokens:
+            if stall_s:
+                time.sleep(stall_s)
+            raise ConnectionAbortedError("planted: stream cut")
+        return chunk
+
+    return rewrite
+
+
+@pytest.mark.parametrize("fault, expect", [
+    ({"stall_s": 12.0}, "ReadTimeout"),
+    ({}, "stream ended without its final message"),
+])
+def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run, llama_server, read_report,
+                                                                       fault, expect):
+    from proxy import FaultProxy
+
+    server = llama_server()
+    with FaultProxy(server.url, rewrite_chunk=_cut_after(5, **fault)) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--request-timeout=5", report="faulted")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-hashmap' (boot1-c1):*{expect}*"])
+    rep = read_report(result.folder)
+    assert rep["verdict"] == "partial" and rep["missing"] == ["code-hashmap", "math-derivative"]
+    assert list(rep["records"]["finished"]) == ["code-palindrome@boot1-c1"]
+    assert proxy.completions == 2  # nothing was retried

@@ -44,7 +44,7 @@ def parse_backend(name: str) -> BackendSpec:
 
 
 def make_backend(name: str, base_url: str, *, transport: httpx.BaseTransport | None = None,
-                 async_transport: httpx.AsyncBaseTransport | None = None) -> Backend:
+                 async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> Backend:
     spec = parse_backend(name)
     return FAMILIES[spec.family](base_url, platform=spec.platform, transport=transport,
-                                 async_transport=async_transport)
+                                 async_transport=async_transport, timeout_s=timeout_s)

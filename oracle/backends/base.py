@@ -14,10 +14,15 @@ from typing import Protocol
 import httpx
 
 __all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "RequestFailed",
-           "parse_prometheus", "DEFAULT_TIMEOUT"]
+           "parse_prometheus", "request_timeout", "DEFAULT_TIMEOUT"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+
+
+def request_timeout(seconds: float) -> httpx.Timeout:
+    """Per-read timeout for streamed generation: a server silent this long counts as hung."""
+    return httpx.Timeout(seconds, connect=min(10.0, seconds))
 
 
 class RequestFailed(RuntimeError):

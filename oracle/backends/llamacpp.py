@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import time
 
+import httpcore
 import httpx
 
-from .base import DEFAULT_TIMEOUT, Completion, CompletionRequest, Counters, RequestFailed, parse_prometheus
+from .base import (DEFAULT_TIMEOUT, Completion, CompletionRequest, Counters, RequestFailed, parse_prometheus,
+                   request_timeout)
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
@@ -23,8 +25,9 @@ class LlamaCppBackend:
     family = "llamacpp"
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
-                 async_transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
         self.platform = platform
         self._async_transport = async_transport
         self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
@@ -99,7 +102,7 @@ class LlamaCppBackend:
 
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=self._async_transport,
+        return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
                                  limits=httpx.Limits(max_connections=connections,
                                                      max_keepalive_connections=connections))
 
@@ -139,7 +142,8 @@ class LlamaCppBackend:
                     if chunk.get("stop"):
                         final = chunk
                         break
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            # httpcore's own errors can escape httpx while a stream is being closed after a failure.
             raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "
                                 f"after {len(out.completion_ids)} tokens") from exc
         except json.JSONDecodeError as exc:

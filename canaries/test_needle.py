@@ -1,0 +1,54 @@
+"""Needle canary: a 7-digit value hidden at a depth of a token-exact haystack must be returned.
+
+Lengths that do not fit the context are not collected; the report's notes say which and why.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oracle.backends import RequestFailed
+from oracle.canary_options import needle_plan
+from oracle.canary_run import complete, finish_canary, not_run, tokenizer
+from oracle.items import GATE_KEY
+from oracle.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "needle_case" not in metafunc.fixturenames:
+        return
+    fit, dropped, depths, ctx, source = needle_plan(metafunc.config)
+    if dropped:
+        note = (f"needle lengths not collected: {', '.join(map(str, dropped))} tokens (each needs length + "
+                f"{ANSWER_TOKENS} answer tokens <= context {ctx}, from {source})")
+        gate = metafunc.config.stash.get(GATE_KEY, None)
+        if gate is not None and note not in gate.state.notes:
+            gate.state.notes.append(note)
+    cases = [(n, d) for n in fit for d in depths]
+    metafunc.parametrize("needle_case", cases, ids=[f"{n}-d{d}" for n, d in cases])
+
+
+@pytest.fixture(scope="module")
+def haystack(request) -> list[str]:
+    return load_haystack(request.config.getoption("haystack"))
+
+
+def test_needle(oracle_gate, request, haystack, needle_case) -> None:
+    total, depth = needle_case
+    item_id = f"needle[{total}-d{depth}]"
+    b = oracle_gate.backend
+    try:
+        p = build_needle_prompt(total=total, depth=depth, tokenize=tokenizer(oracle_gate),
+                                template=b.chat_template(), special_tokens=b.special_tokens(),
+                                haystack=haystack, seed=oracle_gate.options.seed)
+        c = complete(oracle_gate, p.ids, max_tokens=ANSWER_TOKENS)
+    except RequestFailed as exc:
+        not_run(oracle_gate, item_id, "needle", str(exc))
+        return
+    s = score_needle(c.text, p.value)
+    finish_canary(oracle_gate, item_id, "needle", ok=s.verdict == "correct",
+                  result={"length": total, "depth": depth, "prompt_tokens": len(p.ids), "needle_at": p.needle_at,
+                          "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
+                          "answer": s.verdict, "reason": s.reason},
+                  detail=f"{s.verdict}: {s.reason}; text {c.text[:60]!r}",
+                  strict=request.config.getoption("canary_strict"))
