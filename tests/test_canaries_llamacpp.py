@@ -89,3 +89,29 @@ def test_requantized_candidate_regresses_a_canary(gate_run, q4_0_model):
     assert result.ret == 1 and flipped, {k: (r.get("extracted"), r.get("verdict")) for k, r in rows.items()}
     escaped = "".join({"[": "[[]", "]": "[]]"}.get(ch, ch) for ch in flipped[0])  # fnmatch brackets
     result.stdout.fnmatch_lines([f"*{escaped}: fail: *regression: the reference answered it right*"])
+
+
+def test_needle_absent_from_the_haystack_is_not_found_by_the_real_model(llama_server, model_path):
+    """Negative control on the served model: the same prompt with and without its needle."""
+    import asyncio
+
+    from oracle.backends import CompletionRequest, make_backend
+    from oracle.gguf import gguf_metadata, tokenizer_from_gguf
+    from oracle.needle import build_needle_prompt, load_haystack, score_needle
+
+    server = llama_server()
+    backend = make_backend("llamacpp", server.url)
+    tok = tokenizer_from_gguf(model_path)
+    template = gguf_metadata(model_path).get("tokenizer.chat_template")
+    verdicts = {}
+    for with_needle in (True, False):
+        p = build_needle_prompt(total=512, depth=0, tokenize=lambda t: tok.encode(t, add_special_tokens=False).ids,
+                                template=template, special_tokens={}, haystack=load_haystack(), seed=1,
+                                with_needle=with_needle)
+
+        async def ask():
+            async with backend.async_client() as client:
+                return await backend.complete(client, CompletionRequest(prompt_ids=p.ids, max_tokens=16, logprobs=1))
+
+        verdicts[with_needle] = score_needle(asyncio.run(ask()).text, p.value).verdict
+    assert verdicts == {True: "correct", False: "wrong"}
