@@ -102,4 +102,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
-    tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
+    if (gate.report_dir / "identity.json").exists():
+        tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")

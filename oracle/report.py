@@ -39,11 +39,13 @@ class ReportState:
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     interruption: str | None = None
     complete: bool = False
+    closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
 
     def verdict(self) -> str:
-        if not self.complete or self.interruption:
+        # Final only once the pytest session has finished: a report on disk mid-run (or after a kill) is partial.
+        if not self.complete or self.interruption or not self.closed:
             return "partial"
         return "pass" if all(c.outcome == "passed" for c in self.checks) else "fail"
 

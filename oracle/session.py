@@ -272,6 +272,7 @@ class GateSession:
     def finish(self) -> str | None:
         """Write the reference (record mode, everything passed) and the final report; stop the server."""
         message = None
+        self.state.closed = True
         try:
             if self.mode == "record" and self._ran:
                 if self.state.verdict() == "pass":
@@ -284,7 +285,9 @@ class GateSession:
                 else:
                     self.state.notes.append("no reference was written: the run was not complete and clean")
                     message = f"no reference written to {self.options.record}: the record run did not pass"
-            write_report(self.report_dir, self.state)
+            # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
+            if self.report_dir.exists() or self.options.report_dir is not None:
+                write_report(self.report_dir, self.state)
         finally:
             if self.server:
                 self.server.stop()
