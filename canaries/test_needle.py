@@ -9,7 +9,7 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.canary_options import needle_plan
-from oracle.canary_run import complete, finish_canary, not_run, tokenizer
+from oracle.canary_run import complete, finish_canary, not_run
 from oracle.items import GATE_KEY
 from oracle.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
 
@@ -38,7 +38,7 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     item_id = f"needle[{total}-d{depth}]"
     b = oracle_gate.backend
     try:
-        p = build_needle_prompt(total=total, depth=depth, tokenize=tokenizer(oracle_gate),
+        p = build_needle_prompt(total=total, depth=depth, tokenize=oracle_gate.tokenize,
                                 template=b.chat_template(), special_tokens=b.special_tokens(),
                                 haystack=haystack, seed=oracle_gate.options.seed)
         c = complete(oracle_gate, p.ids, max_tokens=ANSWER_TOKENS)

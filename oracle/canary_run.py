@@ -8,33 +8,19 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
-
 import pytest
 
 from .backends import Completion, CompletionRequest
 from .canary_results import canary_verdict
 from .items import MAX_MESSAGE_LINES
-from .prompting import render_messages
 from .verdicts import NOT_RUN, Check
 
-__all__ = ["complete", "complete_many", "finish_canary", "not_run", "render_ids", "tokenizer"]
-
-
-def tokenizer(gate) -> Callable[[str], list[int]]:
-    """The tokenizer the run uses: the local one when --tokenizer is given, else the server's."""
-    local = getattr(gate, "_local_tokenizer", None)
-    return local.encode if local else gate.backend.tokenize
+__all__ = ["complete", "complete_many", "finish_canary", "not_run", "render_ids"]
 
 
 def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
-    template = gate.backend.chat_template()
-    if template:
-        text = render_messages(template, messages, gate.backend.special_tokens())
-    else:
-        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-        text += "<|im_start|>assistant\n"
-    return tuple(tokenizer(gate)(text + suffix))
+    """The run's own rendering and tokenizer (see GateSession.render_ids)."""
+    return gate.render_ids(messages, suffix=suffix)
 
 
 def _request(gate, ids: tuple[int, ...], max_tokens: int) -> CompletionRequest:

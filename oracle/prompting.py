@@ -16,7 +16,7 @@ from typing import Callable
 
 from .suite import Prompt, Suite
 
-__all__ = ["LocalTokenizer", "RenderedPrompt", "render_messages", "render_suite", "template_sha256"]
+__all__ = ["LocalTokenizer", "RenderedPrompt", "render_messages", "render_suite", "render_text", "template_sha256"]
 
 
 @dataclass(frozen=True)
@@ -53,12 +53,17 @@ def _fallback_chatml(messages: list[dict]) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
+def render_text(template: str | None, messages: list[dict], special_tokens: dict[str, str] | None = None) -> str:
+    """The prompt text for messages: the chat template when the server has one, else ChatML."""
+    msgs = [dict(m) for m in messages]
+    return render_messages(template, msgs, special_tokens or {}) if template else _fallback_chatml(msgs)
+
+
 def render_suite(suite: Suite, template: str | None, tokenize: Callable[[str], list[int]],
                  special_tokens: dict[str, str] | None = None) -> list[RenderedPrompt]:
     out = []
     for p in suite.prompts:
-        msgs = [dict(m) for m in p.messages]
-        text = render_messages(template, msgs, special_tokens or {}) if template else _fallback_chatml(msgs)
+        text = render_text(template, list(p.messages), special_tokens)
         out.append(RenderedPrompt(prompt=p, text=text, ids=tuple(tokenize(text))))
     return out
 

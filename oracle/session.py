@@ -19,7 +19,7 @@ from .embedded import default_model, embedded_command, llama_cpp_tools
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
 from .options import GateOptions
-from .prompting import LocalTokenizer, RenderedPrompt, render_suite, template_sha256
+from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
 from .records import Condition, Record, save_record
 from .reference import Reference, ReferenceError, check_record_target, load_reference, write_reference
 from .report import ReportState, write_report
@@ -66,6 +66,8 @@ class GateSession:
         self.result: RunResult | None = None
         self._ran = False
         self._model_path: Path | None = None
+        self._local_tokenizer: LocalTokenizer | None = None
+        self._health_backends: dict[str, Backend] = {}
 
     def select(self, prompt_ids: set[str]) -> None:
         """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
@@ -108,15 +110,26 @@ class GateSession:
         write_report(self.report_dir, self.state)
 
     def _healthy(self, url: str) -> bool:
-        return make_backend(self.options.backend, url).healthy()
+        # One client per URL for the whole health poll (a restart gets a new port, so a new client).
+        if url not in self._health_backends:
+            self._health_backends[url] = make_backend(self.options.backend, url)
+        return self._health_backends[url].healthy()
 
     def _render(self) -> None:
         assert self.backend is not None
         template = self.backend.chat_template()
         self._local_tokenizer = self._tokenizer()
-        tokenize = self._local_tokenizer.encode if self._local_tokenizer else self.backend.tokenize
-        self.rendered = render_suite(self.suite, template, tokenize, self.backend.special_tokens())
+        self.rendered = render_suite(self.suite, template, self.tokenize, self.backend.special_tokens())
         self._template_sha256 = template_sha256(template)
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids with the tokenizer this run uses (local when available, else the server's)."""
+        return self._local_tokenizer.encode(text) if self._local_tokenizer else self.backend.tokenize(text)
+
+    def render_ids(self, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
+        """Messages rendered with the server's chat template, plus suffix, as this run's token ids."""
+        text = render_text(self.backend.chat_template(), messages, self.backend.special_tokens())
+        return tuple(self.tokenize(text + suffix))
 
     def _tokenizer(self) -> LocalTokenizer | None:
         """--tokenizer; else, for the embedded default, the GGUF's own byte-level BPE; else the server's."""
@@ -253,11 +266,11 @@ class GateSession:
         return speculation_check(self.state.speculation or {})
 
     def _decode(self, ids: list[int]) -> str:
-        if getattr(self, "_local_tokenizer", None):
+        if self._local_tokenizer:
             return self._local_tokenizer.decode(ids)
         try:
             return self.backend.detokenize(ids)
-        except (RequestFailed, Exception):  # the server may be gone; ids still say it
+        except Exception:  # the server may be gone (that is why we are describing a failure); ids still say it
             return f"<ids {ids}>"
 
     def judge(self, check: Check) -> bool:
