@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-from .prompting import render_messages
+from .prompting import render_text
 
 __all__ = ["ANSWER_TOKENS", "DEFAULT_DEPTHS", "HAYSTACK", "NeedlePrompt", "NeedleScore", "build_needle_prompt",
            "default_lengths", "gguf_context_length", "load_haystack", "needle_for", "score_needle",
@@ -85,10 +85,7 @@ def _chat_pieces(template: str | None, key: str, special_tokens: dict[str, str])
                 "Answer with the number only.")
     content = f"Some special magic numbers are hidden in the following text. Memorize them.\n\n{_SLOT}\n\n{question}"
     messages = [{"role": "user", "content": content}]
-    if template:
-        text = render_messages(template, messages, special_tokens)
-    else:
-        text = f"<|im_start|>user\n{content}<|im_end|>\n<|im_start|>assistant\n"
+    text = render_text(template, messages, special_tokens)
     before, after = text.split(_SLOT)
     return before, after + f"The special magic number for {key} mentioned in the text is"
 
