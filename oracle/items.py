@@ -25,7 +25,7 @@ class GateFailure(Exception):
 class GateItem(pytest.Item):
     """One check: `kind` names the session method that produces its Check, `key` its argument."""
 
-    def __init__(self, *, kind: str, key: str | None = None, **kw) -> None:
+    def __init__(self, *, kind: str, key: str | int | None = None, **kw) -> None:
         super().__init__(**kw)
         self.kind = kind
         self.key = key
@@ -56,13 +56,15 @@ class GateItem(pytest.Item):
 
 
 class GateCollector(pytest.Collector):
-    """The gate's items for a mode: record[...] / tokens[...] / run[...] per prompt, then evidence items."""
+    """The gate's items: record[...] / tokens[...] / run[...] per prompt, the evidence items, the ladder
+    levels, the later boots."""
 
-    def __init__(self, *, prompt_ids: list[str], mode: str, speculative: bool, **kw) -> None:
+    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, **kw) -> None:
         super().__init__(**kw)
         self.prompt_ids = prompt_ids
         self.mode = mode
-        self.speculative = speculative
+        self.ladder = ladder
+        self.boots = boots
 
     def collect(self):
         per_prompt = {"gate": "tokens", "record": "record", "run": "record"}[self.mode]
@@ -70,14 +72,18 @@ class GateCollector(pytest.Collector):
         for pid in self.prompt_ids:
             yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
         yield GateItem.from_parent(self, name="cache-zero", kind="cache")
-        if self.speculative:
-            yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        # Ladder levels run in boot 1, before any restart; then each later boot.
+        for level in self.ladder:
+            yield GateItem.from_parent(self, name=f"ladder[c{level}]", kind="ladder", key=level)
+        for boot in range(2, self.boots + 1):
+            yield GateItem.from_parent(self, name=f"boot[{boot}]", kind="boot", key=boot)
 
 
 def make_collector(session: pytest.Session, gate) -> GateCollector:
     return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
                                      prompt_ids=gate.suite.ids(), mode=gate.mode,
-                                     speculative=gate.options.speculative)
+                                     ladder=gate.options.ladder, boots=gate.options.boots)
 
 
 GATE_KEY = pytest.StashKey()

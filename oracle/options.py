@@ -5,6 +5,7 @@ Values stay plain str / int / float / bool so pytest-xdist can ship them to work
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 __all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int"]
+
+LADDER_MODES = ("cycle", "same")
 
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
 
@@ -74,6 +77,36 @@ def _kind(value: str) -> str:
     return value
 
 
+def _ladder(value: str) -> tuple[int, ...]:
+    try:
+        levels = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise pytest.UsageError(f"--ladder {value!r}: expected comma-separated concurrency levels, "
+                                "e.g. --ladder 1,2,4,8") from None
+    if not levels or levels[0] < 1 or levels[-1] > 1024:
+        raise pytest.UsageError(f"--ladder {value!r}: levels must be between 1 and 1024, e.g. --ladder 1,2,4,8")
+    return tuple(levels)
+
+
+def _ladder_mode(value: str) -> str:
+    if value not in LADDER_MODES:
+        raise pytest.UsageError(f"--ladder-mode {value!r}: must be cycle (the suite's prompts cycled) or same "
+                                "(c copies of the first prompt)")
+    return value
+
+
+def _ladder_min(value: str) -> tuple[tuple[int, int, int], ...]:
+    """'c32=29/32,c64=58/64' -> ((32, 29, 32), (64, 58, 64))."""
+    out = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        m = re.fullmatch(r"c(\d+)=(\d+)/(\d+)", part)
+        if not m or int(m.group(3)) == 0 or int(m.group(2)) > int(m.group(3)):
+            raise pytest.UsageError(f"--ladder-min {part!r}: expected cLEVEL=EXACT/TOTAL with EXACT <= TOTAL, "
+                                    "e.g. --ladder-min c32=29/32,c64=58/64")
+        out.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return tuple(out)
+
+
 def add_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
     g.addoption("--backend", metavar="NAME", type=_backend, default=None,
@@ -115,7 +148,20 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--allow-inconclusive", metavar="KIND,...", type=_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
     g.addoption("--speculative", action="store_true", default=False,
-                help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off)")
+                help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off; "
+                     "also required when the server's config or counters show speculation)")
+    g.addoption("--ladder", metavar="C,...", type=_ladder, default=(),
+                help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
+                     "independent streamed requests in flight, each compared with its prompt's c1 record "
+                     "(default: none)")
+    g.addoption("--ladder-mode", metavar="MODE", type=_ladder_mode, default="cycle",
+                help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
+                     "(default: cycle)")
+    g.addoption("--ladder-min", metavar="cN=K/M,...", type=_ladder_min, default=(),
+                help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
+    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
+                help="start the server N times (needs --launch or the embedded default) and compare every "
+                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
 
 
 @dataclass(frozen=True)
@@ -140,6 +186,10 @@ class GateOptions:
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
     speculative: bool
+    ladder: tuple[int, ...] = ()
+    ladder_mode: str = "cycle"
+    ladder_min: tuple[tuple[int, int, int], ...] = ()
+    boots: int = 1
 
     @property
     def embedded(self) -> bool:
@@ -159,6 +209,16 @@ def gate_options(config: pytest.Config) -> GateOptions:
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
     if o.model and not Path(o.model).is_file():
         raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    if o.boots > 1 and o.url:
+        raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
+                                "(or the embedded default) instead of --url")
+    ladder = tuple(o.ladder)
+    unknown = [c for c, _, _ in o.ladder_min if c not in ladder]
+    if unknown:
+        raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
+                                f"add {unknown[0]} to --ladder or drop it from --ladder-min")
+    if o.boots > 1 and 1 not in ladder:
+        ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     if o.url and not o.url.startswith(("http://", "https://")):
         raise pytest.UsageError(f"--url {o.url!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
     return GateOptions(
@@ -169,5 +229,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
-        speculative=o.speculative,
+        speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
+        boots=o.boots,
     )

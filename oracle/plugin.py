@@ -57,7 +57,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.pluginmanager.hasplugin("dsession"):
         return  # the xdist controller runs no items; its workers start their own targets
     # Only the prompts whose items survived -k / deselection are sent.
-    gate.select({item.key for item in session.items if getattr(item, "key", None) is not None})
+    gate.select({item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record")})
     gate.start()
 
 

@@ -21,19 +21,26 @@ __all__ = ["Condition", "Record", "atomic_write_bytes", "load_record", "save_rec
 
 @dataclass(frozen=True)
 class Condition:
-    """What varies between runs: the boot index and the concurrency level."""
+    """What varies between runs: the boot index, the concurrency level, and the pass within them.
+
+    Keys: ``boot1-c1`` (the primary run), ``boot1-c1-r2`` (its repeat in the same boot),
+    ``boot1-c8`` (ladder level 8), ``boot2-c1`` (the suite after one restart).
+    """
 
     boot: int = 1
     concurrency: int = 1
+    run: int = 1
 
     @property
     def key(self) -> str:
-        return f"boot{self.boot}-c{self.concurrency}"
+        base = f"boot{self.boot}-c{self.concurrency}"
+        return base if self.run == 1 else f"{base}-r{self.run}"
 
     @classmethod
     def from_key(cls, key: str) -> "Condition":
-        boot, conc = key.split("-")
-        return cls(boot=int(boot[4:]), concurrency=int(conc[1:]))
+        parts = key.split("-")
+        run = int(parts[2][1:]) if len(parts) > 2 else 1
+        return cls(boot=int(parts[0][4:]), concurrency=int(parts[1][1:]), run=run)
 
 
 @dataclass
@@ -56,7 +63,12 @@ class Record:
     token_times_s: list[float] = field(default_factory=list)  # since request start
     started_at: float = 0.0
     finished_at: float = 0.0
-    repeat: int = 0
+    repeat: int = 0  # the request's index in its condition when one prompt is sent more than once
+
+    @property
+    def key(self) -> str:
+        """File name and report key: the prompt id, plus ~N for the N-th copy in a ladder level."""
+        return self.id if self.repeat == 0 else f"{self.id}~{self.repeat}"
 
     @property
     def completion_sha256(self) -> str:
@@ -113,14 +125,15 @@ def save_record(folder: Path, record: Record) -> list[Path]:
         top_logprobs=_padded(record.top_logprobs, -np.inf, np.float32),
         token_times_s=np.asarray(record.token_times_s, dtype=np.float64),
     )
-    npz = base / f"{record.id}.npz"
-    meta = base / f"{record.id}.json"
+    npz = base / f"{record.key}.npz"
+    meta = base / f"{record.key}.json"
     atomic_write_bytes(npz, buf.getvalue())
     atomic_write_bytes(meta, (json.dumps(record.meta(), indent=1, sort_keys=True) + "\n").encode())
     return [npz, meta]
 
 
 def load_record(folder: Path, condition: Condition, rid: str) -> Record:
+    """rid: a record key (prompt id, or id~N for a copy)."""
     base = folder / condition.key
     meta = json.loads((base / f"{rid}.json").read_text())
     with np.load(base / f"{rid}.npz") as arrays:

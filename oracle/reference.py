@@ -50,6 +50,11 @@ class Reference:
     def conditions(self) -> list[Condition]:
         return [Condition.from_key(k) for k in self.manifest.get("conditions", ["boot1-c1"])]
 
+    @property
+    def noise(self) -> dict | None:
+        """The reference's own variability across its ladder levels and boots (None: not measured)."""
+        return self.manifest.get("noise")
+
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -70,7 +75,7 @@ def check_record_target(path: Path, *, overwrite: bool) -> None:
 
 
 def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
-                    canaries: dict | None = None, overwrite: bool = False) -> Reference:
+                    canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None) -> Reference:
     """Write records + manifest atomically; the old reference (if overwriting) is replaced whole."""
     check_record_target(path, overwrite=overwrite)
     if kind not in KINDS:
@@ -83,6 +88,9 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
         files = {str(p.relative_to(staging)): _sha256(p)
                  for p in sorted((staging / "records").rglob("*")) if p.is_file()}
         primary = [r for r in records if r.condition == Condition()]
+        if len(primary) != len(records):
+            raise ReferenceError("a reference holds the primary run (boot1-c1) only; the other conditions "
+                                 "go into its noise envelope")
         manifest = {
             "schema_version": REFERENCE_SCHEMA_VERSION,
             "kind": kind,
@@ -94,6 +102,7 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
                                                       "finish_reason", "completion_tokens")}
                       for r in primary},
             "canaries": canaries or {},
+            "noise": noise,
             "files": files,
         }
         atomic_write_bytes(staging / "manifest.json", (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .canary_results import markdown_lines as canary_markdown_lines
+from .noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT, UNMEASURED
 from .records import atomic_write_bytes
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 
@@ -37,6 +38,9 @@ class ReportState:
     speculation: dict | None = None
     cache: dict | None = None
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
+    ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
+    boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
+    determinism: str = UNMEASURED
     interruption: str | None = None
     complete: bool = False
     closed: bool = False  # set when the session finishes
@@ -50,7 +54,7 @@ class ReportState:
         return "pass" if all(c.outcome == "passed" for c in self.checks) else "fail"
 
     def missing(self) -> list[str]:
-        done = {k.split("@")[0] for k in self.finished}
+        done = {k.split("@")[0] for k in self.finished if k.endswith("@boot1-c1")}
         return [p for p in self.prompt_ids if p not in done]
 
     def summary(self) -> dict:
@@ -64,7 +68,8 @@ class ReportState:
             "inconclusive": sum(c.verdict == INCONCLUSIVE for c in self.checks),
             "not_run": count(NOT_RUN),
             "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
-            "records": [len(self.finished), len(self.prompt_ids) * max(1, len(self.runs) or 1)],
+            "records": [sum(k.endswith("@boot1-c1") for k in self.finished), len(self.prompt_ids)],
+            "records_all_conditions": len(self.finished),
         }
 
     def as_json(self) -> dict:
@@ -83,6 +88,9 @@ class ReportState:
             "speculation": self.speculation,
             "cache": self.cache,
             "canaries": self.canaries,
+            "ladder": self.ladder,
+            "boots": self.boots,
+            "determinism": self.determinism if (self.ladder or self.boots) else None,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -91,17 +99,50 @@ class ReportState:
         }
 
 
+def _reference_unstable(data: dict) -> bool:
+    return (data.get("reference") or {}).get("determinism") == NOT_WITHIN_BOOT
+
+
 def _headline(state: ReportState, data: dict) -> str:
     s = data["summary"]
     verdict = data["verdict"].upper()
     if state.mode == "gate":
-        return f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact"
-    return f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
+        head = (f"{verdict}: the reference is not deterministic run to run, so no token-exactness claim; "
+                f"{s['exact'][0]}/{s['exact'][1]} matched it" if _reference_unstable(data)
+                else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact")
+    else:
+        head = f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
+    extra = [f"{level} {v['counts']['exact']}/{v['records']}" for level, v in state.ladder.items()]
+    if state.boots:
+        same = sum(v["counts"]["exact"] == v["records"] for v in state.boots.values())
+        extra.append(f"boots {same + 1}/{len(state.boots) + 1}")
+    return head + (" · " + " · ".join(extra) if extra else "")
+
+
+def _condition_lines(state: ReportState) -> list[str]:
+    if not (state.ladder or state.boots):
+        return []
+    lines = ["", f"Determinism: {DETERMINISM_WORDS[state.determinism]}.", "",
+             "| condition | exact | near-tie | within noise | divergent | required | overlap | verdict | first divergences |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [(level, v) for level, v in state.ladder.items()] + [(f"boot {b}", v) for b, v in state.boots.items()]
+    for name, v in rows:
+        c = v["counts"]
+        ov = v.get("overlap")
+        overlap = f"{ov['reached']}/{ov['asked']}" + (f" (server {ov['server_peak']})" if ov.get("server_peak") is not None
+                                                      else "") if ov else "-"
+        firsts = ", ".join(map(str, v["first_divergences"][:8])) or "-"
+        lines.append(f"| {name} | {c['exact']}/{v['records']} | {c['near-tie']} | {c['within-reference-noise']} | "
+                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} |")
+    return lines
 
 
 def _markdown(state: ReportState, data: dict) -> str:
     ident = data["identity"]
     lines = [f"# oracle {state.mode}: {_headline(state, data)}", ""]
+    if _reference_unstable(data):
+        lines += ["**The reference is not deterministic run to run** (its own c1 repeat differed): verdicts against it "
+                  "make no token-exactness claim.", ""]
     if data["interruption"]:
         lines += [f"**Stopped midway:** {data['interruption']}", "",
                   f"Missing prompts: {', '.join(data['missing']) or 'none'}", ""]
@@ -116,6 +157,7 @@ def _markdown(state: ReportState, data: dict) -> str:
     if state.recorded_reference:
         lines.append(f"- recorded reference: {state.recorded_reference}")
     lines += canary_markdown_lines(state.canaries)
+    lines += _condition_lines(state)
     spec = data["speculation"]
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""

@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .backends import Backend, CompletionRequest, Counters, RequestFailed
+from .overlap import achieved_concurrency
 from .prompting import RenderedPrompt
 from .records import Condition, Record
 
-__all__ = ["RunInterrupted", "RunResult", "run_condition"]
+__all__ = ["RunInterrupted", "RunResult", "run_condition", "run_waves"]
+
+LOAD_POLL_S = 0.05
 
 
 class RunInterrupted(RuntimeError):
@@ -35,6 +38,8 @@ class RunResult:
     counters_after: Counters | None
     wall_s: float = 0.0
     missing: list[str] = field(default_factory=list)
+    wave_overlap: list[int] = field(default_factory=list)  # achieved concurrency of each wave (client side)
+    server_peak: int | None = None  # most requests the server reported processing at once, when it reports it
 
     @property
     def counters_delta(self) -> Counters | None:
@@ -90,3 +95,69 @@ def run_condition(backend: Backend, prompts: Sequence[RenderedPrompt], condition
     wall = time.perf_counter() - t0
     after = backend.counters()
     return RunResult(condition, records, before, after, wall_s=wall)
+
+
+async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> None:
+    """Sample the server's own count of running requests until stop is set (None: it has no such gauge)."""
+    load = getattr(backend, "load", None)
+    if load is None:
+        return
+    while not stop.is_set():
+        value = await asyncio.to_thread(load)
+        if value is None:
+            return
+        peak.append(value)
+        try:
+            await asyncio.wait_for(stop.wait(), LOAD_POLL_S)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
+                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
+    width = max(len(w) for w in waves)
+    sent = [(p, i) for w in waves for p, i in w]
+    async with backend.async_client(connections=width) as client:
+
+        async def one(p: RenderedPrompt, index: int) -> Record:
+            started = time.time()
+            c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
+            rec = _record(p, condition, c, started, index)
+            on_record(rec)
+            result.records.append(rec)
+            return rec
+
+        for wave in waves:
+            stop, samples = asyncio.Event(), []
+            poller = asyncio.create_task(_poll_load(backend, samples, stop))
+            outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
+            stop.set()
+            await poller
+            if samples:
+                result.server_peak = max(result.server_peak or 0, max(samples))
+            failed = [(p, o) for (p, _), o in zip(wave, outcomes) if isinstance(o, BaseException)]
+            if failed:
+                done = {(r.id, r.repeat) for r in result.records}
+                missing = [p.id if i == 0 else f"{p.id}~{i}" for p, i in sent if (p.id, i) not in done]
+                p, exc = failed[0]
+                if not isinstance(exc, RequestFailed):
+                    raise exc
+                raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}"
+                                     + (f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""),
+                                     list(result.records), missing) from exc
+            result.wave_overlap.append(achieved_concurrency(outcomes))
+
+
+def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
+              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
+    """Send each wave's requests all at once (one connection each), the waves one after another.
+
+    (prompt, index) pairs: index numbers the request within the condition, so a prompt sent
+    twice keeps two records. Counters are read right around the whole condition.
+    """
+    result = RunResult(condition, [], backend.counters(), None)
+    t0 = time.perf_counter()
+    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result))
+    result.wall_s = time.perf_counter() - t0
+    result.counters_after = backend.counters()
+    return result

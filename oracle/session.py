@@ -14,19 +14,22 @@ import pytest
 
 from .backends import Backend, RequestFailed, make_backend, parse_backend
 from .compare import TokenSide, compare_tokens
+from .conditions import compare_condition, condition_check, required_exact
 from .gguf import GGUFError
 from .embedded import default_model, embedded_command, llama_cpp_tools
 from .evidence import cache_zero_check, speculation_check, speculation_summary
+from .ladder import ladder_condition, ladder_waves
+from .noise import NoiseEnvelope, classify_determinism
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
 from .options import GateOptions
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
 from .records import Condition, Record, save_record
 from .reference import Reference, ReferenceError, check_record_target, load_reference, write_reference
 from .report import ReportState, write_report
-from .runner import RunInterrupted, RunResult, run_condition
+from .runner import RunInterrupted, RunResult, run_condition, run_waves
 from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
-from .verdicts import DIVERGENT, EXACT, NOT_RUN, PASS, Check, passed
+from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split
 
 __all__ = ["GateSession"]
@@ -58,6 +61,9 @@ class GateSession:
         if self.reference:
             self.state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                     "created_utc": self.reference.manifest.get("created_utc")}
+        self.envelope = NoiseEnvelope.from_json(self.reference.noise) if self.reference else None
+        if self.envelope:
+            self.state.reference["determinism"] = self.envelope.determinism
         self.family, self.platform = spec.family, spec.platform
         self.server: LaunchedServer | None = None
         self.backend: Backend | None = None
@@ -68,6 +74,8 @@ class GateSession:
         self._model_path: Path | None = None
         self._local_tokenizer: LocalTokenizer | None = None
         self._health_backends: dict[str, Backend] = {}
+        self.condition_rows: dict[str, list[dict]] = {}  # condition key -> rows vs c1 (ladder levels, boots)
+        self._reference_records: dict[str, Record] | None = None
 
     def select(self, prompt_ids: set[str]) -> None:
         """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
@@ -203,22 +211,30 @@ class GateSession:
             self.result = run_condition(self.backend, self.rendered, PRIMARY, logprobs=self.options.logprobs,
                                         seed=self.options.seed, on_record=self._keep)
         except RunInterrupted as exc:
-            self.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished record(s) "
-                                       f"kept in {self.report_dir / 'records'}")
-            write_report(self.report_dir, self.state)
+            self._interrupted(exc)
             return
         delta = self.result.counters_delta
-        self.state.runs.append({"condition": PRIMARY.key, "wall_s": round(self.result.wall_s, 3),
-                                "counters_before": _as_dict(self.result.counters_before),
-                                "counters_after": _as_dict(self.result.counters_after)})
+        self._log_run(self.result)
         self.state.speculation = speculation_summary(self.result.records, delta)
         self.state.complete = True
         write_report(self.report_dir, self.state)
 
+    def _interrupted(self, exc: RunInterrupted) -> None:
+        self.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished record(s) of "
+                                   f"that condition kept in {self.report_dir / 'records'}")
+        write_report(self.report_dir, self.state)
+
+    def _log_run(self, result: RunResult, **extra) -> None:
+        self.state.runs.append({"condition": result.condition.key, "wall_s": round(result.wall_s, 3),
+                                "requests": len(result.records), **extra,
+                                "counters_before": _as_dict(result.counters_before),
+                                "counters_after": _as_dict(result.counters_after)})
+
     def _keep(self, record: Record) -> None:
         save_record(self.report_dir / "records", record)
-        self.records[record.id] = record
-        self.state.finished[f"{record.id}@{record.condition.key}"] = record.meta()
+        if record.condition == PRIMARY:
+            self.records[record.id] = record
+        self.state.finished[f"{record.key}@{record.condition.key}"] = record.meta()
         write_report(self.report_dir, self.state)
 
     # -- checks -----------------------------------------------------------------------------
@@ -250,6 +266,11 @@ class GateSession:
         where = "finish reason" if result.first_divergence is None else f"first divergence at token {result.first_divergence}"
         detail = f"{where} of {len(ref.completion_ids)} ({result.reason})"
         lines = describe_split(ref, rec, result, self._decode)
+        position = result.first_divergence if result.first_divergence is not None else result.reference_length
+        if self.envelope and self.envelope.covers(pid, position):
+            first = self.envelope.varies[pid]["first_position"]
+            return Check(cid, "tokens", WITHIN_NOISE, f"{detail}; the reference itself varies on this prompt from "
+                         f"token {first} ({', '.join(self.envelope.varies[pid]['conditions'])})", lines, evidence)
         return Check(cid, "tokens", result.verdict, detail, lines, evidence)
 
     def cache_check(self) -> Check:
@@ -263,7 +284,107 @@ class GateSession:
     def speculation_check(self) -> Check:
         if not self.state.complete:
             return self._not_run("speculation", "speculation")
-        return speculation_check(self.state.speculation or {})
+        summary = self.state.speculation or {}
+        configured = getattr(self.backend, "speculative_config", lambda: None)()
+        summary["declared"] = self.options.speculative
+        summary["server_config"] = configured
+        if not (self.options.speculative or configured or summary.get("drafted")):
+            return Check("speculation", "speculation", INFO, "the candidate does not speculate: not declared "
+                         "(--speculative), not in the server's config, no draft counts", [], summary)
+        return speculation_check(summary)
+
+    # -- ladder levels and later boots --------------------------------------------------------
+    def _reference_record_map(self) -> dict[str, Record] | None:
+        if self.reference is None:
+            return None
+        if self._reference_records is None:
+            self._reference_records = {p.id: self.reference.record(p.id) for p in self.rendered}
+        return self._reference_records
+
+    def _condition_ready(self, cid: str, kind: str) -> Check | None:
+        if not self.state.complete or self.state.interruption:
+            return self._not_run(cid, kind)
+        return None
+
+    def _condition_rows(self, result: RunResult) -> list[dict]:
+        rows = compare_condition(result.records, self.records, self._reference_record_map(), self.envelope,
+                                 near_tie_nats=self.options.near_tie_nats)
+        self.condition_rows[result.condition.key] = rows
+        return rows
+
+    def ladder_check(self, level: int) -> Check:
+        cid = f"ladder[c{level}]"
+        if (early := self._condition_ready(cid, "ladder")) is not None:
+            return early
+        waves = ladder_waves(self.rendered, level, self.options.ladder_mode)
+        try:
+            result = run_waves(self.backend, waves, ladder_condition(level), logprobs=self.options.logprobs,
+                               seed=self.options.seed, on_record=self._keep)
+        except RunInterrupted as exc:
+            self._interrupted(exc)
+            return self._not_run(cid, "ladder")
+        rows = self._condition_rows(result)
+        check = condition_check(cid, "ladder", f"c{level}", rows, recording=self.mode == "record",
+                                required=required_exact(level, len(rows), self.options.ladder_min))
+        reached = min(result.wave_overlap) if result.wave_overlap else 0
+        overlap = {"asked": level, "reached": reached, "per_wave": result.wave_overlap,
+                   "server_peak": result.server_peak, "waves": len(waves)}
+        check.evidence["overlap"] = overlap
+        check.detail += f"; overlap reached {reached} of {level}"
+        if result.server_peak is not None:
+            check.detail += f" (server saw up to {result.server_peak} running)"
+        if reached < level and check.verdict != DIVERGENT:
+            check.verdict, check.inconclusive_kind = INCONCLUSIVE, "overlap"
+            check.lines.insert(0, f"only {reached} of {level} requests generated at the same time: the level "
+                                  "was not proven (give the server more slots, e.g. llama-server -np N)")
+        self._condition_evidence(check, result)
+        self.state.ladder[f"c{level}"] = _condition_summary(check, rows) | {"overlap": overlap}
+        self._update_determinism()
+        return check
+
+    def boot_check(self, boot: int) -> Check:
+        cid = f"boot[{boot}]"
+        if (early := self._condition_ready(cid, "boot")) is not None:
+            return early
+        assert self.server is not None, "--boots is refused with --url"
+        try:
+            self.server.restart(self._healthy)
+        except LaunchError as exc:
+            self.state.interruption = f"boot {boot}: the server did not come back after the restart: {exc}"
+            write_report(self.report_dir, self.state)
+            return self._not_run(cid, "boot")
+        self.backend = make_backend(self.options.backend, self.server.url, timeout_s=self.options.request_timeout)
+        self.state.identity.setdefault("boots", {})[str(boot)] = {"server": self.backend.server_identity(),
+                                                                  "url": self.server.url}
+        try:
+            result = run_condition(self.backend, self.rendered, Condition(boot=boot), logprobs=self.options.logprobs,
+                                   seed=self.options.seed, on_record=self._keep)
+        except RunInterrupted as exc:
+            self._interrupted(exc)
+            return self._not_run(cid, "boot")
+        rows = self._condition_rows(result)
+        check = condition_check(cid, "boot", f"boot {boot}", rows, required=len(rows),
+                                recording=self.mode == "record")
+        self._condition_evidence(check, result)
+        self.state.boots[str(boot)] = _condition_summary(check, rows)
+        self._update_determinism()
+        return check
+
+    def _condition_evidence(self, check: Check, result: RunResult) -> None:
+        """Cache reuse under any condition fails it; its speculation counts are kept beside it."""
+        self._log_run(result, overlap=check.evidence.get("overlap"))
+        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id)
+        check.evidence["cache"] = cache.evidence | {"verdict": cache.verdict}
+        check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
+        if cache.verdict == "fail":
+            check.verdict = "fail"
+            check.detail = f"{cache.detail}; {check.detail}"
+            check.lines = cache.lines + check.lines
+
+    def _update_determinism(self) -> None:
+        repeat = self.condition_rows.get(ladder_condition(1).key)
+        boots = [rows for key, rows in self.condition_rows.items() if not key.startswith("boot1-")]
+        self.state.determinism = classify_determinism(repeat, boots)
 
     def _decode(self, ids: list[int]) -> str:
         if self._local_tokenizer:
@@ -289,10 +410,14 @@ class GateSession:
         try:
             if self.mode == "record" and self._ran:
                 if self.state.verdict() == "pass":
+                    noise = None
+                    if self.condition_rows:
+                        noise = NoiseEnvelope.from_rows(self.condition_rows, determinism=self.state.determinism)
                     ref = write_reference(self.options.record, list(self.records.values()),
                                           kind=self.options.reference_kind, identity=self.state.identity,
                                           run=self._run_settings(), canaries=self.state.canaries,
-                                          overwrite=self.options.record_overwrite)
+                                          overwrite=self.options.record_overwrite,
+                                          noise=noise.as_json() if noise else None)
                     self.state.recorded_reference = str(ref.path)
                     message = f"reference recorded in {ref.path}"
                 else:
@@ -319,6 +444,13 @@ def _fresh(folder: Path) -> Path:
         n += 1
         candidate = folder.with_name(f"{folder.name}-{n}")
     return candidate
+
+
+def _condition_summary(check: Check, rows: list[dict]) -> dict:
+    return {"verdict": check.verdict, "detail": check.detail, "counts": check.evidence["counts"],
+            "records": len(rows), "required": check.evidence["required"],
+            "first_divergences": sorted(r["vs_c1"]["first_divergence"] for r in rows
+                                        if r["vs_c1"]["first_divergence"] is not None)}
 
 
 def _as_dict(counters) -> dict | None:

@@ -31,6 +31,7 @@ class Check:
     lines: list[str] = field(default_factory=list)  # bounded extra lines for the failure message
     evidence: dict = field(default_factory=dict)
     outcome: str = ""  # "passed" / "failed", filled when the item is judged
+    inconclusive_kind: str = ""  # the --allow-inconclusive kind that passes it, when not its own kind
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -43,5 +44,5 @@ def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str
     if v == NEAR_TIE:
         return allow_near_ties
     if v == INCONCLUSIVE:
-        return check.kind in allow_inconclusive
+        return (check.inconclusive_kind or check.kind) in allow_inconclusive
     return False  # divergent, fail, not-run

@@ -19,11 +19,12 @@ import httpx
 
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
-                 rewrite_chunk: Callable[[dict, dict], dict] | None = None) -> None:
+                 rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.completions = 0
+        self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
         proxy = self
 
@@ -37,13 +38,23 @@ class FaultProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
-                ctx = {"tokens_seen": 0, "body": body, "path": self.path}
+                ctx = {"tokens_seen": 0, "body": body, "path": self.path, "proxy": proxy}
                 if body is not None and proxy.rewrite_request:
                     body = proxy.rewrite_request(self.path, body)
-                if self.path.startswith("/completion"):
+                completion = self.path.startswith("/completion")
+                if completion:
                     with proxy.lock:
                         proxy.completions += 1
+                        proxy.in_flight += 1
                         ctx["index"] = proxy.completions
+                try:
+                    self._stream(method, body, ctx)
+                finally:
+                    if completion:
+                        with proxy.lock:
+                            proxy.in_flight -= 1
+
+            def _stream(self, method: str, body, ctx: dict) -> None:
                 with httpx.Client(timeout=600) as c, c.stream(method, proxy.upstream + self.path,
                                                                json=body if body is not None else None) as r:
                     self.send_response(r.status_code)
@@ -62,7 +73,7 @@ class FaultProxy:
             def do_POST(self):
                 self._forward("POST")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -89,6 +100,21 @@ def change_token(*, request_index: int, position: int, delta: int = 1):
             if start <= position < start + len(ids):
                 ids[position - start] += delta
                 chunk["tokens"] = ids
+        ctx["tokens_seen"] += len(ids)
+        return chunk
+
+    return rewrite
+
+
+def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
+    """Change the token at `position` of every request that sees `at_least` requests in flight when it gets there."""
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        ids = chunk.get("tokens") or []
+        start = ctx["tokens_seen"]
+        if start <= position < start + len(ids) and ctx["proxy"].in_flight >= at_least:
+            ids[position - start] += delta
+            chunk["tokens"] = ids
         ctx["tokens_seen"] += len(ids)
         return chunk
 

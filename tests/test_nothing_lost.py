@@ -32,7 +32,7 @@ def tree_digest(path):
 
 
 def test_tampered_reference_is_refused_and_record_does_not_overwrite(gate_run, pytester):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
     ref = pytester.path / "ref"
     before = tree_digest(ref)
     result = gate_run("--record=ref", report="again")
@@ -46,8 +46,8 @@ def test_tampered_reference_is_refused_and_record_does_not_overwrite(gate_run, p
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*tainted:*code-hashmap.npz does not match its sha256*--record-overwrite*"])
     assert not (pytester.path / "tainted").exists()  # refused before any server started
-    gate_run("--record=ref", "--record-overwrite", report="over").assert_outcomes(passed=4)
-    gate_run("--reference=ref", report="clean").assert_outcomes(passed=4)
+    gate_run("--record=ref", "--record-overwrite", report="over").assert_outcomes(passed=5)
+    gate_run("--reference=ref", report="clean").assert_outcomes(passed=5)
 
 
 def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_suite, tmp_path):
@@ -76,7 +76,7 @@ def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_su
 def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, read_report):
     suite = tmp_path / "spec.jsonl"
     suite.write_text("".join(json.dumps(p) + "\n" for p in SPEC_PROMPTS))
-    gate_run("--record=ref", suite=suite, max_tokens=None, report="rec").assert_outcomes(passed=3)
+    gate_run("--record=ref", suite=suite, max_tokens=None, report="rec").assert_outcomes(passed=4)
     result = gate_run("--reference=ref", "--server-args=--spec-type ngram-simple", "--speculative",
                       suite=suite, max_tokens=None, report="spec")
     rep = read_report(result.folder)
@@ -90,8 +90,23 @@ def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, re
     result.assert_outcomes(passed=4)  # ngram speculation keeps greedy output identical on this model
 
 
+def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run, model_path, read_report):
+    """-md with the same GGUF: the draft agrees almost always, and the outputs stay those of the target alone."""
+    gate_run("--record=ref", max_tokens=64, report="rec").assert_outcomes(passed=5)
+    result = gate_run("--reference=ref", f"--server-args=--spec-type draft-simple -md {model_path}", "--speculative",
+                      max_tokens=64, report="draft")
+    result.assert_outcomes(passed=5)
+    rep = read_report(result.folder)
+    spec = rep["speculation"]
+    assert spec["accepted"] > 0.9 * spec["drafted"] > 0 and spec["mean_accepted_length"] > 1
+    assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"] == ["exact"] * 3
+    speculation = [c for c in rep["checks"] if c["id"] == "speculation"][0]
+    assert speculation["verdict"] == "pass" and "rate" in speculation["detail"]
+    assert "mean accepted length" in (result.folder / "identity.md").read_text()
+
+
 def test_speculation_that_never_drafts_is_inconclusive(gate_run, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=4)
+    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
     result = gate_run("--reference=ref", "--speculative", report="nospec")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*speculation INCONCLUSIVE*"])

@@ -100,6 +100,23 @@ class LlamaCppBackend:
             accepted_tokens=m.get("llamacpp:spec_decode_num_accepted_tokens_total"),
         )
 
+    def load(self) -> int | None:
+        """Requests the server is processing now (`llamacpp:requests_processing`), None without --metrics."""
+        try:
+            r = self._client.get("/metrics", timeout=5.0)
+        except httpx.HTTPError:
+            return None
+        if r.status_code != 200:
+            return None
+        value = parse_prometheus(r.text).get("llamacpp:requests_processing")
+        return None if value is None else int(value)
+
+    def speculative_config(self) -> str | None:
+        """The speculative types the server's default settings name (None when it reports none)."""
+        params = (self.props().get("default_generation_settings") or {}).get("params") or {}
+        types = params.get("speculative.types") or params.get("speculative.type")
+        return None if not types or types == "none" else str(types)
+
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,

@@ -1,0 +1,53 @@
+"""Concurrency ladder on the real llama-server: per-level counts, proof of overlap, a fault only under load."""
+
+from __future__ import annotations
+
+import pytest
+
+from proxy import FaultProxy, change_token_when_busy
+
+pytestmark = pytest.mark.slow
+
+
+def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run, read_report):
+    result = gate_run("--server-args=-np 8", "--ladder=1,2,4,8,16", report="ladder")
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 3 + 2 + 4 and outcomes["inconclusive"] == 1
+    result.stdout.fnmatch_lines(["*ladder[[]c16[]] INCONCLUSIVE*", "*overlap reached 8 of 16*"])
+    rep = read_report(result.folder)
+    ladder = rep["ladder"]
+    assert list(ladder) == ["c1", "c2", "c4", "c8", "c16"]
+    # 3 prompts cycled in full waves: c2 sends 2 waves of 2, c4 one wave of 4, c8 one of 8, c16 one of 16.
+    assert [ladder[k]["records"] for k in ladder] == [3, 4, 4, 8, 16]
+    for level in (2, 4, 8):
+        assert ladder[f"c{level}"]["overlap"]["reached"] == level, ladder[f"c{level}"]
+        assert ladder[f"c{level}"]["verdict"] == "exact"
+    assert ladder["c16"]["overlap"]["reached"] == 8 and ladder["c16"]["verdict"] == "inconclusive"
+    assert ladder["c8"]["overlap"]["server_peak"] == 8
+    assert rep["determinism"] == "within-boot"
+    md = (result.folder / "identity.md").read_text()
+    assert "| c16 | 16/16 | 0 | 0 | 0 | 16 | 8/16 (server 8) | inconclusive | - |" in md
+    assert len(list((result.folder / "records" / "boot1-c16").glob("*.npz"))) == 16
+
+
+def test_a_token_changed_only_under_load_fails_c4_and_c8_not_c1_c2(gate_run, llama_server, read_report):
+    server = llama_server("-np 8")
+    with FaultProxy(server.url, rewrite_chunk=change_token_when_busy(at_least=4, position=3)) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--ladder=1,2,4,8", "--allow-inconclusive=overlap", report="busy")
+    assert result.ret == 1
+    rep = read_report(result.folder)
+    outcome = {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]}
+    assert outcome["ladder[c1]"] == ("exact", "passed") and outcome["ladder[c2]"] == ("exact", "passed")
+    assert outcome["ladder[c4]"] == ("divergent", "failed") and outcome["ladder[c8]"] == ("divergent", "failed")
+    assert rep["ladder"]["c8"]["first_divergences"] == [3] * 8
+    result.stdout.fnmatch_lines(["*ladder[[]c4[]]: divergent: c4: 0/4 exact; first divergences at tokens 3, 3, 3, 3*"])
+
+
+def test_ladder_min_accepts_a_level_with_enough_exact_records(gate_run, llama_server, read_report):
+    server = llama_server("-np 4")
+    with FaultProxy(server.url, rewrite_chunk=change_token_when_busy(at_least=4, position=3)) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--ladder=2,4", "--ladder-min=c4=0/4", report="min")
+    result.assert_outcomes(passed=3 + 2 + 2)
+    c4 = [c for c in read_report(result.folder)["checks"] if c["id"] == "ladder[c4]"][0]
+    assert c4["verdict"] == "pass" and "(at least 0 required)" in c4["detail"]
