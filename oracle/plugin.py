@@ -13,6 +13,7 @@ import pytest
 
 from .items import GATE_KEY, make_collector
 from .options import add_options, gate_options
+from .progress import ConditionProgress
 from .session import GateSession
 from .verdicts import INCONCLUSIVE, NOT_RUN
 
@@ -58,6 +59,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return  # the xdist controller runs no items; its workers start their own targets
     # Only the prompts whose items survived -k / deselection are sent.
     gate.select({item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record")})
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and session.config.get_verbosity() >= 0:
+        gate.progress = ConditionProgress(tr)
     gate.start()
 
 

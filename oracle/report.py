@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .canary_results import markdown_lines as canary_markdown_lines
+from .html_report import render_html
 from .noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT, UNMEASURED
 from .records import atomic_write_bytes
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 
-__all__ = ["REPORT_SCHEMA_VERSION", "ReportState", "write_report"]
+__all__ = ["REPORT_SCHEMA_VERSION", "ReportState", "write_html", "write_report"]
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -81,6 +82,7 @@ class ReportState:
             "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "identity": self.identity,
             "suite": self.suite,
+            "prompts": self.prompt_ids,
             "reference": self.reference,
             "recorded_reference": self.recorded_reference,
             "summary": self.summary(),
@@ -178,7 +180,19 @@ def _markdown(state: ReportState, data: dict) -> str:
 
 
 def write_report(folder: Path, state: ReportState) -> dict:
+    """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway)."""
     data = state.as_json()
     atomic_write_bytes(folder / "identity.json", (json.dumps(data, indent=1, sort_keys=False, default=str) + "\n").encode())
     atomic_write_bytes(folder / "identity.md", _markdown(state, data).encode())
+    if state.closed or state.interruption:
+        write_html(folder, data)
     return data
+
+
+def write_html(folder: Path, data: dict | None = None) -> Path:
+    """identity.html from identity.json (read from folder when data is not given)."""
+    if data is None:
+        data = json.loads((folder / "identity.json").read_text())
+    path = folder / "identity.html"
+    atomic_write_bytes(path, render_html(data).encode())
+    return path

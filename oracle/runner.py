@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -18,7 +19,7 @@ from .records import Condition, Record
 
 __all__ = ["RunInterrupted", "RunResult", "run_condition", "run_waves"]
 
-LOAD_POLL_S = 0.05
+LOAD_POLL_S = 0.2  # server-side gauge sampling; each sample is a /metrics request the server must answer
 
 
 class RunInterrupted(RuntimeError):
@@ -117,35 +118,42 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                  logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
     width = max(len(w) for w in waves)
     sent = [(p, i) for w in waves for p, i in w]
-    async with backend.async_client(connections=width) as client:
+    loop = asyncio.get_running_loop()
+    # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
+        async with backend.async_client(connections=width) as client:
 
-        async def one(p: RenderedPrompt, index: int) -> Record:
-            started = time.time()
-            c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
-            rec = _record(p, condition, c, started, index)
-            on_record(rec)
-            result.records.append(rec)
-            return rec
+            async def one(p: RenderedPrompt, index: int) -> Record:
+                started = time.time()
+                c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
+                rec = _record(p, condition, c, started, index)
+                await loop.run_in_executor(writer, on_record, rec)
+                result.records.append(rec)
+                return rec
 
-        for wave in waves:
-            stop, samples = asyncio.Event(), []
-            poller = asyncio.create_task(_poll_load(backend, samples, stop))
-            outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
-            stop.set()
-            await poller
-            if samples:
-                result.server_peak = max(result.server_peak or 0, max(samples))
-            failed = [(p, o) for (p, _), o in zip(wave, outcomes) if isinstance(o, BaseException)]
-            if failed:
-                done = {(r.id, r.repeat) for r in result.records}
-                missing = [p.id if i == 0 else f"{p.id}~{i}" for p, i in sent if (p.id, i) not in done]
-                p, exc = failed[0]
-                if not isinstance(exc, RequestFailed):
-                    raise exc
-                raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}"
-                                     + (f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""),
-                                     list(result.records), missing) from exc
-            result.wave_overlap.append(achieved_concurrency(outcomes))
+            await _send_waves(backend, waves, condition, sent, one, result)
+
+
+async def _send_waves(backend: Backend, waves, condition: Condition, sent, one, result: RunResult) -> None:
+    for wave in waves:
+        stop, samples = asyncio.Event(), []
+        poller = asyncio.create_task(_poll_load(backend, samples, stop))
+        outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
+        stop.set()
+        await poller
+        if samples:
+            result.server_peak = max(result.server_peak or 0, max(samples))
+        failed = [(p, o) for (p, _), o in zip(wave, outcomes) if isinstance(o, BaseException)]
+        if failed:
+            done = {(r.id, r.repeat) for r in result.records}
+            missing = [p.id if i == 0 else f"{p.id}~{i}" for p, i in sent if (p.id, i) not in done]
+            p, exc = failed[0]
+            if not isinstance(exc, RequestFailed):
+                raise exc
+            more = f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""
+            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}{more}", list(result.records),
+                                 missing) from exc
+        result.wave_overlap.append(achieved_concurrency(outcomes))
 
 
 def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,

@@ -22,6 +22,7 @@ from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
 from .options import GateOptions
+from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
 from .records import Condition, Record, save_record
 from .reference import Reference, ReferenceError, check_record_target, load_reference, write_reference
@@ -30,7 +31,7 @@ from .runner import RunInterrupted, RunResult, run_condition, run_waves
 from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
-from .splits import describe_split
+from .splits import describe_split, split_view
 
 __all__ = ["GateSession"]
 
@@ -76,6 +77,8 @@ class GateSession:
         self._health_backends: dict[str, Backend] = {}
         self.condition_rows: dict[str, list[dict]] = {}  # condition key -> rows vs c1 (ladder levels, boots)
         self._reference_records: dict[str, Record] | None = None
+        self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
+        self._report_written = 0.0
 
     def select(self, prompt_ids: set[str]) -> None:
         """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
@@ -207,15 +210,25 @@ class GateSession:
             return
         self._ran = True
         assert self.backend is not None
+        self.progress.start(PRIMARY.key, len(self.rendered))
         try:
             self.result = run_condition(self.backend, self.rendered, PRIMARY, logprobs=self.options.logprobs,
                                         seed=self.options.seed, on_record=self._keep)
         except RunInterrupted as exc:
             self._interrupted(exc)
             return
+        finally:
+            self.progress.end()
         delta = self.result.counters_delta
         self._log_run(self.result)
         self.state.speculation = speculation_summary(self.result.records, delta)
+        positions = sum(len(r.completion_ids) for r in self.result.records)
+        bare = sum(1 for r in self.result.records for t in r.top_ids if not t)
+        if bare and self.options.logprobs:
+            self.state.notes.append(
+                f"the server returned no top-k logprobs at {bare} of {positions} completion positions (llama-server "
+                "sends them only for the first token of each streamed piece, and a speculative step streams "
+                "several); near-tie verdicts at those positions rest on the reference's margin alone")
         self.state.complete = True
         write_report(self.report_dir, self.state)
 
@@ -230,12 +243,22 @@ class GateSession:
                                 "counters_before": _as_dict(result.counters_before),
                                 "counters_after": _as_dict(result.counters_after)})
 
-    def _keep(self, record: Record) -> None:
+    def _keep(self, record: Record, *, report_every_s: float = 0.0) -> None:
+        """Save the record at once; rewrite the partial report (at most every report_every_s seconds)."""
         save_record(self.report_dir / "records", record)
         if record.condition == PRIMARY:
             self.records[record.id] = record
         self.state.finished[f"{record.key}@{record.condition.key}"] = record.meta()
-        write_report(self.report_dir, self.state)
+        now = time.monotonic()
+        if now - self._report_written >= report_every_s:
+            write_report(self.report_dir, self.state)
+            self._report_written = now
+        self.progress.record(len(record.completion_ids))
+
+    def _keep_in_wave(self, record: Record) -> None:
+        # Many requests finish together in a wave: the records are saved each, the report (a dump of
+        # the whole state) at most twice a second, so writing never competes with the streams.
+        self._keep(record, report_every_s=0.5)
 
     # -- checks -----------------------------------------------------------------------------
     def _not_run(self, check_id: str, kind: str) -> Check:
@@ -266,6 +289,7 @@ class GateSession:
         where = "finish reason" if result.first_divergence is None else f"first divergence at token {result.first_divergence}"
         detail = f"{where} of {len(ref.completion_ids)} ({result.reason})"
         lines = describe_split(ref, rec, result, self._decode)
+        evidence["split"] = split_view(ref, rec, result.first_divergence, self._decode)
         position = result.first_divergence if result.first_divergence is not None else result.reference_length
         if self.envelope and self.envelope.covers(pid, position):
             first = self.envelope.varies[pid]["first_position"]
@@ -289,8 +313,9 @@ class GateSession:
         summary["declared"] = self.options.speculative
         summary["server_config"] = configured
         if not (self.options.speculative or configured or summary.get("drafted")):
-            return Check("speculation", "speculation", INFO, "the candidate does not speculate: not declared "
-                         "(--speculative), not in the server's config, no draft counts", [], summary)
+            return Check("speculation", "speculation", INFO, "no speculation to prove: not declared "
+                         "(--speculative), no speculative setting reported by the server, no draft counts; "
+                         "declare a speculative candidate with --speculative", [], summary)
         return speculation_check(summary)
 
     # -- ladder levels and later boots --------------------------------------------------------
@@ -307,8 +332,20 @@ class GateSession:
         return None
 
     def _condition_rows(self, result: RunResult) -> list[dict]:
-        rows = compare_condition(result.records, self.records, self._reference_record_map(), self.envelope,
+        references = self._reference_record_map()
+        rows = compare_condition(result.records, self.records, references, self.envelope,
                                  near_tie_nats=self.options.near_tie_nats)
+        # One split view per prompt and condition (its earliest split) for the report's split viewer.
+        by_key = {r.key: r for r in result.records}
+        shown: set[str] = set()
+        for row in sorted(rows, key=lambda r: _earliest(r)):
+            if row["verdict"] == EXACT or row["prompt"] in shown:
+                continue
+            shown.add(row["prompt"])
+            against, side = ((self.records, row["vs_c1"]) if row["vs_c1"]["verdict"] != EXACT
+                             else (references, row["vs_reference"]))
+            row["split"] = split_view(against[row["prompt"]], by_key[row["record"]], side["first_divergence"],
+                                      self._decode) | {"against": "c1" if against is self.records else "reference"}
         self.condition_rows[result.condition.key] = rows
         return rows
 
@@ -317,12 +354,15 @@ class GateSession:
         if (early := self._condition_ready(cid, "ladder")) is not None:
             return early
         waves = ladder_waves(self.rendered, level, self.options.ladder_mode)
+        self.progress.start(ladder_condition(level).key, sum(len(w) for w in waves))
         try:
             result = run_waves(self.backend, waves, ladder_condition(level), logprobs=self.options.logprobs,
-                               seed=self.options.seed, on_record=self._keep)
+                               seed=self.options.seed, on_record=self._keep_in_wave)
         except RunInterrupted as exc:
-            self._interrupted(exc)
+            self._interrupted(exc)  # also writes the report with every record saved so far
             return self._not_run(cid, "ladder")
+        finally:
+            self.progress.end()
         rows = self._condition_rows(result)
         check = condition_check(cid, "ladder", f"c{level}", rows, recording=self.mode == "record",
                                 required=required_exact(level, len(rows), self.options.ladder_min))
@@ -356,12 +396,15 @@ class GateSession:
         self.backend = make_backend(self.options.backend, self.server.url, timeout_s=self.options.request_timeout)
         self.state.identity.setdefault("boots", {})[str(boot)] = {"server": self.backend.server_identity(),
                                                                   "url": self.server.url}
+        self.progress.start(Condition(boot=boot).key, len(self.rendered))
         try:
             result = run_condition(self.backend, self.rendered, Condition(boot=boot), logprobs=self.options.logprobs,
                                    seed=self.options.seed, on_record=self._keep)
         except RunInterrupted as exc:
             self._interrupted(exc)
             return self._not_run(cid, "boot")
+        finally:
+            self.progress.end()
         rows = self._condition_rows(result)
         check = condition_check(cid, "boot", f"boot {boot}", rows, required=len(rows),
                                 recording=self.mode == "record")
@@ -444,6 +487,12 @@ def _fresh(folder: Path) -> Path:
         n += 1
         candidate = folder.with_name(f"{folder.name}-{n}")
     return candidate
+
+
+def _earliest(row: dict) -> int:
+    firsts = [s["first_divergence"] for s in (row["vs_c1"], row["vs_reference"])
+              if s and s["verdict"] != EXACT and s["first_divergence"] is not None]
+    return min(firsts) if firsts else 1 << 30
 
 
 def _condition_summary(check: Check, rows: list[dict]) -> dict:

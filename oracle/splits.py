@@ -7,7 +7,7 @@ from typing import Callable
 from .compare import TokenComparison
 from .records import Record
 
-__all__ = ["describe_split"]
+__all__ = ["describe_split", "split_view"]
 
 CONTEXT_TOKENS = 12
 TOP_SHOWN = 5
@@ -45,3 +45,25 @@ def describe_split(reference: Record, candidate: Record, result: TokenComparison
     if i < len(candidate.completion_ids):
         lines.append(f"candidate top-{TOP_SHOWN} at {i}: {_top(candidate, i, decode)}")
     return lines
+
+
+def split_view(reference: Record, candidate: Record, position: int | None, decode: Callable[[list[int]], str],
+               *, window: int = CONTEXT_TOKENS, top: int = TOP_SHOWN) -> dict:
+    """The split as data for the HTML viewer: shared text, both continuations (ids and text), top-k at the split."""
+    if position is None:
+        return {"position": None, "reference": {"finish": reference.finish_reason},
+                "candidate": {"finish": candidate.finish_reason}}
+    lo = max(0, position - window)
+
+    def side(record: Record) -> dict:
+        ids = record.completion_ids[position:position + window]
+        tops = []
+        if position < len(record.top_ids):
+            tops = [[t, round(lp, 4), decode([t])] for t, lp in zip(record.top_ids[position][:top],
+                                                                     record.top_logprobs[position][:top])]
+        return {"ids": ids, "text": decode(ids) if ids else "", "top": tops, "finish": record.finish_reason,
+                "length": len(record.completion_ids)}
+
+    shared = reference.completion_ids[lo:position]
+    return {"position": position, "shared_ids": shared, "shared_text": decode(shared) if shared else "",
+            "reference": side(reference), "candidate": side(candidate)}

@@ -112,10 +112,17 @@ class LlamaCppBackend:
         return None if value is None else int(value)
 
     def speculative_config(self) -> str | None:
-        """The speculative types the server's default settings name (None when it reports none)."""
+        """What the server says about its speculation: a slot with a draft model (/slots), or the speculative
+        types in /props. None when it says nothing (this llama-server shows n-gram speculation in neither)."""
+        try:
+            slots = self._get_json("/slots")
+        except RequestFailed:
+            slots = []
+        if isinstance(slots, list) and any(isinstance(x, dict) and x.get("speculative") for x in slots):
+            return "draft model (/slots speculative: true)"
         params = (self.props().get("default_generation_settings") or {}).get("params") or {}
         types = params.get("speculative.types") or params.get("speculative.type")
-        return None if not types or types == "none" else str(types)
+        return None if not types or types == "none" else f"speculative types {types} (/props)"
 
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:

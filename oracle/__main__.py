@@ -1,0 +1,7 @@
+"""`python -m oracle diff A B` / `python -m oracle html DIR`: the same as the `oracle` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,48 @@
+"""The `oracle` command: `oracle diff A B [--json]` and `oracle html REPORT_DIR`.
+
+The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .diff import DiffError, diff_runs
+from .report import write_html
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("diff", help="compare two report dirs, or a report dir and a reference; "
+                                    "exit 0 when the outputs are identical, 1 when any differs, 2 on bad input")
+    d.add_argument("a", type=Path)
+    d.add_argument("b", type=Path)
+    d.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    h = sub.add_parser("html", help="(re)write identity.html in a report dir from its identity.json")
+    h.add_argument("report", type=Path)
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:
+        return 2 if exc.code else 0
+    try:
+        if args.command == "html":
+            if not (args.report / "identity.json").is_file():
+                raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
+            print(write_html(args.report))
+            return 0
+        result = diff_runs(args.a, args.b)
+    except DiffError as exc:
+        print(f"oracle {args.command}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result.as_json(), indent=1) if args.json else result.table())
+    return 0 if result.outputs_identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
