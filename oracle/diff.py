@@ -56,8 +56,11 @@ def load_side(path: Path) -> RunSide:
     if (path / "identity.json").is_file():
         rep = _json(path / "identity.json")
         hashes, finish = {}, {}
-        for meta in sorted((path / "records" / PRIMARY).glob("*.json")):
-            row = _json(meta)
+        # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
+        metas = [m for k, m in ((rep.get("records") or {}).get("finished") or {}).items() if k.endswith(f"@{PRIMARY}")]
+        if not metas:
+            metas = [_json(m) for m in sorted((path / "records" / PRIMARY).glob("*.json"))]
+        for row in metas:
             if row.get("repeat", 0) == 0:
                 hashes[row["id"]], finish[row["id"]] = row["completion_sha256"], row.get("finish_reason")
         return RunSide(path, "report", hashes, finish,
@@ -138,7 +141,7 @@ def diff_runs(a_path: Path, b_path: Path) -> DiffResult:
         try:
             fd = first_divergence(a.tokens(pid), b.tokens(pid))
         except OSError:
-            fd = None
+            fd = None  # a side without its records folder: the hashes say "differs", not where
         prompts.append({"prompt": pid, "status": "differs", "first_divergence": fd})
     verdicts = [{"id": k, "a": a.verdicts[k], "b": b.verdicts[k]} for k in sorted(set(a.verdicts) & set(b.verdicts))
                 if a.verdicts[k] != b.verdicts[k]]

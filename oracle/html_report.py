@@ -194,8 +194,10 @@ def _splits_html(columns: list[dict], cells: dict[str, dict[str, dict]]) -> str:
                          f"<div class=side><b>{_e(c['title'])}</b> ({_e(cand.get('length'))} tokens, finish "
                          f"{_e(cand.get('finish'))})<pre class=mono>{_e(cand.get('text'))}</pre>"
                          f"<small class=mono>{_e(cand.get('ids'))}</small>{_top_table(cand.get('top'))}</div>")
-            out.append(f"<details id='{_cell_id(pid, c['key'])}' open><summary><b>{_e(pid)}</b> · {_e(c['title'])}: "
-                       f"{_e(cell['label'])}</summary>{inner}</details>")
+            # Closed by default (a large report stays fast to lay out); a cell's link opens it, since the
+            # link's target sits inside the details.
+            out.append(f"<details><summary><b>{_e(pid)}</b> · {_e(c['title'])}: {_e(cell['label'])}</summary>"
+                       f"<div id='{_cell_id(pid, c['key'])}'>{inner}</div></details>")
     return "".join(out) or "<p>No split: every compared record is exact.</p>"
 
 
