@@ -93,7 +93,8 @@ def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, re
 def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run, model_path, read_report):
     """-md with the same GGUF: the draft agrees almost always, and the outputs stay those of the target alone."""
     gate_run("--record=ref", max_tokens=64, report="rec").assert_outcomes(passed=5)
-    result = gate_run("--reference=ref", f"--server-args=--spec-type draft-simple -md {model_path}", "--speculative",
+    # Not declared: the server's /slots shows the draft model, so speculation must be proven all the same.
+    result = gate_run("--reference=ref", f"--server-args=--spec-type draft-simple -md {model_path}",
                       max_tokens=64, report="draft")
     result.assert_outcomes(passed=5)
     rep = read_report(result.folder)
@@ -102,6 +103,7 @@ def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run,
     assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"] == ["exact"] * 3
     speculation = [c for c in rep["checks"] if c["id"] == "speculation"][0]
     assert speculation["verdict"] == "pass" and "rate" in speculation["detail"]
+    assert speculation["evidence"]["server_config"].startswith("draft model") and not speculation["evidence"]["declared"]
     assert "mean accepted length" in (result.folder / "identity.md").read_text()
 
 
