@@ -79,6 +79,10 @@ def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], 
     splits = [r for r in rows if r["verdict"] != EXACT]
     firsts = sorted(_first(r) for r in splits if _first(r) is not None)
     detail = f"{label}: {counts[EXACT]}/{n} exact"
+    if rows and rows[0]["vs_reference"] is not None:
+        same_c1 = sum(r["vs_c1"]["verdict"] == EXACT for r in rows)
+        same_ref = sum(r["vs_reference"]["verdict"] == EXACT for r in rows)
+        detail += f" ({same_c1}/{n} vs c1, {same_ref}/{n} vs the reference)"
     if counts[WITHIN_NOISE]:
         detail += f", {counts[WITHIN_NOISE]} within reference noise"
     if counts[NEAR_TIE]:

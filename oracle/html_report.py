@@ -78,6 +78,8 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
             firsts = [f for r in rows for f in _firsts(r)]
             agree = sum(r["verdict"] == "exact" for r in rows)
             label = worst["verdict"] + (f" @{min(firsts)}" if firsts else "")
+            if worst["verdict"] != "exact" and worst["vs_c1"]["verdict"] == "exact":
+                label += " (vs ref)"  # the same tokens as this run's c1; the candidate itself differs
             if len(rows) > 1:
                 label += f" ({agree}/{len(rows)})"
             verdict = "inconclusive" if unproven and worst["verdict"] == "exact" else worst["verdict"]
@@ -191,7 +193,8 @@ def _splits_html(columns: list[dict], cells: dict[str, dict[str, dict]]) -> str:
                          f"<div class=side><b>{_e(against)}</b> ({_e(ref.get('length'))} tokens, finish "
                          f"{_e(ref.get('finish'))})<pre class=mono>{_e(ref.get('text'))}</pre>"
                          f"<small class=mono>{_e(ref.get('ids'))}</small>{_top_table(ref.get('top'))}</div>"
-                         f"<div class=side><b>{_e(c['title'])}</b> ({_e(cand.get('length'))} tokens, finish "
+                         f"<div class=side><b>{_e('candidate' if c['key'] == 'reference' else c['title'])}</b> "
+                         f"({_e(cand.get('length'))} tokens, finish "
                          f"{_e(cand.get('finish'))})<pre class=mono>{_e(cand.get('text'))}</pre>"
                          f"<small class=mono>{_e(cand.get('ids'))}</small>{_top_table(cand.get('top'))}</div>")
             # Closed by default (a large report stays fast to lay out); a cell's link opens it, since the
