@@ -54,10 +54,13 @@ def cache_zero_check(records: Sequence[Record], delta: Counters | None, *, check
 
 def speculation_summary(records: Sequence[Record], delta: Counters | None) -> dict:
     """Drafted / accepted per request and in total, from the records, else from the counters."""
-    per_request = {f"{r.id}@{r.condition.key}": {"drafted": r.drafted, "accepted": r.accepted}
-                   for r in records if r.drafted is not None}
-    drafted = sum(r.drafted for r in records if r.drafted is not None) if per_request else None
-    accepted = sum(r.accepted or 0 for r in records if r.drafted is not None) if per_request else None
+    # llama-server leaves draft counts out of a request that drafted nothing: once any request has them,
+    # the others drafted 0 (listed, so the table has every request).
+    speculating = any(r.drafted is not None for r in records)
+    per_request = {f"{r.key}@{r.condition.key}": {"drafted": r.drafted or 0, "accepted": r.accepted or 0}
+                   for r in records} if speculating else {}
+    drafted = sum(v["drafted"] for v in per_request.values()) if per_request else None
+    accepted = sum(v["accepted"] for v in per_request.values()) if per_request else None
     source = "per-request timings" if per_request else None
     drafts = None
     if delta is not None and delta.draft_tokens is not None:
