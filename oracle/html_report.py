@@ -201,7 +201,14 @@ def _splits_html(columns: list[dict], cells: dict[str, dict[str, dict]]) -> str:
             # link's target sits inside the details.
             out.append(f"<details><summary><b>{_e(pid)}</b> · {_e(c['title'])}: {_e(cell['label'])}</summary>"
                        f"<div id='{_cell_id(pid, c['key'])}'>{inner}</div></details>")
-    return "".join(out) or "<p>No split: every compared record is exact.</p>"
+    if out:
+        return "".join(out)
+    missing = sum(1 for row in cells.values() for cell in row.values()
+                  if cell["verdict"] not in ("exact", "recorded", "not-run", "inconclusive", "pass"))
+    if missing:
+        return (f"<p>{missing} non-exact cell(s) carry no split view in identity.json (written by an oracle "
+                "before split views were recorded): the grid gives their first-divergence positions.</p>")
+    return "<p>No split: every compared record is exact.</p>"
 
 
 def _bars(title: str, bars: list[tuple[str, float, str]], unit: str) -> str:
