@@ -67,6 +67,11 @@ class TokenComparison:
     def exact(self) -> bool:
         return self.verdict == EXACT
 
+    @property
+    def split_position(self) -> int:
+        """Where the two stop agreeing: the first divergence, or the reference's end when only finish reasons differ."""
+        return self.first_divergence if self.first_divergence is not None else self.reference_length
+
 
 def first_divergence(a: Sequence[int], b: Sequence[int]) -> int | None:
     """Smallest index where the arrays differ, the shorter length if one is a prefix, None if equal."""

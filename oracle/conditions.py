@@ -19,20 +19,25 @@ from .noise import NoiseEnvelope
 from .records import Record
 from .verdicts import DIVERGENT, EXACT, INFO, NEAR_TIE, PASS, WITHIN_NOISE, Check
 
-__all__ = ["compare_condition", "condition_check", "condition_counts", "required_exact", "worst"]
+__all__ = ["compare_condition", "condition_check", "condition_counts", "first_split", "headline_counts",
+           "required_exact", "verdict_rank", "worst"]
 
 _RANK = {EXACT: 0, WITHIN_NOISE: 1, NEAR_TIE: 2, DIVERGENT: 3}
 
 
+def verdict_rank(verdict: str) -> int:
+    """exact 0 < within-reference-noise 1 < near-tie 2 < divergent 3."""
+    return _RANK[verdict]
+
+
 def worst(*verdicts: str) -> str:
-    return max(verdicts, key=_RANK.__getitem__)
+    return max(verdicts, key=verdict_rank)
 
 
 def _side(result: TokenComparison, prompt: str, envelope: NoiseEnvelope | None) -> dict:
     verdict = result.verdict
     if verdict != EXACT and envelope is not None:
-        pos = result.first_divergence if result.first_divergence is not None else result.reference_length
-        if envelope.covers(prompt, pos):
+        if envelope.covers(prompt, result.split_position):
             verdict = WITHIN_NOISE
     return {"verdict": verdict, "first_divergence": result.first_divergence, "margin_nats": result.margin_nats,
             "reference_length": result.reference_length, "candidate_length": result.candidate_length,
@@ -77,7 +82,7 @@ def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], 
     counts = condition_counts(rows)
     strict = counts[EXACT] + counts[WITHIN_NOISE]
     splits = [r for r in rows if r["verdict"] != EXACT]
-    firsts = sorted(_first(r) for r in splits if _first(r) is not None)
+    firsts = sorted(f for f in map(first_split, splits) if f is not None)
     detail = f"{label}: {counts[EXACT]}/{n} exact"
     if rows and rows[0]["vs_reference"] is not None:
         same_c1 = sum(r["vs_c1"]["verdict"] == EXACT for r in rows)
@@ -108,7 +113,8 @@ def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], 
     return Check(check_id, kind, verdict, detail, lines, evidence)
 
 
-def _first(row: dict) -> int | None:
+def first_split(row: dict) -> int | None:
+    """A row's earliest first divergence, against c1 or the reference (None: no token split)."""
     positions = [s["first_divergence"] for s in (row["vs_c1"], row["vs_reference"]) if s and s["verdict"] != EXACT]
     positions = [p for p in positions if p is not None]
     return min(positions) if positions else None
@@ -123,3 +129,12 @@ def _row_line(row: dict) -> str:
         margin = f", margin {side['margin_nats']:.3f} nats" if side["margin_nats"] is not None else ""
         parts.append(f"vs {name}: {side['verdict']} at {where}{margin}")
     return f"{row['record']}: " + "; ".join(parts)
+
+
+def headline_counts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[str]:
+    """["c1 12/12", "c8 1/16", ..., "boots 2/2"] for a report's headline (boot 1 counts as agreeing)."""
+    parts = [f"{level} {v['counts']['exact']}/{v['records']}" for level, v in ladder.items()]
+    if boots:
+        same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
+        parts.append(f"boots {same + 1}/{len(boots) + 1}")
+    return parts

@@ -15,13 +15,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from .compare import first_divergence
+from .records import Condition, load_record
 
 __all__ = ["DiffError", "RunSide", "diff_runs", "load_side"]
 
-PRIMARY = "boot1-c1"
+PRIMARY = Condition().key
 # Identity fields that differ between any two runs of one configuration.
 _VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR")
 
@@ -41,8 +40,7 @@ class RunSide:
     identity: dict = field(default_factory=dict)
 
     def tokens(self, pid: str) -> list[int]:
-        with np.load(self.path / "records" / PRIMARY / f"{pid}.npz") as arrays:
-            return arrays["completion_ids"].tolist()
+        return load_record(self.path / "records", Condition(), pid).completion_ids
 
 
 def load_side(path: Path) -> RunSide:

@@ -16,6 +16,7 @@ from html import escape
 from typing import Iterable
 
 from .canary_results import canary_summary
+from .conditions import first_split, headline_counts, verdict_rank
 
 __all__ = ["grid", "render_html"]
 
@@ -74,8 +75,8 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
                 cells.setdefault(pid, {})[key] = {"verdict": "not-run", "label": "not-run", "split": None}
             continue
         for pid, rows in _group(ev.get("rows", [])).items():
-            worst = max(rows, key=lambda r: _RANK.get(r["verdict"], 0))
-            firsts = [f for r in rows for f in _firsts(r)]
+            worst = max(rows, key=lambda r: verdict_rank(r["verdict"]))
+            firsts = [f for f in map(first_split, rows) if f is not None]
             agree = sum(r["verdict"] == "exact" for r in rows)
             label = worst["verdict"] + (f" @{min(firsts)}" if firsts else "")
             if worst["verdict"] != "exact" and worst["vs_c1"]["verdict"] == "exact":
@@ -93,19 +94,11 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
     return columns, {pid: cells.get(pid, {}) for pid in prompts}
 
 
-_RANK = {"exact": 0, "within-reference-noise": 1, "near-tie": 2, "divergent": 3}
-
-
 def _group(rows: Iterable[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for r in rows:
         out.setdefault(r["prompt"], []).append(r)
     return out
-
-
-def _firsts(row: dict) -> list[int]:
-    return [s["first_divergence"] for s in (row.get("vs_c1"), row.get("vs_reference"))
-            if s and s["verdict"] != "exact" and s["first_divergence"] is not None]
 
 
 def _header(data: dict) -> str:
@@ -116,12 +109,7 @@ def _header(data: dict) -> str:
         parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
     else:
         parts.append(f"{s.get('records', [0, 0])[0]}/{s.get('records', [0, 0])[1]} recorded")
-    for level, v in (data.get("ladder") or {}).items():
-        parts.append(f"{level} {v['counts']['exact']}/{v['records']}")
-    boots = data.get("boots") or {}
-    if boots:
-        same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
-        parts.append(f"boots {same + 1}/{len(boots) + 1}")
+    parts += headline_counts(data.get("ladder") or {}, data.get("boots") or {})
     canaries = canary_summary(data.get("canaries") or {})
     if canaries:
         parts.append(f"canaries {canaries}")
@@ -235,8 +223,8 @@ def _plots(data: dict, cells: dict[str, dict[str, dict]]) -> str:
         ev = c.get("evidence") or {}
         if c["kind"] == "tokens" and c["verdict"] != "exact" and ev.get("first_divergence") is not None:
             firsts.append(ev["first_divergence"])
-        for r in ev.get("rows", []) if c["kind"] in ("ladder", "boot") else []:
-            firsts += _firsts(r)[:1]
+        if c["kind"] in ("ladder", "boot"):
+            firsts += [f for f in map(first_split, ev.get("rows", [])) if f is not None]
     out = []
     if firsts:
         hi = max(firsts) + 1

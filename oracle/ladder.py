@@ -15,6 +15,7 @@ from typing import Sequence
 
 from .prompting import RenderedPrompt
 from .records import Condition
+from .runner import one_at_a_time
 
 __all__ = ["ladder_condition", "ladder_waves"]
 
@@ -28,7 +29,7 @@ def ladder_waves(prompts: Sequence[RenderedPrompt], level: int, mode: str) -> li
     if not prompts:
         return []
     if level == 1:
-        return [[(p, 0)] for p in prompts]
+        return one_at_a_time(prompts)
     if mode == "same":
         return [[(prompts[0], i) for i in range(level)]]
     total = level * ceil(len(prompts) / level)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .canary_results import markdown_lines as canary_markdown_lines
+from .conditions import headline_counts
 from .html_report import render_html
 from .noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT, UNMEASURED
 from .records import atomic_write_bytes
@@ -114,10 +115,7 @@ def _headline(state: ReportState, data: dict) -> str:
                 else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact")
     else:
         head = f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
-    extra = [f"{level} {v['counts']['exact']}/{v['records']}" for level, v in state.ladder.items()]
-    if state.boots:
-        same = sum(v["counts"]["exact"] == v["records"] for v in state.boots.values())
-        extra.append(f"boots {same + 1}/{len(state.boots) + 1}")
+    extra = headline_counts(state.ladder, state.boots)
     return head + (" · " + " · ".join(extra) if extra else "")
 
 

@@ -1,7 +1,8 @@
 """Send a suite's token-id prompts to a backend and collect complete records.
 
-One connection per in-flight request; requests are never retried: a failure stops the
-run, and every record finished before it is kept (the callback has already saved it).
+Requests go in waves (one at a time is a wave of one), one connection per in-flight request.
+Requests are never retried: a failure stops the run, and every record finished before it is
+kept (the callback has already saved it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .overlap import achieved_concurrency
 from .prompting import RenderedPrompt
 from .records import Condition, Record
 
-__all__ = ["RunInterrupted", "RunResult", "run_condition", "run_waves"]
+__all__ = ["RunInterrupted", "RunResult", "one_at_a_time", "run_waves"]
 
 LOAD_POLL_S = 0.2  # server-side gauge sampling; each sample is a /metrics request the server must answer
 
@@ -38,7 +39,6 @@ class RunResult:
     counters_before: Counters | None
     counters_after: Counters | None
     wall_s: float = 0.0
-    missing: list[str] = field(default_factory=list)
     wave_overlap: list[int] = field(default_factory=list)  # achieved concurrency of each wave (client side)
     server_peak: int | None = None  # most requests the server reported processing at once, when it reports it
 
@@ -60,23 +60,6 @@ def _record(prompt: RenderedPrompt, condition: Condition, completion, started: f
     )
 
 
-async def _sequential(backend: Backend, prompts: Sequence[RenderedPrompt], condition: Condition, *,
-                      logprobs: int, seed: int, on_record: Callable[[Record], None]) -> list[Record]:
-    done: list[Record] = []
-    async with backend.async_client(connections=1) as client:
-        for p in prompts:
-            started = time.time()
-            try:
-                c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
-            except RequestFailed as exc:
-                missing = [q.id for q in prompts[len(done):]]
-                raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}", done, missing) from exc
-            rec = _record(p, condition, c, started, 0)
-            on_record(rec)
-            done.append(rec)
-    return done
-
-
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
     request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed)
     c = await backend.complete(client, request)
@@ -86,16 +69,9 @@ async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logpro
     return c
 
 
-def run_condition(backend: Backend, prompts: Sequence[RenderedPrompt], condition: Condition, *,
-                  logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
-    """Run every prompt once under condition, reading the server's counters right around it."""
-    before = backend.counters()
-    t0 = time.perf_counter()
-    records = asyncio.run(_sequential(backend, prompts, condition, logprobs=logprobs, seed=seed,
-                                      on_record=on_record))
-    wall = time.perf_counter() - t0
-    after = backend.counters()
-    return RunResult(condition, records, before, after, wall_s=wall)
+def one_at_a_time(prompts: Sequence[RenderedPrompt]) -> list[list[tuple[RenderedPrompt, int]]]:
+    """Waves of one: every prompt once, each sent when the one before it has finished."""
+    return [[(p, 0)] for p in prompts]
 
 
 async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> None:
@@ -116,8 +92,7 @@ async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> 
 
 async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
                  logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
-    width = max(len(w) for w in waves)
-    sent = [(p, i) for w in waves for p, i in w]
+    width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
@@ -131,22 +106,25 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 result.records.append(rec)
                 return rec
 
-            await _send_waves(backend, waves, condition, sent, one, result)
+            await _send_waves(backend, waves, condition, one, result)
 
 
-async def _send_waves(backend: Backend, waves, condition: Condition, sent, one, result: RunResult) -> None:
+async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
+    """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
     for wave in waves:
         stop, samples = asyncio.Event(), []
-        poller = asyncio.create_task(_poll_load(backend, samples, stop))
+        # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
+        poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
         outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
         stop.set()
-        await poller
+        if poller is not None:
+            await poller
         if samples:
             result.server_peak = max(result.server_peak or 0, max(samples))
         failed = [(p, o) for (p, _), o in zip(wave, outcomes) if isinstance(o, BaseException)]
         if failed:
             done = {(r.id, r.repeat) for r in result.records}
-            missing = [p.id if i == 0 else f"{p.id}~{i}" for p, i in sent if (p.id, i) not in done]
+            missing = [p.id if i == 0 else f"{p.id}~{i}" for w in waves for p, i in w if (p.id, i) not in done]
             p, exc = failed[0]
             if not isinstance(exc, RequestFailed):
                 raise exc

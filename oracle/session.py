@@ -14,7 +14,7 @@ import pytest
 
 from .backends import Backend, RequestFailed, make_backend, parse_backend
 from .compare import TokenSide, compare_tokens
-from .conditions import compare_condition, condition_check, required_exact
+from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
 from .embedded import default_model, embedded_command, llama_cpp_tools
 from .evidence import cache_zero_check, speculation_check, speculation_summary
@@ -27,7 +27,7 @@ from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text
 from .records import Condition, Record, save_record
 from .reference import Reference, ReferenceError, check_record_target, load_reference, write_reference
 from .report import ReportState, write_report
-from .runner import RunInterrupted, RunResult, run_condition, run_waves
+from .runner import RunInterrupted, RunResult, one_at_a_time, run_waves
 from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
@@ -36,6 +36,7 @@ from .splits import describe_split, split_view
 __all__ = ["GateSession"]
 
 PRIMARY = Condition()
+_NO_SPLIT = 1 << 30  # sorts rows without a token split last
 
 
 class GateSession:
@@ -210,15 +211,9 @@ class GateSession:
             return
         self._ran = True
         assert self.backend is not None
-        self.progress.start(PRIMARY.key, len(self.rendered))
-        try:
-            self.result = run_condition(self.backend, self.rendered, PRIMARY, logprobs=self.options.logprobs,
-                                        seed=self.options.seed, on_record=self._keep)
-        except RunInterrupted as exc:
-            self._interrupted(exc)
+        self.result = self._run(PRIMARY, one_at_a_time(self.rendered), self._keep)
+        if self.result is None:
             return
-        finally:
-            self.progress.end()
         delta = self.result.counters_delta
         self._log_run(self.result)
         self.state.speculation = speculation_summary(self.result.records, delta)
@@ -231,6 +226,18 @@ class GateSession:
                 "several); near-tie verdicts at those positions rest on the reference's margin alone")
         self.state.complete = True
         write_report(self.report_dir, self.state)
+
+    def _run(self, condition: Condition, waves, on_record) -> RunResult | None:
+        """One condition's waves with its progress line; None when a request failed (the run is interrupted)."""
+        self.progress.start(condition.key, sum(len(w) for w in waves))
+        try:
+            return run_waves(self.backend, waves, condition, logprobs=self.options.logprobs, seed=self.options.seed,
+                             on_record=on_record)
+        except RunInterrupted as exc:
+            self._interrupted(exc)  # also writes the report with every record saved so far
+            return None
+        finally:
+            self.progress.end()
 
     def _interrupted(self, exc: RunInterrupted) -> None:
         self.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished record(s) of "
@@ -290,8 +297,7 @@ class GateSession:
         detail = f"{where} of {len(ref.completion_ids)} ({result.reason})"
         lines = describe_split(ref, rec, result, self._decode)
         evidence["split"] = split_view(ref, rec, result.first_divergence, self._decode)
-        position = result.first_divergence if result.first_divergence is not None else result.reference_length
-        if self.envelope and self.envelope.covers(pid, position):
+        if self.envelope and self.envelope.covers(pid, result.split_position):
             first = self.envelope.varies[pid]["first_position"]
             return Check(cid, "tokens", WITHIN_NOISE, f"{detail}; the reference itself varies on this prompt from "
                          f"token {first} ({', '.join(self.envelope.varies[pid]['conditions'])})", lines, evidence)
@@ -338,7 +344,7 @@ class GateSession:
         # One split view per prompt and condition (its earliest split) for the report's split viewer.
         by_key = {r.key: r for r in result.records}
         shown: set[str] = set()
-        for row in sorted(rows, key=lambda r: _earliest(r)):
+        for row in sorted(rows, key=lambda r: _NO_SPLIT if first_split(r) is None else first_split(r)):
             if row["verdict"] == EXACT or row["prompt"] in shown:
                 continue
             shown.add(row["prompt"])
@@ -354,15 +360,9 @@ class GateSession:
         if (early := self._condition_ready(cid, "ladder")) is not None:
             return early
         waves = ladder_waves(self.rendered, level, self.options.ladder_mode)
-        self.progress.start(ladder_condition(level).key, sum(len(w) for w in waves))
-        try:
-            result = run_waves(self.backend, waves, ladder_condition(level), logprobs=self.options.logprobs,
-                               seed=self.options.seed, on_record=self._keep_in_wave)
-        except RunInterrupted as exc:
-            self._interrupted(exc)  # also writes the report with every record saved so far
+        result = self._run(ladder_condition(level), waves, self._keep_in_wave)
+        if result is None:
             return self._not_run(cid, "ladder")
-        finally:
-            self.progress.end()
         rows = self._condition_rows(result)
         check = condition_check(cid, "ladder", f"c{level}", rows, recording=self.mode == "record",
                                 required=required_exact(level, len(rows), self.options.ladder_min))
@@ -396,15 +396,9 @@ class GateSession:
         self.backend = make_backend(self.options.backend, self.server.url, timeout_s=self.options.request_timeout)
         self.state.identity.setdefault("boots", {})[str(boot)] = {"server": self.backend.server_identity(),
                                                                   "url": self.server.url}
-        self.progress.start(Condition(boot=boot).key, len(self.rendered))
-        try:
-            result = run_condition(self.backend, self.rendered, Condition(boot=boot), logprobs=self.options.logprobs,
-                                   seed=self.options.seed, on_record=self._keep)
-        except RunInterrupted as exc:
-            self._interrupted(exc)
+        result = self._run(Condition(boot=boot), one_at_a_time(self.rendered), self._keep)
+        if result is None:
             return self._not_run(cid, "boot")
-        finally:
-            self.progress.end()
         rows = self._condition_rows(result)
         check = condition_check(cid, "boot", f"boot {boot}", rows, required=len(rows),
                                 recording=self.mode == "record")
@@ -487,12 +481,6 @@ def _fresh(folder: Path) -> Path:
         n += 1
         candidate = folder.with_name(f"{folder.name}-{n}")
     return candidate
-
-
-def _earliest(row: dict) -> int:
-    firsts = [s["first_divergence"] for s in (row["vs_c1"], row["vs_reference"])
-              if s and s["verdict"] != EXACT and s["first_divergence"] is not None]
-    return min(firsts) if firsts else 1 << 30
 
 
 def _condition_summary(check: Check, rows: list[dict]) -> dict:

@@ -52,15 +52,6 @@ def tiny_suite(tmp_path) -> Path:
     return write_suite(tmp_path, "tiny", rows)
 
 
-def gate_args(suite: Path, report: Path, *extra: str) -> list[str]:
-    return ["-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite}", "--max-tokens=32",
-            f"--report-dir={report}", *extra]
-
-
-def report_of(folder: Path) -> dict:
-    return json.loads((folder / "identity.json").read_text())
-
-
 @pytest.fixture
 def gate_run(pytester, tiny_suite):
     """Run the gate in-process with the tiny suite at 32 tokens; the result carries `.folder` (its report)."""

@@ -90,32 +90,26 @@ class FaultProxy:
         self.server.server_close()
 
 
-def change_token(*, request_index: int, position: int, delta: int = 1):
-    """Change the completion token at `position` of the request_index-th /completion request."""
-
-    def rewrite(chunk: dict, ctx: dict) -> dict:
-        ids = chunk.get("tokens") or []
-        if ctx.get("index") == request_index:
-            start = ctx["tokens_seen"]
-            if start <= position < start + len(ids):
-                ids[position - start] += delta
-                chunk["tokens"] = ids
-        ctx["tokens_seen"] += len(ids)
-        return chunk
-
-    return rewrite
-
-
-def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
-    """Change the token at `position` of every request that sees `at_least` requests in flight when it gets there."""
+def _change_at(position: int, delta: int, when):
+    """Chunk rewriter: add delta to the token at `position` of each request for which when(ctx) holds there."""
 
     def rewrite(chunk: dict, ctx: dict) -> dict:
         ids = chunk.get("tokens") or []
         start = ctx["tokens_seen"]
-        if start <= position < start + len(ids) and ctx["proxy"].in_flight >= at_least:
+        if start <= position < start + len(ids) and when(ctx):
             ids[position - start] += delta
             chunk["tokens"] = ids
         ctx["tokens_seen"] += len(ids)
         return chunk
 
     return rewrite
+
+
+def change_token(*, request_index: int, position: int, delta: int = 1):
+    """Change the completion token at `position` of the request_index-th /completion request."""
+    return _change_at(position, delta, lambda ctx: ctx.get("index") == request_index)
+
+
+def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
+    """Change the token at `position` of every request that sees `at_least` requests in flight when it gets there."""
+    return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight >= at_least)

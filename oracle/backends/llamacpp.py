@@ -84,15 +84,19 @@ class LlamaCppBackend:
             "chat_template_source": "server /props",
         }
 
-    def counters(self) -> Counters | None:
-        """Counters from /metrics, or None when the server runs without --metrics."""
+    def _metrics(self, timeout: float | None = None) -> dict[str, float] | None:
+        """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""
         try:
-            r = self._client.get("/metrics")
+            r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
         except httpx.HTTPError:
             return None
-        if r.status_code != 200:
+        return parse_prometheus(r.text) if r.status_code == 200 else None
+
+    def counters(self) -> Counters | None:
+        """Counters from /metrics, or None when the server runs without --metrics."""
+        m = self._metrics()
+        if m is None:
             return None
-        m = parse_prometheus(r.text)
         return Counters(
             prompt_tokens_cached=m.get("llamacpp:prompt_tokens_cached_total"),
             drafts=m.get("llamacpp:spec_decode_num_drafts_total"),
@@ -102,13 +106,7 @@ class LlamaCppBackend:
 
     def load(self) -> int | None:
         """Requests the server is processing now (`llamacpp:requests_processing`), None without --metrics."""
-        try:
-            r = self._client.get("/metrics", timeout=5.0)
-        except httpx.HTTPError:
-            return None
-        if r.status_code != 200:
-            return None
-        value = parse_prometheus(r.text).get("llamacpp:requests_processing")
+        value = (self._metrics(timeout=5.0) or {}).get("llamacpp:requests_processing")
         return None if value is None else int(value)
 
     def speculative_config(self) -> str | None:
