@@ -54,3 +54,19 @@ def test_ladder_min_accepts_a_level_with_enough_exact_records(gate_run, llama_se
     result.assert_outcomes(passed=3 + 2 + 2)
     c4 = [c for c in read_report(result.folder)["checks"] if c["id"] == "ladder[c4]"][0]
     assert c4["verdict"] == "pass" and "(at least 0 required)" in c4["detail"]
+
+
+def test_prefix_cache_reused_at_a_level_fails_it(gate_run, llama_server, read_report):
+    """A proxy turns prompt caching back on: the c1 repeat finds its prompts cached and fails the level."""
+    server = llama_server()
+
+    def cache_on(path, body):
+        return dict(body, cache_prompt=True) if path.startswith("/completion") else body
+
+    with FaultProxy(server.url, rewrite_request=cache_on) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--ladder=1", report="cached")
+    assert result.ret == 1
+    check = [c for c in read_report(result.folder)["checks"] if c["id"] == "ladder[c1]"][0]
+    assert check["verdict"] == "fail" and check["detail"].startswith("prefix cache was reused")
+    assert check["evidence"]["cache"]["verdict"] == "fail"
+    result.stdout.fnmatch_lines(["*ladder[[]c1[]]: fail: prefix cache was reused*"])
