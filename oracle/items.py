@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from .placement import server_label
 from .verdicts import Check
 
 __all__ = ["GateCollector", "GateFailure", "GateItem", "MAX_MESSAGE_LINES"]
@@ -59,20 +60,28 @@ class GateCollector(pytest.Collector):
     """The gate's items: record[...] / tokens[...] / run[...] per prompt, the evidence items, the ladder
     levels, the later boots."""
 
-    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, **kw) -> None:
+    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, servers: int = 1,
+                 **kw) -> None:
         super().__init__(**kw)
         self.prompt_ids = prompt_ids
         self.mode = mode
         self.ladder = ladder
         self.boots = boots
+        self.servers = servers
 
     def collect(self):
         per_prompt = {"gate": "tokens", "record": "record", "run": "record"}[self.mode]
         label = {"gate": "tokens", "record": "record", "run": "run"}[self.mode]
         for pid in self.prompt_ids:
             yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
-        yield GateItem.from_parent(self, name="cache-zero", kind="cache")
-        yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        if self.servers == 1:
+            yield GateItem.from_parent(self, name="cache-zero", kind="cache")
+            yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        else:  # each server proves its own run (see placement.py)
+            for s in range(self.servers):
+                yield GateItem.from_parent(self, name=f"cache-zero[{server_label(s)}]", kind="cache", key=s)
+            for s in range(self.servers):
+                yield GateItem.from_parent(self, name=f"speculation[{server_label(s)}]", kind="speculation", key=s)
         # Ladder levels run in boot 1, before any restart; then each later boot.
         for level in self.ladder:
             yield GateItem.from_parent(self, name=f"ladder[c{level}]", kind="ladder", key=level)
@@ -83,7 +92,8 @@ class GateCollector(pytest.Collector):
 def make_collector(session: pytest.Session, gate) -> GateCollector:
     return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
                                      prompt_ids=gate.suite.ids(), mode=gate.mode,
-                                     ladder=gate.options.ladder, boots=gate.options.boots)
+                                     ladder=gate.options.ladder, boots=gate.options.boots,
+                                     servers=gate.options.workers)
 
 
 GATE_KEY = pytest.StashKey()
