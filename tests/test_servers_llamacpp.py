@@ -112,3 +112,28 @@ def test_each_worker_launches_its_own_server_and_boots_restart_it(gate_run, llam
             for s in servers}
     assert logs == {"server1": ["server-boot1.log"], "server2": ["server-boot1.log", "server-boot2.log"]}
     assert rep["determinism"] == "across-boots" and rep["verdict"] == "pass"
+
+
+def test_a_server_lost_midway_leaves_every_record_and_a_partial_merged_report(gate_run, llama_server, read_report):
+    a, b = llama_server("-t 1"), llama_server("-t 1")
+
+    def cut(chunk, ctx):
+        ctx["tokens_seen"] += len(chunk.get("tokens") or [])
+        if ctx["tokens_seen"] > 5:
+            raise ConnectionAbortedError("planted: the server went away mid-stream")
+        return chunk
+
+    with FaultProxy(b.url, rewrite_chunk=cut) as proxy:
+        result = gate_run("-n", "2", f"--url={a.url},{proxy.url}", report="lost")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*= 4 passed, 3 not-run in *"])  # server2's run[...], cache-zero, speculation
+    rep = read_report(result.folder)
+    assert rep["verdict"] == "partial" and rep["interruption"].startswith("server2: ")
+    assert "No request was retried" in rep["interruption"]
+    kept = sorted(k for k in rep["records"]["finished"])
+    assert kept == ["code-palindrome@boot1-c1", "math-derivative@boot1-c1"]  # server1's share, on disk
+    for k in kept:
+        meta = rep["records"]["finished"][k]
+        assert (result.folder / meta["folder"] / "boot1-c1" / f"{k.split('@')[0]}.npz").is_file()
+    assert (result.folder / "servers" / "server2" / "identity.json").is_file()
+    assert "**Stopped midway:** server2: " in (result.folder / "identity.md").read_text()
