@@ -56,7 +56,7 @@ def merge_states(state: ReportState, payloads: dict[int, dict | None], *, worker
         if ident:
             identities[label] = ident
             if not state.identity:
-                state.identity = {k: v for k, v in ident.items() if k not in ("url", "launch_command", "boots")}
+                state.identity = {k: v for k, v in ident.items() if k not in ("url", "boots")}
         servers.append({"label": label, "worker": f"gw{index}", "url": p["url"],
                         "launch_command": ident.get("launch_command"), "server": ident.get("server"),
                         "boots": ident.get("boots"), "report": str(Path("servers") / label),

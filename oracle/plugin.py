@@ -174,6 +174,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if gate.state.interruption:
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
+    for check in gate.state.checks:
+        if check.kind == "servers" and check.outcome == "failed":
+            tr.write_line(f"oracle: {check.detail}:\n" + "\n".join(check.lines), red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
     if (gate.report_dir / "identity.json").exists():

@@ -9,6 +9,7 @@ import shlex
 import numpy as np
 import pytest
 
+from oracle.diff import diff_runs
 from oracle.embedded import embedded_command
 from proxy import FaultProxy, change_token
 
@@ -62,6 +63,8 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
     for label in ("server1", "server2"):  # each worker's own report and records stay on disk
         assert (gate2.folder / "servers" / label / "identity.json").is_file()
     assert "<h2>Servers</h2>" in (gate2.folder / "identity.html").read_text()
+    diff = diff_runs(gate2.folder, gate1.folder)  # the merged report reads like any other
+    assert [p["status"] for p in diff.prompts] == ["identical"] * 3 and diff.identity_changes == []
 
 
 def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_server, read_report):
@@ -94,6 +97,24 @@ def test_servers_with_different_models_are_refused_naming_the_fields(gate_run, l
     notes = read_report(allowed.folder)["notes"]
     mixed = [n for n in notes if n.startswith("the servers differ (--allow-mixed-servers): ")]
     assert len(mixed) == 1 and "model.sha256: server1" in mixed[0] and "server.model_path: server1" in mixed[0]
+
+
+def test_launched_servers_that_differ_fail_the_merged_report(gate_run, llama_tools, model_path, q4_0_model,
+                                                            read_report):
+    inner = embedded_command(llama_tools, model_path, "-t 1").removeprefix("exec ")
+    inner = inner.replace(shlex.quote(str(model_path)), '"$M"')
+    assert '"$M"' in inner
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in llama_tools.env.items())
+    launch = (f"if [ {{worker}} = 0 ]; then M={shlex.quote(str(model_path))}; else M={shlex.quote(str(q4_0_model))}; "
+              f"fi; {env} exec {inner}")
+    result = gate_run("-n", "2", f"--launch={launch}", report="launched-mixed")
+    assert result.ret == 1
+    result.assert_outcomes(passed=3 + 2 + 2)  # every item passed on its own server ...
+    result.stdout.fnmatch_lines(["oracle: the 2 servers are not one configuration: * identity field(s) differ:*"])
+    rep = read_report(result.folder)  # ... but the servers were not one configuration
+    servers_check = [c for c in rep["checks"] if c["id"] == "servers"]
+    assert rep["verdict"] == "fail" and servers_check[0]["outcome"] == "failed"
+    assert any(line.strip().startswith("server.model_path: server1") for line in servers_check[0]["lines"])
 
 
 def test_each_worker_launches_its_own_server_and_boots_restart_it(gate_run, llama_tools, model_path, read_report):
