@@ -172,7 +172,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return
-    tr.ensure_newline()  # after the progress dots
+    if tr._tw.width_of_current_line:  # after the progress dots (xdist's progress does not end its line)
+        tr.write("\n")
     if gate.state.interruption:
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
     for check in gate.state.checks:
