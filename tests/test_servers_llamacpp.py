@@ -47,7 +47,9 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
         assert h1 == h2
     assert [s["url"] for s in m2["identity"]["servers"]] == [a.url, b.url]
 
-    gate2 = gate_run("-n", "2", both, "--ladder=1,2", "--reference=ref2", report="gate2")
+    servers_file = root / "servers.txt"  # the same two servers, as a file
+    servers_file.write_text(f"# one per card\n{a.url}\n{b.url}  # the second card\n")
+    gate2 = gate_run("-n", "2", f"--servers={servers_file}", "--ladder=1,2", "--reference=ref2", report="gate2")
     gate2.assert_outcomes(passed=3 + 2 + 2 + 2)
     gate1 = gate_run(f"--url={a.url}", "--ladder=1,2", "--reference=ref2", report="gate1")
     gate1.assert_outcomes(passed=3 + 1 + 1 + 2)
