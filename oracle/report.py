@@ -39,6 +39,7 @@ class ReportState:
     runs: list[dict] = field(default_factory=list)
     speculation: dict | None = None
     cache: dict | None = None
+    evidence: dict | None = None  # which evidence the server gave (ids or text, logprobs, cached tokens, counters)
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
@@ -90,6 +91,7 @@ class ReportState:
             "checks": [c.as_dict() for c in self.checks],
             "speculation": self.speculation,
             "cache": self.cache,
+            "evidence": self.evidence,
             "canaries": self.canaries,
             "ladder": self.ladder,
             "boots": self.boots,
@@ -156,6 +158,11 @@ def _markdown(state: ReportState, data: dict) -> str:
         lines.append(f"- reference: {data['reference']['path']} (kind {data['reference']['kind']})")
     if state.recorded_reference:
         lines.append(f"- recorded reference: {state.recorded_reference}")
+    ev = data.get("evidence")
+    if ev:
+        counters = ev["counters"] if isinstance(ev["counters"], str) else ", ".join(ev["counters"])
+        lines.append(f"- evidence the server gave: token ids {ev['token_ids']}; logprobs {ev['logprobs']}; "
+                     f"cached tokens {ev['cached_tokens']}; counters {counters}")
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
     spec = data["speculation"]

@@ -16,11 +16,12 @@ from .backends import Backend, RequestFailed, make_backend, parse_backend
 from .compare import TokenSide, compare_tokens
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
-from .embedded import default_model, embedded_command, llama_cpp_tools
+from .embedded import EmbeddedError, default_model, embedded_command, llama_cpp_tools
+from .evidence_sources import CACHE_POLICY, cache_hint, evidence_sources
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
-from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
+from .identity import accelerator_identity, filtered_environment, host_identity, model_sha256, package_versions
 from .options import GateOptions
 from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
@@ -32,6 +33,7 @@ from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split, split_view
+from .vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
 
 __all__ = ["GateSession"]
 
@@ -100,9 +102,7 @@ class GateSession:
             if o.launch:
                 command = o.launch
             else:
-                tools = llama_cpp_tools()
-                self._model_path = Path(o.model) if o.model else default_model()
-                command, env = embedded_command(tools, self._model_path, o.server_args), tools.env
+                command, env = self._embedded_command()
             self.server = LaunchedServer(command, log_dir=self.report_dir, env=env, worker=self.worker)
             try:
                 self.server.start(self._healthy)
@@ -116,10 +116,25 @@ class GateSession:
         try:
             self._render()
             self.state.identity = self._identity(command)
-        except RequestFailed as exc:
+        except (RequestFailed, EmbeddedError) as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
         self._check_prompt_tokens()
         write_report(self.report_dir, self.state)
+
+    def _embedded_command(self) -> tuple[str, dict[str, str] | None]:
+        """The embedded default of this family: llama-server, or vLLM CPU serving the same weights."""
+        o = self.options
+        gguf = Path(o.model) if o.model else default_model()
+        if self.family == "llamacpp":
+            tools = llama_cpp_tools()
+            self._model_path = gguf
+            return embedded_command(tools, gguf, o.server_args), tools.env
+        if self.family == "vllm" and self.platform in ("", "cpu"):
+            vtools = vllm_cpu_tools()
+            self._model_path = hf_model(vtools, gguf)
+            return vllm_cpu_command(vtools, self._model_path, o.server_args), None
+        raise pytest.UsageError(f"--backend {o.backend}: no embedded server for this backend; give --url of a "
+                                "running server or --launch CMD (the embedded defaults are llamacpp and vllm-cpu)")
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).
@@ -150,12 +165,13 @@ class GateSession:
                 return LocalTokenizer(self.options.tokenizer)
             except (OSError, GGUFError) as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if self._model_path is not None:
+        if self._model_path is not None and self._model_path.is_file():
             try:
                 return LocalTokenizer(self._model_path)
             except GGUFError:
                 return None
-        return None
+        served = getattr(self.backend, "tokenizer_path", lambda: None)()
+        return LocalTokenizer(served) if served else None
 
     def _identity(self, command: str | None) -> dict:
         assert self.backend is not None
@@ -173,13 +189,13 @@ class GateSession:
             "launch_command": redact_command(command) if command else None,
             "server_args": self.options.server_args or None,
             "server": server,
-            "model": {"path": model_path, "sha256": file_sha256(model_path) if model_path else None},
+            "model": {"path": model_path, "sha256": model_sha256(model_path) if model_path else None},
             "tokenizer": {"source": tok.source if tok else "server endpoint", "path": str(tok.path) if tok else None,
                           "sha256": tok.sha256 if tok else None},
             "chat_template_sha256": self._template_sha256,
             "suite_sha256": self.suite.sha256,
             "request": {"temperature": 0.0, "top_k": 1, "seed": self.options.seed, "logprobs": self.options.logprobs,
-                        "cache_prompt": False},
+                        "cache": CACHE_POLICY.get(self.family)},
             "environment": filtered_environment(),
             "host": host_identity(),
             "accelerator": accelerator_identity(),
@@ -220,10 +236,17 @@ class GateSession:
         positions = sum(len(r.completion_ids) for r in self.result.records)
         bare = sum(1 for r in self.result.records for t in r.top_ids if not t)
         if bare and self.options.logprobs:
+            why = (" (llama-server sends them only for the first token of each streamed piece, and a speculative "
+                   "step streams several)" if self.family == "llamacpp" else "")
             self.state.notes.append(
-                f"the server returned no top-k logprobs at {bare} of {positions} completion positions (llama-server "
-                "sends them only for the first token of each streamed piece, and a speculative step streams "
-                "several); near-tie verdicts at those positions rest on the reference's margin alone")
+                f"the server returned no top-k logprobs at {bare} of {positions} completion positions{why}; "
+                "near-tie verdicts at those positions rest on the reference's margin alone")
+        self.state.evidence = evidence_sources(self.result.records, delta, self.family)
+        if self.state.evidence.get("downgrade"):
+            self.state.notes.append(self.state.evidence["downgrade"])
+        fingerprints = sorted(getattr(self.backend, "system_fingerprints", ()))
+        if fingerprints:
+            self.state.identity.setdefault("server", {})["system_fingerprint"] = ", ".join(fingerprints)
         self.state.complete = True
         write_report(self.report_dir, self.state)
 
@@ -306,8 +329,7 @@ class GateSession:
     def cache_check(self) -> Check:
         if not self.state.complete:
             return self._not_run("cache-zero", "cache")
-        hint = "start llama-server with --metrics" if self.family == "llamacpp" else "expose the server's /metrics"
-        check = cache_zero_check(self.result.records, self.result.counters_delta, counters_hint=hint)
+        check = cache_zero_check(self.result.records, self.result.counters_delta, **cache_hint(self.family))
         self.state.cache = check.evidence | {"verdict": check.verdict}
         return check
 
@@ -410,7 +432,7 @@ class GateSession:
     def _condition_evidence(self, check: Check, result: RunResult) -> None:
         """Cache reuse under any condition fails it; its speculation counts are kept beside it."""
         self._log_run(result, overlap=check.evidence.get("overlap"))
-        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id)
+        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, **cache_hint(self.family))
         check.evidence["cache"] = cache.evidence | {"verdict": cache.verdict}
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
         if cache.verdict == "fail":
