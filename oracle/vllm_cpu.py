@@ -51,9 +51,10 @@ def distribution(name):
 
 metadata.version, metadata.distribution = version, distribution
 
-from vllm.entrypoints.cli.main import main  # noqa: E402
+if __name__ == "__main__":  # vLLM's engine processes are spawned: they re-import this file as __mp_main__
+    from vllm.entrypoints.cli.main import main
 
-sys.exit(main())
+    sys.exit(main())
 '''
 
 _CONVERT = '''"""GGUF -> Hugging Face folder, dequantized to float32 (written by oracle)."""

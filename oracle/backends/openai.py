@@ -42,6 +42,7 @@ class OpenAIBackend:
         self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
         self._models: list[dict] | None = None
         self.system_fingerprints: set[str] = set()
+        self._key_tokenizer = None
 
     # -- administration (sync) -------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> httpx.Response:
@@ -204,6 +205,7 @@ class OpenAIBackend:
         return body
 
     def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
+        """A refused request (an HTTP error, or an error message in the stream)."""
         return RequestFailed(f"POST {self.completions_path}: HTTP {status}: {detail}")
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
@@ -228,7 +230,9 @@ class OpenAIBackend:
                         break
                     chunk = json.loads(payload)
                     if "error" in chunk:
-                        raise RequestFailed(f"POST {self.completions_path}: server error {chunk['error']}")
+                        error = chunk["error"]
+                        code = error.get("code") if isinstance(error, dict) else None
+                        raise self._refused(code if isinstance(code, int) else 0, f"server error {error}", request)
                     now = time.perf_counter() - start
                     if chunk.get("system_fingerprint"):
                         out.system_fingerprint = chunk["system_fingerprint"]
@@ -259,8 +263,20 @@ class OpenAIBackend:
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
         return out
 
-    @staticmethod
-    def _take_tokens(out: Completion, choice: dict, now: float) -> None:
+    def _key_to_id(self, key: str) -> int | None:
+        """A top-k key that is a token string, as an id: by the served model's tokenizer when it encodes the
+        string to exactly one token; else None (never guessed)."""
+        if self._key_tokenizer is None:
+            path = self.tokenizer_path()
+            if path is None:
+                return None
+            from tokenizers import Tokenizer
+
+            self._key_tokenizer = Tokenizer.from_file(str(path))
+        ids = self._key_tokenizer.encode(key, add_special_tokens=False).ids
+        return ids[0] if len(ids) == 1 else None
+
+    def _take_tokens(self, out: Completion, choice: dict, now: float) -> None:
         lp = choice.get("logprobs") or {}
         ids = choice.get("token_ids")
         content = lp.get("content") if isinstance(lp, dict) else None
@@ -272,7 +288,7 @@ class OpenAIBackend:
             if choice.get("text"):
                 out.token_times_s.append(now)  # one time per text piece: only the first one is kept
             return
-        chosen, tops = _logprob_rows(lp, len(ids))
+        chosen, tops = _logprob_rows(lp, len(ids), self._key_to_id)
         for i, tid in enumerate(ids):
             out.completion_ids.append(int(tid))
             out.token_times_s.append(now)
@@ -289,16 +305,16 @@ def _take_usage(out: Completion, usage: dict | None) -> None:
         out.cached_prompt_tokens = int(details["cached_tokens"])
 
 
-def _key_id(key) -> int | None:
+def _key_id(key, key_to_id) -> int | None:
     if isinstance(key, int):
         return key
     key = str(key)
-    return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else None
+    return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else key_to_id(key)
 
 
-def _logprob_rows(lp: dict, n: int) -> tuple[list[float], list[list[tuple[int, float]]]]:
-    """(chosen-token logprob, top-k as (id, logprob) best first) for n tokens; NaN / [] where absent
-    (top-k keys that are token strings, not ids, cannot be mapped without ambiguity)."""
+def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[tuple[int, float]]]]:
+    """(chosen-token logprob, top-k as (id, logprob) best first) for n tokens; NaN / [] where absent.
+    A row whose token-string keys do not all map to one id each is left empty, never guessed."""
     chosen = [float("nan")] * n
     tops: list[list[tuple[int, float]]] = [[] for _ in range(n)]
     if not lp:
@@ -311,7 +327,7 @@ def _logprob_rows(lp: dict, n: int) -> tuple[list[float], list[list[tuple[int, f
     for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
         chosen[i] = float("nan") if v is None else float(v)
     for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
-        pairs = [(_key_id(k), float(v)) for k, v in (row or {}).items()]
+        pairs = [(_key_id(k, key_to_id), float(v)) for k, v in (row or {}).items()]
         if pairs and all(k is not None for k, _ in pairs):
             # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
             tops[i] = sorted(pairs, key=lambda p: -p[1])

@@ -11,6 +11,8 @@ tokens, accepted per draft position). Gated servers should run with `--no-enable
 
 from __future__ import annotations
 
+import re
+
 from .base import Completion, CompletionRequest, RequestFailed
 from .openai import OpenAIBackend
 
@@ -47,6 +49,13 @@ class VLLMBackend(OpenAIBackend):
     def server_identity(self) -> dict:
         identity = super().server_identity()
         identity["server"] = "vllm"
+        # vllm:cache_config_info carries the cache settings as labels: whether prefix caching is on, block size.
+        text = self._metrics(timeout=5.0) or ""
+        line = next((x for x in text.splitlines() if x.startswith("vllm:cache_config_info{")), "")
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        if labels:
+            identity["prefix_caching"] = labels.get("enable_prefix_caching")
+            identity["block_size"] = labels.get("block_size")
         return identity
 
     def speculative_config(self) -> str | None:
