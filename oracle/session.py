@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from .backends import Backend, RequestFailed, make_backend, parse_backend
+from .backends.base import IDS_FROM_TEXT
 from .compare import TokenSide, compare_tokens
+from .text_compare import text_check
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
 from .embedded import EmbeddedError, default_model, embedded_command, llama_cpp_tools
@@ -298,6 +300,9 @@ class GateSession:
         rec = self.records.get(pid)
         if rec is None:
             return self._not_run(f"record[{pid}]", "record")
+        if rec.ids_source == IDS_FROM_TEXT:
+            return Check(f"record[{pid}]", "record", PASS, f"{len(rec.text)} characters of text, finish "
+                         f"{rec.finish_reason} (the server returned no token ids: text only)")
         return Check(f"record[{pid}]", "record", PASS,
                      f"{len(rec.completion_ids)} tokens, finish {rec.finish_reason}, sha256 {rec.completion_sha256[:12]}")
 
@@ -308,6 +313,8 @@ class GateSession:
             return self._not_run(cid, "tokens")
         assert self.reference is not None
         ref = self.reference.record(pid)
+        if IDS_FROM_TEXT in (rec.ids_source, ref.ids_source):
+            return text_check(cid, ref, rec)
         result = compare_tokens(TokenSide.of(ref), TokenSide.of(rec), near_tie_nats=self.options.near_tie_nats)
         evidence = {"first_divergence": result.first_divergence, "reference_length": result.reference_length,
                     "candidate_length": result.candidate_length, "reference_token": result.reference_token,
