@@ -80,6 +80,8 @@ def speculation_summary(records: Sequence[Record], delta: Counters | None) -> di
             drafted, accepted, source = delta.draft_tokens, delta.accepted_tokens or 0, "server counters"
         drafts = delta.drafts
     out = {"drafted": drafted, "accepted": accepted, "source": source, "per_request": per_request}
+    if delta is not None and delta.accepted_per_position:
+        out["accepted_per_position"] = list(delta.accepted_per_position)  # vLLM: accepted at draft position 0, 1, ...
     if drafted:
         out["rate"] = accepted / drafted
     if drafts:

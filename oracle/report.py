@@ -169,7 +169,9 @@ def _markdown(state: ReportState, data: dict) -> str:
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
         mal = f", mean accepted length {spec['mean_accepted_length']:.2f}" if spec.get("mean_accepted_length") else ""
-        lines.append(f"- speculation: drafted {spec['drafted']:g}, accepted {spec['accepted']:g}{rate}{mal} "
+        per_pos = (f", accepted per draft position {', '.join(f'{v:g}' for v in spec['accepted_per_position'])}"
+                   if spec.get("accepted_per_position") else "")
+        lines.append(f"- speculation: drafted {spec['drafted']:g}, accepted {spec['accepted']:g}{rate}{mal}{per_pos} "
                      f"(from {spec['source']})")
     lines += ["", "| check | kind | verdict | outcome | detail |", "| --- | --- | --- | --- | --- |"]
     for c in data["checks"]:
