@@ -18,7 +18,7 @@ from .compare import TokenSide, compare_tokens
 from .text_compare import text_check
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
-from .embedded import EmbeddedError, default_model, embedded_command, llama_cpp_tools
+from .embedded import EmbeddedError, embedded_target
 from .evidence_sources import CACHE_POLICY, cache_hint, evidence_sources
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
@@ -35,7 +35,6 @@ from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split, split_view
-from .vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
 
 __all__ = ["GateSession"]
 
@@ -124,19 +123,12 @@ class GateSession:
         write_report(self.report_dir, self.state)
 
     def _embedded_command(self) -> tuple[str, dict[str, str] | None]:
-        """The embedded default of this family: llama-server, or vLLM CPU serving the same weights."""
-        o = self.options
-        gguf = Path(o.model) if o.model else default_model()
-        if self.family == "llamacpp":
-            tools = llama_cpp_tools()
-            self._model_path = gguf
-            return embedded_command(tools, gguf, o.server_args), tools.env
-        if self.family == "vllm" and self.platform in ("", "cpu"):
-            vtools = vllm_cpu_tools()
-            self._model_path = hf_model(vtools, gguf)
-            return vllm_cpu_command(vtools, self._model_path, o.server_args), None
-        raise pytest.UsageError(f"--backend {o.backend}: no embedded server for this backend; give --url of a "
-                                "running server or --launch CMD (the embedded defaults are llamacpp and vllm-cpu)")
+        try:
+            target = embedded_target(self.family, self.platform, self.options.model, self.options.server_args)
+        except (ValueError, EmbeddedError) as exc:
+            raise pytest.UsageError(f"--backend {self.options.backend}: {exc}") from None
+        self._model_path = target.model
+        return target.command, target.env
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).
