@@ -139,6 +139,10 @@ class GateSession:
     def _render(self) -> None:
         assert self.backend is not None
         template = self.backend.chat_template()
+        if template is None:
+            self.state.notes.append("the server gave no chat template (for vLLM and OpenAI-compatible servers it is "
+                                    "read from the served model folder, which is not reachable from here): the "
+                                    "prompts were rendered as ChatML")
         self._local_tokenizer = self._tokenizer()
         self.rendered = render_suite(self.suite, template, self.tokenize, self.backend.special_tokens())
         self._template_sha256 = template_sha256(template)
