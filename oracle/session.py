@@ -117,6 +117,10 @@ class GateSession:
         try:
             self._render()
             self.state.identity = self._identity(command)
+            if self.state.identity["server"].get("prefix_caching") == "True":
+                self.state.notes.append("the server runs with prefix caching on: each request's own cache_salt "
+                                        "keeps it from hitting another's blocks, and cache-zero checks that; for "
+                                        "gating, start vLLM with --no-enable-prefix-caching")
         except (RequestFailed, EmbeddedError) as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
         self._check_prompt_tokens()
