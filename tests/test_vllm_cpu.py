@@ -80,6 +80,15 @@ def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vl
     assert rep["evidence"]["cached_tokens"] == "per request in 3 of 3 requests"
     md = (gate.folder / "identity.md").read_text()
     assert "- evidence the server gave: token ids returned by the server" in md
+    assert any("--no-enable-prefix-caching" in n for n in rep["notes"])  # this server has prefix caching on
+
+
+def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_report):
+    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2"), report="ladder", max_tokens=16)
+    level = read_report(result.folder)["ladder"]["c2"]
+    assert level["overlap"]["reached"] == 2 and level["records"] == 4
+    assert level["overlap"]["server_peak"] >= 1  # vllm:num_requests_running, sampled during the waves
+    assert level["verdict"]  # c2 against c1: batch invariance is what it measures, not assumed
 
 
 def _twice(tmp_path: Path) -> Path:

@@ -256,8 +256,7 @@ class OpenAIBackend:
         out.text = "".join(text)
         out.finish_reason = stop_reason("openai", finish)
         if out.text and not out.completion_ids:
-            out.ids_source = IDS_FROM_TEXT
-            out.token_times_s = [out.token_times_s[0]] if out.token_times_s else []
+            out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
         if out.system_fingerprint:
             self.system_fingerprints.add(out.system_fingerprint)
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
@@ -286,7 +285,7 @@ class OpenAIBackend:
             ids = [int(str(t)[len(_TOKEN_ID):]) for t in lp["tokens"]]
         if not ids:
             if choice.get("text"):
-                out.token_times_s.append(now)  # one time per text piece: only the first one is kept
+                out.token_times_s.append(now)
             return
         chosen, tops = _logprob_rows(lp, len(ids), self._key_to_id)
         for i, tid in enumerate(ids):
