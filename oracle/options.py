@@ -125,7 +125,8 @@ def add_options(parser: pytest.Parser) -> None:
                      "overridden)")
     g.addoption("--tokenizer", metavar="PATH", default=None,
                 help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
-                     "(default: the server's tokenizer endpoint)")
+                     "(default: the embedded GGUF's own, else the served model folder's tokenizer.json when "
+                     "reachable (vLLM, OpenAI-compatible), else the server's tokenizer endpoint)")
     g.addoption("--suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
     g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
     g.addoption("--record-overwrite", action="store_true", default=False,
