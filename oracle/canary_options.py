@@ -95,6 +95,15 @@ def resolve_context(config: pytest.Config) -> tuple[int, str]:
     if config.getoption("url", None) or config.getoption("launch", None):
         return 8192, "default 8192 (give --context N for a --url or --launch target)"
     args = shlex.split(config.getoption("server_args", None) or "")
+    if (config.getoption("backend", None) or "").startswith("vllm"):
+        from .vllm_cpu import MAX_MODEL_LEN
+
+        ctx, source = MAX_MODEL_LEN, f"vLLM CPU --max-model-len {MAX_MODEL_LEN} (embedded default)"
+        for i, a in enumerate(args):
+            if a.startswith("--max-model-len"):
+                value = a.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else "")
+                ctx, source = int(value), "--server-args --max-model-len"
+        return ctx, source
     ctx, source = EMBEDDED_CTX, "llama-server -c 8192 (embedded default)"
     for flag in ("-c", "--ctx-size"):
         if flag in args and args.index(flag) + 1 < len(args):

@@ -34,6 +34,10 @@ class TokenSide:
 
     @classmethod
     def of(cls, record) -> "TokenSide":
+        if getattr(record, "ids_source", "server") == "text":
+            # A server that returned no ids: its characters stand in for tokens (positions are characters),
+            # so ladder and boot rows still compare something real; the report carries the downgrade note.
+            return cls([ord(c) for c in record.text], record.finish_reason)
         return cls(record.completion_ids, record.finish_reason, record.logprobs,
                    record.top_ids, record.top_logprobs)
 

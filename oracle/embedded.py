@@ -22,8 +22,8 @@ from pathlib import Path
 
 from .identity import file_sha256
 
-__all__ = ["DEFAULT_MODEL", "EmbeddedError", "LlamaCppTools", "cache_dir", "default_model", "embedded_command",
-           "llama_cpp_tools"]
+__all__ = ["DEFAULT_MODEL", "EmbeddedError", "EmbeddedTarget", "LlamaCppTools", "cache_dir", "default_model",
+           "embedded_command", "embedded_target", "llama_cpp_tools"]
 
 
 class EmbeddedError(RuntimeError):
@@ -144,3 +144,27 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
         cmd.append("--metrics")
     # exec: the shell becomes llama-server, so the parent-death signal and stop() reach the server itself.
     return "exec " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
+
+
+@dataclass(frozen=True)
+class EmbeddedTarget:
+    command: str
+    env: dict[str, str] | None
+    model: Path  # the GGUF llama-server loads, or the Hugging Face folder vLLM serves
+
+
+def embedded_target(family: str, platform: str, model: str | None, server_args: str) -> EmbeddedTarget:
+    """The embedded default of a backend family: llama-server, or vLLM CPU serving the same weights.
+    ValueError for a backend that has none (it needs --url or --launch)."""
+    gguf = Path(model) if model else default_model()
+    if family == "llamacpp":
+        tools = llama_cpp_tools()
+        return EmbeddedTarget(embedded_command(tools, gguf, server_args), tools.env, gguf)
+    if family == "vllm" and platform in ("", "cpu"):
+        from .vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
+
+        vtools = vllm_cpu_tools()
+        folder = hf_model(vtools, gguf)
+        return EmbeddedTarget(vllm_cpu_command(vtools, folder, server_args), None, folder)
+    raise ValueError("no embedded server for this backend; give --url of a running server or --launch CMD "
+                     "(the embedded defaults are llamacpp and vllm-cpu)")

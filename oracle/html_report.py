@@ -263,6 +263,11 @@ def _servers(data: dict) -> str:
 
 def _evidence(data: dict) -> str:
     parts = []
+    given = data.get("evidence")
+    if given:
+        rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v if isinstance(v, str) else ', '.join(v))}</td></tr>"
+                       for k, v in given.items() if k != "family")
+        parts.append(f"<p><b>evidence the server gave</b></p><table>{rows}</table>")
     cache = data.get("cache")
     if cache:
         parts.append(f"<p><b>cache-zero: {_e(cache.get('verdict'))}</b> · {_e(cache.get('requests_with_cache_field'))}"
@@ -273,8 +278,10 @@ def _evidence(data: dict) -> str:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
         mal = (f", mean accepted length {spec['mean_accepted_length']:.2f}"
                if spec.get("mean_accepted_length") is not None else "")
+        per_pos = (", accepted per draft position " + ", ".join(f"{v:g}" for v in spec["accepted_per_position"])
+                   if spec.get("accepted_per_position") else "")
         parts.append(f"<p><b>speculation</b>: drafted {spec['drafted']:g}, accepted {spec.get('accepted') or 0:g}"
-                     f"{_e(rate)}{_e(mal)} (from {_e(spec.get('source'))})</p>")
+                     f"{_e(rate)}{_e(mal)}{_e(per_pos)} (from {_e(spec.get('source'))})</p>")
     checks = "".join(f"<tr class='{_e(c['verdict'])}'><td class=mono>{_e(c['id'])}</td><td>{_e(c['verdict'])}</td>"
                      f"<td>{_e(c.get('outcome') or 'pending')}</td><td>{_e(c['detail'])}</td></tr>"
                      for c in data.get("checks", []))

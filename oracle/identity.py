@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 __all__ = ["ENV_PREFIXES", "accelerator_identity", "filtered_environment", "host_identity",
-           "package_versions", "file_sha256"]
+           "package_versions", "file_sha256", "model_sha256"]
 
 ENV_PREFIXES = ("SYCL_", "ONEAPI_", "ZE_", "VLLM_", "CUDA_", "LLAMA_", "GGML_", "OMP_", "HIP_", "ROCM_",
                 "OV_", "OPENVINO_", "NCCL_", "TORCH_", "PYTORCH_", "HSA_", "MKL_", "ORACLE_")
@@ -101,3 +101,16 @@ def file_sha256(path: str | Path) -> str | None:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def model_sha256(path: str | Path) -> str | None:
+    """A model file's sha256; for a model folder (Hugging Face layout), the sha256 of its sorted
+    'name sha256' lines (hidden files aside), so the same weights and tokenizer give the same hash."""
+    p = Path(path)
+    if p.is_file():
+        return file_sha256(p)
+    if not p.is_dir():
+        return None
+    lines = [f"{f.relative_to(p)} {file_sha256(f)}\n" for f in sorted(p.rglob("*"))
+             if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)]
+    return hashlib.sha256("".join(lines).encode()).hexdigest()

@@ -75,6 +75,7 @@ def merge_states(state: ReportState, payloads: dict[int, dict | None], *, worker
         if data.get("cache"):
             cache_parts[label] = data["cache"]
         state.canaries.update(data.get("canaries") or {})
+        state.evidence = state.evidence or data.get("evidence")
         state.ladder.update({k: v | {"server": label} for k, v in (data.get("ladder") or {}).items()})
         state.boots.update({k: v | {"server": label} for k, v in (data.get("boots") or {}).items()})
         for key, condition_rows in p["condition_rows"].items():

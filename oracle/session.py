@@ -13,14 +13,17 @@ from pathlib import Path
 import pytest
 
 from .backends import Backend, RequestFailed, make_backend, parse_backend
+from .backends.base import IDS_FROM_TEXT
 from .compare import TokenSide, compare_tokens
+from .text_compare import text_check
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
-from .embedded import default_model, embedded_command, llama_cpp_tools
+from .embedded import EmbeddedError, embedded_target
+from .evidence_sources import CACHE_POLICY, cache_hint, evidence_sources
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
-from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
+from .identity import accelerator_identity, filtered_environment, host_identity, model_sha256, package_versions
 from .options import GateOptions
 from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
@@ -116,9 +119,7 @@ class GateSession:
             if o.launch:
                 command = o.launch
             else:
-                tools = llama_cpp_tools()
-                self._model_path = Path(o.model) if o.model else default_model()
-                command, env = embedded_command(tools, self._model_path, o.server_args), tools.env
+                command, env = self._embedded_command()
             self.server = LaunchedServer(command, log_dir=self.report_dir, env=env, worker=self.worker)
             try:
                 self.server.start(self._healthy)
@@ -134,10 +135,22 @@ class GateSession:
             # The command as launched, with {port} left as written (a port says nothing about the configuration).
             self.state.identity = self._identity(self.server.command_template.replace("{worker}", self.worker)
                                                  if self.server else None)
-        except RequestFailed as exc:
+            if self.state.identity["server"].get("prefix_caching") == "True":
+                self.state.notes.append("the server runs with prefix caching on: each request's own cache_salt "
+                                        "keeps it from hitting another's blocks, and cache-zero checks that; for "
+                                        "gating, start vLLM with --no-enable-prefix-caching")
+        except (RequestFailed, EmbeddedError) as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
         self._check_prompt_tokens()
         write_report(self.report_dir, self.state)
+
+    def _embedded_command(self) -> tuple[str, dict[str, str] | None]:
+        try:
+            target = embedded_target(self.family, self.platform, self.options.model, self.options.server_args)
+        except (ValueError, EmbeddedError) as exc:
+            raise pytest.UsageError(f"--backend {self.options.backend}: {exc}") from None
+        self._model_path = target.model
+        return target.command, target.env
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).
@@ -148,6 +161,10 @@ class GateSession:
     def _render(self) -> None:
         assert self.backend is not None
         template = self.backend.chat_template()
+        if template is None:
+            self.state.notes.append("the server gave no chat template (for vLLM and OpenAI-compatible servers it is "
+                                    "read from the served model folder, which is not reachable from here): the "
+                                    "prompts were rendered as ChatML")
         self._local_tokenizer = self._tokenizer()
         self.rendered = render_suite(self.suite, template, self.tokenize, self.backend.special_tokens())
         self._template_sha256 = template_sha256(template)
@@ -168,12 +185,13 @@ class GateSession:
                 return LocalTokenizer(self.options.tokenizer)
             except (OSError, GGUFError) as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if self._model_path is not None:
+        if self._model_path is not None and self._model_path.is_file():
             try:
                 return LocalTokenizer(self._model_path)
             except GGUFError:
                 return None
-        return None
+        served = getattr(self.backend, "tokenizer_path", lambda: None)()
+        return LocalTokenizer(served) if served else None
 
     def _identity(self, command: str | None) -> dict:
         assert self.backend is not None
@@ -191,13 +209,13 @@ class GateSession:
             "launch_command": redact_command(command) if command else None,
             "server_args": self.options.server_args or None,
             "server": server,
-            "model": {"path": model_path, "sha256": file_sha256(model_path) if model_path else None},
+            "model": {"path": model_path, "sha256": model_sha256(model_path) if model_path else None},
             "tokenizer": {"source": tok.source if tok else "server endpoint", "path": str(tok.path) if tok else None,
                           "sha256": tok.sha256 if tok else None},
             "chat_template_sha256": self._template_sha256,
             "suite_sha256": self.suite.sha256,
             "request": {"temperature": 0.0, "top_k": 1, "seed": self.options.seed, "logprobs": self.options.logprobs,
-                        "cache_prompt": False},
+                        "cache": CACHE_POLICY.get(self.family)},
             "environment": filtered_environment(),
             "host": host_identity(),
             "accelerator": accelerator_identity(),
@@ -239,10 +257,17 @@ class GateSession:
         positions = sum(len(r.completion_ids) for r in self.result.records)
         bare = sum(1 for r in self.result.records for t in r.top_ids if not t)
         if bare and self.options.logprobs:
+            why = (" (llama-server sends them only for the first token of each streamed piece, and a speculative "
+                   "step streams several)" if self.family == "llamacpp" else "")
             self.state.notes.append(
-                f"the server returned no top-k logprobs at {bare} of {positions} completion positions (llama-server "
-                "sends them only for the first token of each streamed piece, and a speculative step streams "
-                "several); near-tie verdicts at those positions rest on the reference's margin alone")
+                f"the server returned no top-k logprobs at {bare} of {positions} completion positions{why}; "
+                "near-tie verdicts at those positions rest on the reference's margin alone")
+        self.state.evidence = evidence_sources(self.result.records, delta, self.family)
+        if self.state.evidence.get("downgrade"):
+            self.state.notes.append(self.state.evidence["downgrade"])
+        fingerprints = sorted(getattr(self.backend, "system_fingerprints", ()))
+        if fingerprints:
+            self.state.identity.setdefault("server", {})["system_fingerprint"] = ", ".join(fingerprints)
         self.state.complete = True
         write_report(self.report_dir, self.state)
 
@@ -294,6 +319,9 @@ class GateSession:
         rec = self.records.get(pid)
         if rec is None:
             return self._not_run(f"record[{pid}]", "record")
+        if rec.ids_source == IDS_FROM_TEXT:
+            return Check(f"record[{pid}]", "record", PASS, f"{len(rec.text)} characters of text, finish "
+                         f"{rec.finish_reason} (the server returned no token ids: text only)")
         return Check(f"record[{pid}]", "record", PASS,
                      f"{len(rec.completion_ids)} tokens, finish {rec.finish_reason}, sha256 {rec.completion_sha256[:12]}")
 
@@ -304,6 +332,8 @@ class GateSession:
             return self._not_run(cid, "tokens")
         assert self.reference is not None
         ref = self.reference.record(pid)
+        if IDS_FROM_TEXT in (rec.ids_source, ref.ids_source):
+            return text_check(cid, ref, rec)
         result = compare_tokens(TokenSide.of(ref), TokenSide.of(rec), near_tie_nats=self.options.near_tie_nats)
         evidence = {"first_divergence": result.first_divergence, "reference_length": result.reference_length,
                     "candidate_length": result.candidate_length, "reference_token": result.reference_token,
@@ -337,8 +367,8 @@ class GateSession:
             return self._not_run(cid, "cache")
         if (idle := self._no_prompts_here(cid, "cache")) is not None:
             return idle
-        hint = "start llama-server with --metrics" if self.family == "llamacpp" else "expose the server's /metrics"
-        check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid, counters_hint=hint)
+        check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid,
+                                 **cache_hint(self.family))
         self.state.cache = check.evidence | {"verdict": check.verdict}
         return check
 
@@ -459,13 +489,14 @@ class GateSession:
         self._log_run(result, overlap=check.evidence.get("overlap"))
         baseline, self._baseline = self._baseline, None
         if baseline is not None:  # the c1 baseline this condition needed: its cache use counts here too
-            cache = cache_zero_check(baseline.records, baseline.counters_delta, check_id=check.id)
+            cache = cache_zero_check(baseline.records, baseline.counters_delta, check_id=check.id,
+                                     **cache_hint(self.family))
             check.evidence["baseline_cache"] = cache.evidence | {"verdict": cache.verdict}
             if cache.verdict == "fail":
                 check.verdict = "fail"
                 check.detail = f"c1 baseline on this server: {cache.detail}; {check.detail}"
                 check.lines = cache.lines + check.lines
-        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id)
+        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, **cache_hint(self.family))
         check.evidence["cache"] = cache.evidence | {"verdict": cache.verdict}
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
         if cache.verdict == "fail":

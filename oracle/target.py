@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import re
 import shlex
 import signal
 import socket
@@ -20,6 +21,7 @@ from typing import Callable
 __all__ = ["LaunchError", "LaunchedServer", "free_port", "redact_command"]
 
 _SECRET_FLAGS = ("--api-key", "--api-key-file", "--hf-token", "--token", "--password", "--ssl-key-file")
+_SECRET_WORDS = ("key", "keys", "token", "secret", "password", "pass", "passwd")
 
 
 _RUNNING: set["LaunchedServer"] = set()
@@ -64,7 +66,9 @@ def redact_command(command: str) -> str:
             continue
         flag, eq, _ = w.partition("=")
         lowered = flag.lower()
-        secret = lowered in _SECRET_FLAGS or any(s in lowered for s in ("key", "token", "secret", "pass"))
+        # The flag's last word names a secret (--api-key, --hf-token); --enable-prompt-tokens-details does not.
+        last = re.split(r"[-_]", lowered.rstrip("-_"))[-1]
+        secret = lowered in _SECRET_FLAGS or last in _SECRET_WORDS
         if secret and flag.startswith("-"):
             if eq:
                 out.append(f"{flag}=***")

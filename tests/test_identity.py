@@ -22,6 +22,9 @@ def test_secret_arguments_are_redacted():
     out = redact_command(cmd)
     assert "sk-123" not in out and "abc" not in out and "--api-key '***'" in out and "--hf-token=***" in out
     assert "--dtype float16" in out
+    flags = "vllm serve m --enable-prompt-tokens-details --speculative-config '{\"method\":\"ngram\"}' --api_key=k"
+    out = redact_command(flags)
+    assert "--enable-prompt-tokens-details --speculative-config" in out and "ngram" in out and "--api_key=***" in out
 
 
 def test_prometheus_sums_labelled_samples_and_deltas():

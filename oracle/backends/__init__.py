@@ -11,12 +11,16 @@ import httpx
 
 from .base import Backend, Completion, CompletionRequest, Counters, RequestFailed
 from .llamacpp import LlamaCppBackend
+from .openai import OpenAIBackend
+from .vllm import VLLMBackend
 
 __all__ = ["Backend", "BackendSpec", "Completion", "CompletionRequest", "Counters", "FAMILIES",
            "RequestFailed", "make_backend", "parse_backend"]
 
 FAMILIES: dict[str, Callable[..., Backend]] = {
     "llamacpp": LlamaCppBackend,
+    "openai": OpenAIBackend,
+    "vllm": VLLMBackend,
 }
 
 

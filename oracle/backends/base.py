@@ -13,8 +13,9 @@ from typing import Protocol
 
 import httpx
 
-__all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "RequestFailed",
-           "parse_prometheus", "request_timeout", "DEFAULT_TIMEOUT"]
+__all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "IDS_FROM_SERVER", "IDS_FROM_TEXT",
+           "RequestFailed", "STOP_REASONS", "parse_prometheus", "parse_prometheus_by_label", "request_timeout",
+           "stop_reason", "DEFAULT_TIMEOUT"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -30,6 +31,27 @@ class RequestFailed(RuntimeError):
 
     Never retried silently: the run stops and keeps what it has.
     """
+
+
+# Each engine's stop reasons -> the one vocabulary of records: "stop" (end of generation or a stop
+# word) or "length" (max_tokens reached). Anything else (vLLM's "abort", ...) fails the request.
+STOP_REASONS: dict[str, dict[str, str]] = {
+    "llamacpp": {"eos": "stop", "word": "stop", "limit": "length", "none": "stop"},  # /completion stop_type
+    "openai": {"stop": "stop", "length": "length", "eos": "stop"},  # finish_reason (vLLM, llama.cpp, ...)
+}
+
+
+def stop_reason(engine: str, value: str | None) -> str:
+    """The record's finish reason for an engine's stop reason; RequestFailed for one that is not an ending."""
+    table = STOP_REASONS[engine]
+    if value not in table:
+        raise RequestFailed(f"the server ended the request with {engine} stop reason {value!r}, which is neither "
+                            f"a stop nor the length limit (known: {', '.join(sorted(table))})")
+    return table[value]
+
+
+IDS_FROM_SERVER = "server"  # completion token ids as the server returned them
+IDS_FROM_TEXT = "text"  # the server returned no ids: only the text can be compared
 
 
 @dataclass(frozen=True)
@@ -54,6 +76,8 @@ class Completion:
     accepted: int | None = None
     ttft_s: float | None = None
     token_times_s: list[float] = field(default_factory=list)
+    ids_source: str = IDS_FROM_SERVER
+    system_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,15 +90,23 @@ class Counters:
     drafts: float | None = None
     draft_tokens: float | None = None
     accepted_tokens: float | None = None
+    accepted_per_position: tuple[float, ...] | None = None  # accepted draft tokens at draft position 0, 1, ...
 
     def delta(self, before: "Counters") -> "Counters":
         def d(name):
             a, b = getattr(self, name), getattr(before, name)
-            return None if a is None or b is None else a - b
+            if a is None or b is None:
+                return None
+            if isinstance(a, tuple):
+                width = max(len(a), len(b))
+                a, b = a + (0.0,) * (width - len(a)), b + (0.0,) * (width - len(b))
+                return tuple(x - y for x, y in zip(a, b))
+            return a - b
         return Counters(**{k: d(k) for k in self.__dataclass_fields__})
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: list(v) if isinstance(v, tuple) else v for k in self.__dataclass_fields__
+                for v in [getattr(self, k)]}
 
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
@@ -90,6 +122,23 @@ def parse_prometheus(text: str) -> dict[str, float]:
         if m:
             try:
                 out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
+            except ValueError:
+                continue
+    return out
+
+
+def parse_prometheus_by_label(text: str, name: str, label: str) -> dict[str, float]:
+    """The samples of one metric keyed by one label's value (other labels folded), e.g. per draft position."""
+    pattern = re.compile(rf'(?:^|[{{,]){re.escape(label)}="([^"]*)"')
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if not m or m.group(1) != name or not m.group(2):
+            continue
+        lm = pattern.search(m.group(2))
+        if lm:
+            try:
+                out[lm.group(1)] = out.get(lm.group(1), 0.0) + float(m.group(3))
             except ValueError:
                 continue
     return out

@@ -12,13 +12,13 @@ import time
 import httpcore
 import httpx
 
-from .base import (DEFAULT_TIMEOUT, Completion, CompletionRequest, Counters, RequestFailed, parse_prometheus,
-                   request_timeout)
+from .base import (DEFAULT_TIMEOUT, STOP_REASONS, Completion, CompletionRequest, Counters, RequestFailed,
+                   parse_prometheus, request_timeout)
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
-# llama-server's stop_type -> the one vocabulary used in records.
-STOP_TYPES = {"eos": "stop", "word": "stop", "limit": "length", "none": "stop"}
+# llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
+STOP_TYPES = STOP_REASONS["llamacpp"]
 
 
 class LlamaCppBackend:

@@ -1,0 +1,350 @@
+"""Any OpenAI-compatible server (SGLang, TGI, OpenVINO Model Server, llama.cpp's OpenAI routes, vLLM, ...).
+
+`/v1/completions`, streamed, the prompt as token ids, temperature 0, `logprobs` top-k. Token ids
+are taken from wherever the server gives them: `choices[].token_ids` (vLLM's `return_token_ids`),
+`logprobs.content[].id` (llama.cpp), `logprobs.tokens` as `token_id:N` (vLLM's
+`return_tokens_as_token_ids`). A server that gives none is compared on text, and every record
+says so (`ids_source: text`); the report carries the downgrade note, never silently.
+
+The cache-off fields that servers know are sent too (`cache_prompt: false` for llama.cpp, a
+unique `cache_salt` for vLLM); servers ignore fields they do not know.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import httpcore
+import httpx
+
+from .base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, Completion, CompletionRequest, Counters, RequestFailed,
+                   parse_prometheus, parse_prometheus_by_label, request_timeout, stop_reason)
+
+__all__ = ["OpenAIBackend", "TEXT_DOWNGRADE"]
+
+TEXT_DOWNGRADE = "compared text, not token ids: the server returned no ids"
+_TOKEN_ID = "token_id:"
+
+
+class OpenAIBackend:
+    family = "openai"
+    completions_path = "/v1/completions"
+
+    def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
+                 async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.platform = platform
+        self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
+        self._async_transport = async_transport
+        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+        self._models: list[dict] | None = None
+        self.system_fingerprints: set[str] = set()
+        self._key_tokenizer = None
+
+    # -- administration (sync) -------------------------------------------------
+    def _get(self, path: str, timeout: float | None = None) -> httpx.Response:
+        try:
+            return self._client.get(path, timeout=timeout or DEFAULT_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
+
+    def _get_json(self, path: str) -> dict:
+        r = self._get(path)
+        if r.status_code != 200:
+            raise RequestFailed(f"GET {self.base_url}{path}: HTTP {r.status_code}: {r.text[:200]}")
+        return r.json()
+
+    def healthy(self) -> bool:
+        for path in ("/health", "/v1/models"):
+            try:
+                if self._client.get(path, timeout=2.0).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                continue
+        return False
+
+    def models(self) -> list[dict]:
+        if self._models is None:
+            self._models = self._get_json("/v1/models").get("data") or []
+            if not self._models:
+                raise RequestFailed(f"GET {self.base_url}/v1/models lists no model")
+        return self._models
+
+    def model_name(self) -> str:
+        return self.models()[0]["id"]
+
+    def model_folder(self) -> Path | None:
+        """The served model's folder when it is reachable from here (vLLM's `root`, or the id as a path)."""
+        m = self.models()[0]
+        for candidate in (m.get("root"), m.get("id")):
+            if candidate and Path(candidate).is_dir() and (Path(candidate) / "config.json").is_file():
+                return Path(candidate)
+        return None
+
+    def _tokenizer_config(self) -> dict:
+        folder = self.model_folder()
+        path = folder / "tokenizer_config.json" if folder else None
+        return json.loads(path.read_text()) if path and path.is_file() else {}
+
+    def tokenizer_path(self) -> Path | None:
+        """tokenizer.json of the served model folder, for local tokenization (None when unreachable)."""
+        folder = self.model_folder()
+        return folder / "tokenizer.json" if folder and (folder / "tokenizer.json").is_file() else None
+
+    def chat_template(self) -> str | None:
+        folder = self.model_folder()
+        if folder is None:
+            return None
+        jinja = folder / "chat_template.jinja"
+        if jinja.is_file():
+            return jinja.read_text()
+        template = self._tokenizer_config().get("chat_template")
+        return template if isinstance(template, str) else None
+
+    def chat_template_source(self) -> str | None:
+        folder = self.model_folder()
+        return f"served model folder {folder}" if folder and self.chat_template() else None
+
+    def special_tokens(self) -> dict[str, str]:
+        config = self._tokenizer_config()
+
+        def text(value) -> str:
+            return value.get("content", "") if isinstance(value, dict) else (value or "")
+        return {"bos_token": text(config.get("bos_token")), "eos_token": text(config.get("eos_token"))}
+
+    def tokenize(self, text: str) -> list[int]:
+        # vLLM reads `prompt`, llama.cpp `content`; each ignores the other's field.
+        body = {"model": self.model_name(), "prompt": text, "content": text, "add_special_tokens": False,
+                "add_special": False, "parse_special": True}
+        try:
+            r = self._client.post("/tokenize", json=body)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST /tokenize: {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            raise RequestFailed(f"POST /tokenize: HTTP {r.status_code}: {r.text[:200]}; this server has no tokenizer "
+                                "endpoint: give the model's tokenizer with --tokenizer PATH")
+        return [t if isinstance(t, int) else t["id"] for t in r.json()["tokens"]]
+
+    def detokenize(self, ids: list[int]) -> str:
+        r = self._client.post("/detokenize", json={"model": self.model_name(), "tokens": list(ids)})
+        if r.status_code != 200:
+            raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
+        body = r.json()
+        return body.get("prompt", body.get("content", ""))
+
+    def server_identity(self) -> dict:
+        m = self.models()[0]
+        version = None
+        try:
+            r = self._get("/version", timeout=5.0)
+            version = r.json().get("version") if r.status_code == 200 else None
+        except (RequestFailed, ValueError):
+            pass
+        return {"server": "openai-compatible", "build": version, "model": m.get("id"),
+                "model_path": str(self.model_folder()) if self.model_folder() else m.get("root"),
+                "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by"),
+                "chat_template_source": self.chat_template_source() or "none (ChatML fallback)"}
+
+    def _metrics(self, timeout: float | None = None) -> str | None:
+        try:
+            r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
+        except httpx.HTTPError:
+            return None
+        return r.text if r.status_code == 200 else None
+
+    def counters(self) -> Counters | None:
+        """Whichever known counters /metrics has (vLLM's or llama.cpp's names); None without /metrics."""
+        text = self._metrics()
+        if text is None:
+            return None
+        m = parse_prometheus(text)
+        for prefix in ("vllm:", "llamacpp:"):
+            if any(k.startswith(prefix) for k in m):
+                return _counters(text, m, prefix)
+        return Counters()
+
+    def load(self) -> int | None:
+        text = self._metrics(timeout=5.0)
+        if text is None:
+            return None
+        m = parse_prometheus(text)
+        value = m.get("vllm:num_requests_running", m.get("llamacpp:requests_processing"))
+        return None if value is None else int(value)
+
+    def speculative_config(self) -> str | None:
+        text = self._metrics(timeout=5.0)
+        if text and "vllm:spec_decode_num_drafts" in text:
+            return "speculative decoding metrics present (vllm:spec_decode_* in /metrics)"
+        return None
+
+    # -- generation (async) ------------------------------------------------------
+    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
+                                 limits=httpx.Limits(max_connections=connections,
+                                                     max_keepalive_connections=connections))
+
+    def request_body(self, request: CompletionRequest) -> dict:
+        body = {
+            "model": self.model_name(),
+            "prompt": list(request.prompt_ids),
+            "max_tokens": request.max_tokens,
+            "temperature": 0.0,
+            "seed": request.seed,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            # Extensions some servers know, ignored by the others:
+            "return_token_ids": True,  # vLLM: choices[].token_ids, prompt_token_ids
+            "cache_prompt": False,  # llama.cpp: no slot prompt-cache reuse
+            "cache_salt": uuid.uuid4().hex,  # vLLM: no prefix-cache hit across requests
+        }
+        if request.logprobs:
+            body["logprobs"] = request.logprobs
+        return body
+
+    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
+        """A refused request (an HTTP error, or an error message in the stream)."""
+        return RequestFailed(f"POST {self.completions_path}: HTTP {status}: {detail}")
+
+    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+        body = self.request_body(request)
+        out = Completion(completion_ids=[], finish_reason="")
+        start = time.perf_counter()
+        text: list[str] = []
+        finish: str | None = None
+        done = False
+        pieces = 0
+        try:
+            async with client.stream("POST", self.completions_path, json=body) as r:
+                if r.status_code != 200:
+                    detail = (await r.aread()).decode(errors="replace")[:400]
+                    raise self._refused(r.status_code, detail, request)
+                async for line in r.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    payload = line[5:].strip()
+                    if payload == "[DONE]":
+                        done = True
+                        break
+                    chunk = json.loads(payload)
+                    if "error" in chunk:
+                        error = chunk["error"]
+                        code = error.get("code") if isinstance(error, dict) else None
+                        raise self._refused(code if isinstance(code, int) else 0, f"server error {error}", request)
+                    now = time.perf_counter() - start
+                    if chunk.get("system_fingerprint"):
+                        out.system_fingerprint = chunk["system_fingerprint"]
+                    _take_usage(out, chunk.get("usage"))
+                    for choice in chunk.get("choices") or []:
+                        pieces += 1
+                        text.append(choice.get("text") or "")
+                        if choice.get("prompt_token_ids") is not None:
+                            out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
+                        self._take_tokens(out, choice, now)
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+        except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            raise RequestFailed(f"POST {self.base_url}{self.completions_path}: {type(exc).__name__}: {exc} "
+                                f"after {len(out.completion_ids)} tokens") from exc
+        except json.JSONDecodeError as exc:
+            raise RequestFailed(f"POST {self.completions_path}: truncated or malformed stream: {exc}") from exc
+        if not done or finish is None:
+            raise RequestFailed(f"POST {self.completions_path}: the stream ended without its finish reason and "
+                                f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
+        out.text = "".join(text)
+        out.finish_reason = stop_reason("openai", finish)
+        if out.text and not out.completion_ids:
+            out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
+        if out.system_fingerprint:
+            self.system_fingerprints.add(out.system_fingerprint)
+        out.ttft_s = out.token_times_s[0] if out.token_times_s else None
+        return out
+
+    def _key_to_id(self, key: str) -> int | None:
+        """A top-k key that is a token string, as an id: by the served model's tokenizer when it encodes the
+        string to exactly one token; else None (never guessed)."""
+        if self._key_tokenizer is None:
+            path = self.tokenizer_path()
+            if path is None:
+                return None
+            from tokenizers import Tokenizer
+
+            self._key_tokenizer = Tokenizer.from_file(str(path))
+        ids = self._key_tokenizer.encode(key, add_special_tokens=False).ids
+        return ids[0] if len(ids) == 1 else None
+
+    def _take_tokens(self, out: Completion, choice: dict, now: float) -> None:
+        lp = choice.get("logprobs") or {}
+        ids = choice.get("token_ids")
+        content = lp.get("content") if isinstance(lp, dict) else None
+        if ids is None and content and all("id" in c for c in content):
+            ids = [c["id"] for c in content]
+        if ids is None and lp.get("tokens") and all(str(t).startswith(_TOKEN_ID) for t in lp["tokens"]):
+            ids = [int(str(t)[len(_TOKEN_ID):]) for t in lp["tokens"]]
+        if not ids:
+            if choice.get("text"):
+                out.token_times_s.append(now)
+            return
+        chosen, tops = _logprob_rows(lp, len(ids), self._key_to_id)
+        for i, tid in enumerate(ids):
+            out.completion_ids.append(int(tid))
+            out.token_times_s.append(now)
+            out.logprobs.append(chosen[i])
+            out.top_ids.append([t for t, _ in tops[i]])
+            out.top_logprobs.append([v for _, v in tops[i]])
+
+
+def _take_usage(out: Completion, usage: dict | None) -> None:
+    if not usage:
+        return
+    details = usage.get("prompt_tokens_details") or {}
+    if details.get("cached_tokens") is not None:
+        out.cached_prompt_tokens = int(details["cached_tokens"])
+
+
+def _key_id(key, key_to_id) -> int | None:
+    if isinstance(key, int):
+        return key
+    key = str(key)
+    return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else key_to_id(key)
+
+
+def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[tuple[int, float]]]]:
+    """(chosen-token logprob, top-k as (id, logprob) best first) for n tokens; NaN / [] where absent.
+    A row whose token-string keys do not all map to one id each is left empty, never guessed."""
+    chosen = [float("nan")] * n
+    tops: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    if not lp:
+        return chosen, tops
+    if lp.get("content") is not None:  # llama.cpp: per-token objects with ids
+        for i, c in enumerate(lp["content"][:n]):
+            chosen[i] = float(c.get("logprob", float("nan")))
+            tops[i] = [(int(t["id"]), float(t["logprob"])) for t in c.get("top_logprobs") or [] if "id" in t]
+        return chosen, tops
+    for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
+        chosen[i] = float("nan") if v is None else float(v)
+    for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
+        pairs = [(_key_id(k, key_to_id), float(v)) for k, v in (row or {}).items()]
+        if pairs and all(k is not None for k, _ in pairs):
+            # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
+            tops[i] = sorted(pairs, key=lambda p: -p[1])
+    return chosen, tops
+
+
+def _counters(text: str, m: dict[str, float], prefix: str) -> Counters:
+    if prefix == "llamacpp:":
+        return Counters(prompt_tokens_cached=m.get("llamacpp:prompt_tokens_cached_total"),
+                        drafts=m.get("llamacpp:spec_decode_num_drafts_total"),
+                        draft_tokens=m.get("llamacpp:spec_decode_num_draft_tokens_total"),
+                        accepted_tokens=m.get("llamacpp:spec_decode_num_accepted_tokens_total"))
+    per_pos = parse_prometheus_by_label(text, "vllm:spec_decode_num_accepted_tokens_per_pos_total", "position")
+    return Counters(
+        prefix_cache_hits=m.get("vllm:prefix_cache_hits_total"),
+        prefix_cache_queries=m.get("vllm:prefix_cache_queries_total"),
+        drafts=m.get("vllm:spec_decode_num_drafts_total"),
+        draft_tokens=m.get("vllm:spec_decode_num_draft_tokens_total"),
+        accepted_tokens=m.get("vllm:spec_decode_num_accepted_tokens_total"),
+        accepted_per_position=tuple(per_pos[k] for k in sorted(per_pos, key=int)) if per_pos else None,
+    )

@@ -1,0 +1,63 @@
+"""vLLM's OpenAI server on any platform (`vllm-xpu`, `vllm-cuda`, `vllm-rocm`, `vllm-cpu`).
+
+The OpenAI family's streamed `/v1/completions`, plus what vLLM offers for proof:
+`return_token_ids` (ids of every piece and the prompt ids it saw), `return_tokens_as_token_ids`
+(top-k keys as `token_id:N`), a unique `cache_salt` per request (vLLM has no per-request switch
+that turns the prefix cache off; a salt no other request shares cannot hit), per-request
+`usage.prompt_tokens_details.cached_tokens` (only with `--enable-prompt-tokens-details`), and the
+`vllm:` counters of `/metrics` (prefix-cache queries and hits, drafts, draft tokens, accepted
+tokens, accepted per draft position). Gated servers should run with `--no-enable-prefix-caching`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import Completion, CompletionRequest, RequestFailed
+from .openai import OpenAIBackend
+
+__all__ = ["VLLMBackend", "VLLM_MAX_LOGPROBS"]
+
+VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
+
+
+class VLLMBackend(OpenAIBackend):
+    family = "vllm"
+
+    def request_body(self, request: CompletionRequest) -> dict:
+        body = super().request_body(request)
+        body.pop("cache_prompt")  # llama.cpp's field; vLLM would log it as unknown
+        body["return_tokens_as_token_ids"] = True
+        return body
+
+    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
+        if status == 400 and "logprobs" in detail and request.logprobs > VLLM_MAX_LOGPROBS:
+            return RequestFailed(
+                f"vLLM refused --logprobs {request.logprobs}: it returns at most {VLLM_MAX_LOGPROBS} top logprobs "
+                f"unless the server is started with --max-logprobs N (N >= {request.logprobs}); lower --logprobs "
+                f"or restart vLLM with --max-logprobs {request.logprobs} ({detail[:200]})")
+        return super()._refused(status, detail, request)
+
+    async def complete(self, client, request: CompletionRequest) -> Completion:
+        out = await super().complete(client, request)
+        if out.prompt_ids is None or (out.text and out.ids_source != "server"):
+            raise RequestFailed("the server sent no token ids although vLLM's return_token_ids was asked for "
+                                "(vLLM older than 0.10.2, or not vLLM): upgrade vLLM, or use --backend=openai, "
+                                "which compares text when a server gives no ids")
+        return out
+
+    def server_identity(self) -> dict:
+        identity = super().server_identity()
+        identity["server"] = "vllm"
+        # vllm:cache_config_info carries the cache settings as labels: whether prefix caching is on, block size.
+        text = self._metrics(timeout=5.0) or ""
+        line = next((x for x in text.splitlines() if x.startswith("vllm:cache_config_info{")), "")
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        if labels:
+            identity["prefix_caching"] = labels.get("enable_prefix_caching")
+            identity["block_size"] = labels.get("block_size")
+        return identity
+
+    def speculative_config(self) -> str | None:
+        # vLLM registers its vllm:spec_decode_* counters only when a speculative config is set.
+        return super().speculative_config()
