@@ -62,7 +62,8 @@ def _record(prompt: RenderedPrompt, condition: Condition, completion, started: f
 
 
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
-    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed)
+    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed,
+                                messages=tuple(p.prompt.messages))
     c = await backend.complete(client, request)
     if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
         raise RequestFailed(f"the server echoed other prompt token ids than were sent "

@@ -130,6 +130,13 @@ class GateSession:
         if self.url and not self.backend.healthy():
             raise pytest.UsageError(f"--url {self.url}: the server does not answer its health check; start it "
                                     "first, or use --launch so that oracle starts it")
+        if hasattr(self.backend, "choose_route"):  # the openai family: /v1/completions, or chat when only that
+            try:
+                route_note = self.backend.choose_route()
+            except RequestFailed as exc:
+                raise pytest.UsageError(f"could not find a completion route: {exc}") from None
+            if route_note:
+                self.state.notes.append(route_note)
         try:
             self._render()
             # The command as launched, with {port} left as written (a port says nothing about the configuration).

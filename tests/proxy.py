@@ -19,10 +19,12 @@ import httpx
 
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
-                 rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0) -> None:
+                 rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
+                 refuse_paths: tuple[str, ...] = ()) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
+        self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -37,6 +39,12 @@ class FaultProxy:
             def _forward(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if self.path.split("?")[0] in proxy.refuse_paths:
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(b'{"error": {"code": 404, "message": "File Not Found"}}')
+                    return
                 body = json.loads(raw) if raw else None
                 ctx = {"tokens_seen": 0, "body": body, "path": self.path, "proxy": proxy}
                 if body is not None and proxy.rewrite_request:

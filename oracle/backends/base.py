@@ -60,6 +60,7 @@ class CompletionRequest:
     max_tokens: int
     logprobs: int
     seed: int = 1234
+    messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
 
 
 @dataclass

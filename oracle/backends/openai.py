@@ -6,6 +6,10 @@ are taken from wherever the server gives them: `choices[].token_ids` (vLLM's `re
 `return_tokens_as_token_ids`). A server that gives none is compared on text, and every record
 says so (`ids_source: text`); the report carries the downgrade note, never silently.
 
+A server without `/v1/completions` (it answers 404 or 405) gets the suite's messages on
+`/v1/chat/completions` instead: it renders the chat itself, so the prompt token ids are not
+oracle's, and the report says so (`choose_route`, called once before any gated request).
+
 The cache-off fields that servers know are sent too (`cache_prompt: false` for llama.cpp, a
 unique `cache_salt` for vLLM); servers ignore fields they do not know.
 """
@@ -32,6 +36,7 @@ _TOKEN_ID = "token_id:"
 class OpenAIBackend:
     family = "openai"
     completions_path = "/v1/completions"
+    chat_path = "/v1/chat/completions"
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -43,6 +48,7 @@ class OpenAIBackend:
         self._models: list[dict] | None = None
         self.system_fingerprints: set[str] = set()
         self._key_tokenizer = None
+        self.route = "completions"  # or "chat" (see choose_route)
 
     # -- administration (sync) -------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> httpx.Response:
@@ -180,6 +186,29 @@ class OpenAIBackend:
             return "speculative decoding metrics present (vllm:spec_decode_* in /metrics)"
         return None
 
+    def choose_route(self) -> str | None:
+        """Ask /v1/completions for one token; a server without that route (404 / 405) that answers on
+        /v1/chat/completions is driven there. Returns a note for the report when the route is chat."""
+        probe = {"model": self.model_name(), "max_tokens": 1, "temperature": 0.0}
+        try:
+            r = self._client.post(self.completions_path, json=probe | {"prompt": "Hello"})
+            if r.status_code not in (404, 405):
+                return None
+            c = self._client.post(self.chat_path, json=probe | {"messages": [{"role": "user", "content": "Hello"}]})
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST {self.base_url}{self.completions_path}: {type(exc).__name__}: {exc}") from exc
+        if c.status_code != 200:
+            raise RequestFailed(f"{self.base_url} has neither {self.completions_path} (HTTP {r.status_code}) nor a "
+                                f"working {self.chat_path} (HTTP {c.status_code}: {c.text[:200]})")
+        self.route = "chat"
+        return (f"the server has no {self.completions_path} (HTTP {r.status_code}): the suite's messages went to "
+                f"{self.chat_path}, rendered by the server's own chat template, so the prompt token ids were not "
+                "oracle's and could not be checked")
+
+    @property
+    def path(self) -> str:
+        return self.chat_path if self.route == "chat" else self.completions_path
+
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
@@ -200,13 +229,19 @@ class OpenAIBackend:
             "cache_prompt": False,  # llama.cpp: no slot prompt-cache reuse
             "cache_salt": uuid.uuid4().hex,  # vLLM: no prefix-cache hit across requests
         }
+        if self.route == "chat":
+            del body["prompt"]
+            body["messages"] = [dict(m) for m in request.messages]
+            if request.logprobs:
+                body["logprobs"], body["top_logprobs"] = True, request.logprobs
+            return body
         if request.logprobs:
             body["logprobs"] = request.logprobs
         return body
 
     def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
         """A refused request (an HTTP error, or an error message in the stream)."""
-        return RequestFailed(f"POST {self.completions_path}: HTTP {status}: {detail}")
+        return RequestFailed(f"POST {self.path}: HTTP {status}: {detail}")
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
@@ -217,7 +252,7 @@ class OpenAIBackend:
         done = False
         pieces = 0
         try:
-            async with client.stream("POST", self.completions_path, json=body) as r:
+            async with client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     detail = (await r.aread()).decode(errors="replace")[:400]
                     raise self._refused(r.status_code, detail, request)
@@ -239,19 +274,21 @@ class OpenAIBackend:
                     _take_usage(out, chunk.get("usage"))
                     for choice in chunk.get("choices") or []:
                         pieces += 1
+                        if "delta" in choice:  # a chat chunk: the text is the delta's content
+                            choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
                         text.append(choice.get("text") or "")
-                        if choice.get("prompt_token_ids") is not None:
+                        if choice.get("prompt_token_ids") is not None and self.route != "chat":
                             out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
                         self._take_tokens(out, choice, now)
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
-            raise RequestFailed(f"POST {self.base_url}{self.completions_path}: {type(exc).__name__}: {exc} "
+            raise RequestFailed(f"POST {self.base_url}{self.path}: {type(exc).__name__}: {exc} "
                                 f"after {len(out.completion_ids)} tokens") from exc
         except json.JSONDecodeError as exc:
-            raise RequestFailed(f"POST {self.completions_path}: truncated or malformed stream: {exc}") from exc
+            raise RequestFailed(f"POST {self.path}: truncated or malformed stream: {exc}") from exc
         if not done or finish is None:
-            raise RequestFailed(f"POST {self.completions_path}: the stream ended without its finish reason and "
+            raise RequestFailed(f"POST {self.path}: the stream ended without its finish reason and "
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
         out.text = "".join(text)
         out.finish_reason = stop_reason("openai", finish)

@@ -24,6 +24,9 @@ VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
 class VLLMBackend(OpenAIBackend):
     family = "vllm"
 
+    def choose_route(self) -> str | None:
+        return None  # vLLM always serves /v1/completions: no probe request
+
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)
         body.pop("cache_prompt")  # llama.cpp's field; vLLM would log it as unknown
