@@ -58,7 +58,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.pluginmanager.hasplugin("dsession"):
         return  # the xdist controller runs no items; its workers start their own targets
     # Only the prompts whose items survived -k / deselection are sent.
-    gate.select({item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record")})
+    gate.select({item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record", "logits")
+                 and getattr(item, "key", None) is not None})
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None and session.config.get_verbosity() >= 0:
         gate.progress = ConditionProgress(tr)

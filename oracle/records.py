@@ -64,6 +64,7 @@ class Record:
     started_at: float = 0.0
     finished_at: float = 0.0
     repeat: int = 0  # the request's index in its condition when one prompt is sent more than once
+    tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities (full-vocab backends)
 
     @property
     def key(self) -> str:
@@ -76,7 +77,7 @@ class Record:
 
     def meta(self) -> dict:
         d = asdict(self)
-        for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s"):
+        for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s", "tail_mass"):
             d.pop(k)
         d["condition"] = self.condition.key
         d["prompt_sha256"] = token_sha256(self.prompt_ids)
@@ -126,6 +127,8 @@ def save_record(folder: Path, record: Record) -> list[Path]:
     """Write ID.npz and ID.json under folder/<condition>/; returns both paths."""
     base = folder / record.condition.key
     buf = io.BytesIO()
+    # Only full-vocabulary backends know the tail mass; other records keep the file layout they always had.
+    extra = {"tail_mass": np.asarray(record.tail_mass, dtype=np.float64)} if record.tail_mass else {}
     np.savez(
         buf,
         prompt_ids=np.asarray(record.prompt_ids, dtype=np.int64),
@@ -134,6 +137,7 @@ def save_record(folder: Path, record: Record) -> list[Path]:
         top_ids=_padded(record.top_ids, -1, np.int64),
         top_logprobs=_padded(record.top_logprobs, -np.inf, np.float32),
         token_times_s=np.asarray(record.token_times_s, dtype=np.float64),
+        **extra,
     )
     npz = base / f"{record.key}.npz"
     meta = base / f"{record.key}.json"
@@ -168,4 +172,5 @@ def load_record(folder: Path, condition: Condition, rid: str) -> Record:
             started_at=meta.get("started_at", 0.0),
             finished_at=meta.get("finished_at", 0.0),
             repeat=meta.get("repeat", 0),
+            tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
         )

@@ -48,6 +48,7 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
+    logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
 
     def verdict(self) -> str:
         # Final only once the pytest session has finished: a report on disk mid-run (or after a kill) is partial.
@@ -94,6 +95,7 @@ class ReportState:
             "ladder": self.ladder,
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
+            "logits": self.logits,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,

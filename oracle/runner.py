@@ -57,6 +57,7 @@ def _record(prompt: RenderedPrompt, condition: Condition, completion, started: f
         top_logprobs=completion.top_logprobs, cached_prompt_tokens=completion.cached_prompt_tokens,
         drafted=completion.drafted, accepted=completion.accepted, ttft_s=completion.ttft_s,
         token_times_s=completion.token_times_s, started_at=started, finished_at=time.time(), repeat=repeat,
+        tail_mass=completion.tail_mass,
     )
 
 

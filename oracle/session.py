@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from .backends import Backend, RequestFailed, make_backend, parse_backend
+from .backends import Backend, RequestFailed, is_in_process, make_backend, make_in_process_backend, parse_backend
 from .compare import TokenSide, compare_tokens
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
@@ -21,7 +22,9 @@ from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
-from .options import GateOptions
+from .logit_stats import summarize
+from .logits import candidate_path, compare_path, logits_check as threshold_check, position_summary, shared_prefix
+from .options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
 from .records import Condition, Record, save_record
@@ -30,7 +33,7 @@ from .report import ReportState, write_report
 from .runner import RunInterrupted, RunResult, one_at_a_time, run_waves
 from .suite import SuiteError, load_suite
 from .target import LaunchError, LaunchedServer, redact_command
-from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
+from .verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split, split_view
 
 __all__ = ["GateSession"]
@@ -54,6 +57,17 @@ class GateSession:
         except ReferenceError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.mode = "gate" if self.reference else "record" if options.record else "run"
+        # An f16 reference is gated on its logits (KLD, Same top p), not on token identity; --logits adds
+        # the same comparison against any reference that holds top-k logprobs.
+        self.f16_gate = self.reference is not None and self.reference.kind == "f16"
+        self.logits_gate = self.reference is not None and (self.f16_gate or options.logits)
+        self.in_process = is_in_process(options.backend)
+        self.floor_wanted = (self.mode == "record" and options.reference_kind == "f16" and self.in_process
+                             and options.floor_dtype not in ("none", options.dtype))
+        if options.logprobs is None:
+            top_k = (REFERENCE_TOP_K if self.mode == "record" and options.reference_kind == "f16"
+                     else F16_GATE_TOP_K if self.logits_gate else DEFAULT_TOP_K)
+            self.options = options = dataclasses.replace(options, logprobs=top_k)
         spec = parse_backend(options.backend)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.report_dir = options.report_dir or _fresh(Path("reports") / f"{stamp}-{options.backend}")
@@ -80,6 +94,9 @@ class GateSession:
         self._reference_records: dict[str, Record] | None = None
         self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
         self._report_written = 0.0
+        self._logits_done = False
+        self.logit_rows: dict[str, dict] = {}  # prompt -> {"positions", "path", "summary"} (or "error")
+        self.logits_floor: dict | None = None  # record mode: the reference's own precision floor
 
     def select(self, prompt_ids: set[str]) -> None:
         """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
@@ -93,6 +110,9 @@ class GateSession:
         o = self.options
         self.report_dir.mkdir(parents=True, exist_ok=True)
         write_report(self.report_dir, self.state)
+        if self.in_process:
+            self._start_in_process()
+            return
         if o.url:
             url, command = o.url, None
         else:
@@ -118,6 +138,21 @@ class GateSession:
             self.state.identity = self._identity(command)
         except RequestFailed as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
+        self._check_prompt_tokens()
+        write_report(self.report_dir, self.state)
+
+    def _start_in_process(self) -> None:
+        """An in-process backend (hf): the model is loaded here; no server, no URL, nothing to restart."""
+        from .backends.hf import HfLoadError
+
+        o = self.options
+        self._model_path = Path(o.model) if o.model else default_model()
+        try:
+            self.backend = make_in_process_backend(o.backend, self._model_path, dtype=o.dtype)
+        except HfLoadError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self._render()
+        self.state.identity = self._identity(None)
         self._check_prompt_tokens()
         write_report(self.report_dir, self.state)
 
@@ -153,7 +188,7 @@ class GateSession:
         if self._model_path is not None:
             try:
                 return LocalTokenizer(self._model_path)
-            except GGUFError:
+            except (GGUFError, OSError):
                 return None
         return None
 
@@ -168,7 +203,8 @@ class GateSession:
         tok = self._local_tokenizer
         return {
             "backend": self.options.backend, "family": self.family, "platform": self.platform,
-            "target": "url" if self.options.url else "launch" if self.options.launch else "embedded",
+            "target": ("in-process" if self.in_process else "url" if self.options.url
+                       else "launch" if self.options.launch else "embedded"),
             "url": self.backend.base_url,
             "launch_command": redact_command(command) if command else None,
             "server_args": self.options.server_args or None,
@@ -306,6 +342,12 @@ class GateSession:
     def cache_check(self) -> Check:
         if not self.state.complete:
             return self._not_run("cache-zero", "cache")
+        if self.in_process:
+            check = Check("cache-zero", "cache", PASS, f"in-process backend: no server and no cache shared between "
+                          f"requests; each of the {len(self.result.records)} requests ran with a fresh KV cache",
+                          [], {"requests": len(self.result.records), "in_process": True})
+            self.state.cache = check.evidence | {"verdict": check.verdict}
+            return check
         hint = "start llama-server with --metrics" if self.family == "llamacpp" else "expose the server's /metrics"
         check = cache_zero_check(self.result.records, self.result.counters_delta, counters_hint=hint)
         self.state.cache = check.evidence | {"verdict": check.verdict}
@@ -323,6 +365,143 @@ class GateSession:
                          "(--speculative), no speculative setting reported by the server, no draft counts; "
                          "declare a speculative candidate with --speculative", [], summary)
         return speculation_check(summary)
+
+    # -- logits against the reference (teacher-forced along its path) ---------------------------
+    def _ensure_logits(self) -> None:
+        """Every prompt's candidate distributions along the reference path, once, after the gated run."""
+        if self._logits_done or not self.state.complete or self.state.interruption:
+            return
+        self._logits_done = True
+        assert self.reference is not None
+        self.progress.start("teacher-forced", len(self.rendered))
+        try:
+            for p in self.rendered:
+                ref = self.reference.record(p.id)
+                try:
+                    path = candidate_path(self.backend, ref, self.records.get(p.id), logprobs=self.options.logprobs,
+                                          seed=self.options.seed)
+                except RequestFailed as exc:  # never retried: this prompt's logits item is not run
+                    self.logit_rows[p.id] = {"error": f"teacher-forced request failed: {exc}"}
+                    continue
+                positions = compare_path(ref, path)
+                self.logit_rows[p.id] = {"positions": positions, "path": path, "reference": ref,
+                                         "summary": position_summary(positions, ref)}
+                self.progress.record(path.teacher_forced)
+        finally:
+            self.progress.end()
+        self.state.logits = self._logits_report()
+        write_report(self.report_dir, self.state)
+
+    def _logits_report(self) -> dict:
+        rows = {pid: r for pid, r in self.logit_rows.items() if "positions" in r}
+        every = [pos for r in rows.values() for pos in r["positions"]]
+        ref_lp = [float(r["reference"].logprobs[pos.position]) for r in rows.values() for pos in r["positions"]
+                  if pos.position < len(r["reference"].logprobs)]
+        paths = [r["path"] for r in rows.values()]
+        cached = [p.cached_prompt_tokens for p in paths if p.cached_prompt_tokens is not None]
+        top = sorted(((pid, pos) for pid, r in rows.items() for pos in r["positions"]), key=lambda x: -x[1].kld)[:10]
+        manifest_logits = self.reference.manifest.get("logits") or {}
+        return {
+            "reference_kind": self.reference.kind,
+            "reference_dtype": manifest_logits.get("dtype"),
+            "reference_top_k": manifest_logits.get("top_k") or self.reference.manifest.get("run", {}).get("logprobs"),
+            "candidate_top_k": self.options.logprobs,
+            "kld_is_lower_bound": True,
+            "kld_definition": "KL(reference || candidate) over the tokens in both top-k sets, the rest of each "
+                              "distribution in one tail bucket: a lower bound of the full-vocabulary KLD",
+            "thresholds": {"kld_max": self.options.kld_max, "same_top1_min_percent": self.options.same_top1_min},
+            "method": {"backend": self.family,
+                       "teacher_forced": next((p.method for p in paths if p.method), None),
+                       "positions_from_generation": sum(p.from_generation for p in paths),
+                       "positions_teacher_forced": sum(p.teacher_forced for p in paths),
+                       "positions_missing": sum(len(p.missing) for p in paths),
+                       "requests": sum(p.requests for p in paths),
+                       "cached_prompt_tokens": sum(cached) if cached else None,
+                       "apart_from_gated_run": True},
+            "overall": summarize(every, reference_logprobs=ref_lp),
+            "per_prompt": {pid: r["summary"] | {"greedy_split": _greedy_split(r["reference"], self.records.get(pid))}
+                           for pid, r in rows.items()},
+            "errors": {pid: r["error"] for pid, r in self.logit_rows.items() if "error" in r},
+            "top_positions": [self._top_position(pid, pos) for pid, pos in top],
+            "floor": manifest_logits.get("floor"),
+        }
+
+    def _top_position(self, pid: str, pos) -> dict:
+        ref = self.logit_rows[pid]["reference"]
+        start = max(0, pos.position - 12)
+        return {"prompt": pid, **pos.as_json(), "context": self._decode(ref.completion_ids[start:pos.position]),
+                "reference_text": self._decode([pos.reference_token]),
+                "candidate_top1_text": self._decode([pos.candidate_top1])}
+
+    def logits_check(self, pid: str) -> Check:
+        cid = f"logits[{pid}]"
+        self._ensure_logits()
+        row = self.logit_rows.get(pid)
+        if row is None:
+            return self._not_run(cid, "logits")
+        if "error" in row:
+            return Check(cid, "logits", NOT_RUN, row["error"])
+        path, split = row["path"], _greedy_split(row["reference"], self.records.get(pid))
+        check = threshold_check(cid, row["summary"], kld_max=None, same_top1_min=None,
+                                evidence={"path": path.evidence(), "greedy_split": split})
+        where = ("greedy path identical to the reference's" if split is None
+                 else f"greedy path splits from the reference at token {split}")
+        check.detail = check.detail.replace("; no threshold given (--kld-max, --same-top1-min)", "") + f"; {where}"
+        return check
+
+    def logits_suite_check(self) -> Check:
+        self._ensure_logits()
+        if self.state.logits is None:
+            return self._not_run("logits", "logits")
+        data = self.state.logits
+        lines = [f"{pid}: Mean KLD {s['mean_kld']:.6f}, Same top p {100 * s['same_top1']:.2f} %, "
+                 f"RMS Δp {100 * s['rms_delta_p']:.2f} %" for pid, s in data["per_prompt"].items() if s.get("positions")]
+        floor = (data.get("floor") or {}).get("overall")
+        if floor and floor.get("positions"):
+            lines.append(f"reference floor ({data['floor']['dtype']} vs {data['floor']['reference_dtype']}): Mean KLD "
+                         f"{floor['mean_kld']:.6f}, Same top p {100 * floor['same_top1']:.2f} %")
+        lines += [f"{pid}: {err}" for pid, err in data["errors"].items()]
+        check = threshold_check("logits", data["overall"], kld_max=self.options.kld_max,
+                                same_top1_min=self.options.same_top1_min, lines=lines,
+                                evidence={"method": data["method"]})
+        if data["errors"] and check.verdict != "fail":
+            check.verdict, check.detail = NOT_RUN, f"{len(data['errors'])} prompt(s) not compared; {check.detail}"
+        return check
+
+    def logits_floor_check(self) -> Check:
+        """Record mode: the reference path scored by the same weights in --floor-dtype (what precision alone does)."""
+        if not self.state.complete or self.state.interruption:
+            return self._not_run("logits-floor", "logits")
+        o = self.options
+        from .backends.hf import HfLoadError
+
+        try:
+            floor_backend = make_in_process_backend(o.backend, self._model_path, dtype=o.floor_dtype)
+        except HfLoadError as exc:
+            return Check("logits-floor", "logits", FAIL, f"could not load the floor model: {exc}")
+        per_prompt, every, ref_lp, method = {}, [], [], None
+        self.progress.start(f"floor-{o.floor_dtype}", len(self.records))
+        try:
+            for pid, rec in self.records.items():
+                path = candidate_path(floor_backend, rec, None, logprobs=o.logprobs, seed=o.seed)
+                positions = compare_path(rec, path)
+                method = path.method
+                per_prompt[pid] = position_summary(positions, rec)
+                every += positions
+                ref_lp += [float(rec.logprobs[p.position]) for p in positions]
+                self.progress.record(len(positions))
+        finally:
+            self.progress.end()
+            del floor_backend
+        overall = summarize(every, reference_logprobs=ref_lp)
+        self.logits_floor = {"dtype": o.floor_dtype, "reference_dtype": o.dtype, "method": method,
+                             "overall": overall, "per_prompt": per_prompt}
+        self.state.logits = {"floor": self.logits_floor}
+        check = threshold_check("logits-floor", overall, kld_max=None, same_top1_min=None,
+                                evidence={"floor": self.logits_floor})
+        check.detail = (f"precision floor, {o.floor_dtype} vs {o.dtype} on the same weights: "
+                        + check.detail.replace("; no threshold given (--kld-max, --same-top1-min)", ""))
+        return check
 
     # -- ladder levels and later boots --------------------------------------------------------
     def _reference_record_map(self) -> dict[str, Record] | None:
@@ -454,7 +633,8 @@ class GateSession:
                                           kind=self.options.reference_kind, identity=self.state.identity,
                                           run=self._run_settings(), canaries=self.state.canaries,
                                           overwrite=self.options.record_overwrite,
-                                          noise=noise.as_json() if noise else None)
+                                          noise=noise.as_json() if noise else None,
+                                          logits=self._reference_logits())
                     self.state.recorded_reference = str(ref.path)
                     message = f"reference recorded in {ref.path}"
                 else:
@@ -467,6 +647,12 @@ class GateSession:
             if self.server:
                 self.server.stop()
         return message
+
+    def _reference_logits(self) -> dict:
+        """What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor."""
+        return {"dtype": self.options.dtype if self.in_process else None, "top_k": self.options.logprobs,
+                "tail_mass": all(r.tail_mass for r in self.records.values()),
+                "backend": self.options.backend, "floor": self.logits_floor}
 
     def _run_settings(self) -> dict:
         return {"suite": self.state.suite, "logprobs": self.options.logprobs, "seed": self.options.seed,
@@ -488,6 +674,15 @@ def _condition_summary(check: Check, rows: list[dict]) -> dict:
             "records": len(rows), "required": check.evidence["required"],
             "first_divergences": sorted(r["vs_c1"]["first_divergence"] for r in rows
                                         if r["vs_c1"]["first_divergence"] is not None)}
+
+
+def _greedy_split(reference: Record, candidate: Record | None) -> int | None:
+    """Where the candidate's greedy tokens first leave the reference's (None: identical arrays)."""
+    if candidate is None:
+        return None
+    same = shared_prefix(candidate.completion_ids, reference.completion_ids)
+    equal = same == len(candidate.completion_ids) == len(reference.completion_ids)
+    return None if equal else same
 
 
 def _as_dict(counters) -> dict | None:
