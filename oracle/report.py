@@ -14,6 +14,7 @@ from pathlib import Path
 from .canary_results import markdown_lines as canary_markdown_lines
 from .conditions import headline_counts
 from .html_report import render_html
+from .logits_report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from .noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT, UNMEASURED
 from .records import atomic_write_bytes
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
@@ -111,13 +112,19 @@ def _reference_unstable(data: dict) -> bool:
 def _headline(state: ReportState, data: dict) -> str:
     s = data["summary"]
     verdict = data["verdict"].upper()
-    if state.mode == "gate":
+    logits = logits_headline(state.logits)
+    tokens_gated = any(c.kind == "tokens" for c in state.checks) or not logits
+    if state.mode == "gate" and not tokens_gated:
+        head = f"{verdict}: {logits}"
+    elif state.mode == "gate":
         head = (f"{verdict}: the reference is not deterministic run to run, so no token-exactness claim; "
                 f"{s['exact'][0]}/{s['exact'][1]} matched it" if _reference_unstable(data)
                 else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact")
     else:
         head = f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
     extra = headline_counts(state.ladder, state.boots)
+    if logits and tokens_gated and state.mode == "gate":
+        extra = [logits] + extra
     return head + (" · " + " · ".join(extra) if extra else "")
 
 
@@ -160,6 +167,7 @@ def _markdown(state: ReportState, data: dict) -> str:
         lines.append(f"- recorded reference: {state.recorded_reference}")
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
+    lines += logits_markdown_lines(state.logits)
     spec = data["speculation"]
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
