@@ -48,6 +48,7 @@ def test_hf_f16_reference_orders_q4_1_before_q4_0(gate_run, q4_0_model, read_rep
     assert r1["logits"]["floor"]["dtype"] == "bfloat16" and len(r1["logits"]["top_positions"]) == 10
     md = (q4_1.folder / "identity.md").read_text()
     assert "Mean KLD" in md and "lower bound" in md and "Same top p" in md
+    assert "<h2>Logits</h2>" in (q4_1.folder / "identity.html").read_text()
 
     q4_0 = gate_run("--reference=ref", f"--model={q4_0_model}", report="q4_0")
     r0 = read_report(q4_0.folder)
