@@ -37,7 +37,8 @@ def test_hf_f16_reference_orders_q4_1_before_q4_0(gate_run, q4_0_model, read_rep
     rep = read_report(rec.folder)
     assert rep["identity"]["target"] == "in-process" and rep["identity"]["server"]["dtype"] == "float32"
 
-    q4_1 = gate_run("--reference=ref", report="q4_1")
+    # Measured here: Q4_1 about 0.002, Q4_0 about 0.2 nats; 0.02 lies a factor of ten from each.
+    q4_1 = gate_run("--reference=ref", "--kld-max=0.02", report="q4_1")
     q4_1.assert_outcomes(passed=6)  # logits[x3], cache-zero, speculation, logits
     r1 = read_report(q4_1.folder)
     assert r1["cache"]["verdict"] == "pass"  # teacher-forced requests ran apart from the gated run
@@ -50,26 +51,22 @@ def test_hf_f16_reference_orders_q4_1_before_q4_0(gate_run, q4_0_model, read_rep
     assert "Mean KLD" in md and "lower bound" in md and "Same top p" in md
     assert "<h2>Logits</h2>" in (q4_1.folder / "identity.html").read_text()
 
-    q4_0 = gate_run("--reference=ref", f"--model={q4_0_model}", report="q4_0")
-    r0 = read_report(q4_0.folder)
-    a, b = _overall(r1), _overall(r0)
+    q4_0 = gate_run("--reference=ref", f"--model={q4_0_model}", "--kld-max=0.02", report="q4_0")
+    q4_0.assert_outcomes(passed=5, failed=1)
+    q4_0.stdout.fnmatch_lines(["*logits: fail: Mean KLD * > --kld-max 0.02*"])
+    a, b = _overall(r1), _overall(read_report(q4_0.folder))
     assert b["mean_kld"] > 5 * a["mean_kld"], (a["mean_kld"], b["mean_kld"])
     assert b["same_top1"] < a["same_top1"]
-    between = (a["mean_kld"] * b["mean_kld"]) ** 0.5
-    gate_run("--reference=ref", f"--kld-max={between:.6f}", report="q4_1_threshold").assert_outcomes(passed=6)
-    failed = gate_run("--reference=ref", f"--model={q4_0_model}", f"--kld-max={between:.6f}", report="q4_0_threshold")
-    failed.assert_outcomes(passed=5, failed=1)
-    failed.stdout.fnmatch_lines(["*logits: fail: Mean KLD * > --kld-max*"])
 
 
 def test_same_llama_server_twice_gives_zero_kld_and_noise_fails(gate_run, llama_server, read_report):
-    server = llama_server()
-    gate_run(f"--url={server.url}", "--record=ref", "--logprobs=20", report="rec").assert_outcomes(passed=5)
-    same = gate_run(f"--url={server.url}", "--reference=ref", "--logits", "--kld-max=0.0001",
-                    "--same-top1-min=100", report="same")
+    # Two independent runs: each starts its own embedded llama-server (same binary, model and flags).
+    gate_run("--record=ref", "--logprobs=20", report="rec").assert_outcomes(passed=5)
+    same = gate_run("--reference=ref", "--logits", "--kld-max=0.0001", "--same-top1-min=100", report="same")
     same.assert_outcomes(passed=9)  # tokens[x3] + logits[x3], cache-zero, speculation, logits
     overall = _overall(read_report(same.folder))
     assert overall["mean_kld"] == 0.0 and overall["same_top1"] == 1.0 and overall["rms_delta_p"] == 0.0
+    server = llama_server()
     with FaultProxy(server.url, rewrite_chunk=noisy_logprobs(sigma=0.5)) as proxy:
         noisy = gate_run(f"--url={proxy.url}", "--reference=ref", "--logits", "--kld-max=0.0001", report="noisy")
     noisy.assert_outcomes(passed=8, failed=1)  # the tokens are untouched: only the logits item fails
