@@ -1,8 +1,7 @@
 """The candidate's distributions along the reference's token path, compared with the reference's.
 
-    path = candidate_path(backend, reference_record, candidate_record, logprobs=20)
-    positions = compare_path(reference_record, path)
-    check = logits_check("logits", summarize(positions), kld_max=0.05, same_top1_min=95.0)
+    row = compare_prompt(backend, reference_record, candidate_record, logprobs=20)   # path, positions, summary
+    report = logits_report({"p": row}, ...); check = suite_check(report, kld_max=0.05, same_top1_min=95.0)
 
 Up to and including its first split, the candidate's gated generation already ran on the
 reference's path (same context), so its own top-k logprobs are used there. From the split on,
@@ -15,15 +14,18 @@ the cache it used are reported. A backend without such a method is compared up t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
+from .backends import RequestFailed
 from .logit_stats import PositionLogits, compare_position, summarize
 from .records import Record
-from .verdicts import FAIL, INFO, PASS, Check
+from .verdicts import FAIL, INFO, NOT_RUN, PASS, Check
 
-__all__ = ["CandidatePath", "candidate_path", "compare_path", "logits_check", "position_summary", "shared_prefix",
-           "summary_line"]
+__all__ = ["CandidatePath", "PromptLogits", "candidate_path", "compare_path", "compare_prompt", "greedy_split",
+           "logits_check", "logits_report", "overall_summary", "position_summary", "precision_floor",
+           "shared_prefix", "suite_check", "summary_line"]
 
 
 @dataclass
@@ -111,14 +113,17 @@ def summary_line(s: dict) -> str:
 
 
 def logits_check(check_id: str, summary: dict, *, kld_max: float | None, same_top1_min: float | None,
-                 lines: list[str] | None = None, evidence: dict | None = None) -> Check:
-    """PASS / FAIL against the thresholds (Same top p in percent); INFO when no threshold is set."""
+                 lines: list[str] | None = None, evidence: dict | None = None, gating: bool = True) -> Check:
+    """PASS / FAIL against the thresholds (Same top p in percent); INFO when no threshold is set or the
+    check only reports (gating=False). A check with no comparable position fails."""
     evidence = {"statistics": summary, **(evidence or {})}
     lines = list(lines or [])
     if not summary.get("positions"):
         return Check(check_id, "logits", FAIL, "no position could be compared: neither side returned top-k "
                      "logprobs there (ask the server for --logprobs)", lines, evidence)
     detail = summary_line(summary)
+    if not gating:
+        return Check(check_id, "logits", INFO, detail, lines, evidence)
     broken = []
     if kld_max is not None and summary["mean_kld"] > kld_max:
         broken.append(f"Mean KLD {summary['mean_kld']:.6f} > --kld-max {kld_max:g}")
@@ -130,6 +135,122 @@ def logits_check(check_id: str, summary: dict, *, kld_max: float | None, same_to
         return Check(check_id, "logits", INFO, f"{detail}; no threshold given (--kld-max, --same-top1-min)",
                      lines, evidence)
     return Check(check_id, "logits", PASS, detail, lines, evidence)
+
+
+def greedy_split(reference: Record, candidate: Record | None) -> int | None:
+    """Where the candidate's greedy tokens first leave the reference's (None: identical arrays, or no candidate)."""
+    if candidate is None:
+        return None
+    same = shared_prefix(candidate.completion_ids, reference.completion_ids)
+    equal = same == len(candidate.completion_ids) == len(reference.completion_ids)
+    return None if equal else same
+
+
+@dataclass
+class PromptLogits:
+    """One prompt's comparison: the reference record, the candidate path, the per-position figures."""
+
+    reference: Record
+    candidate: Record | None
+    path: CandidatePath | None = None
+    positions: list[PositionLogits] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+    error: str | None = None
+
+    def check(self, check_id: str) -> Check:
+        if self.error:
+            return Check(check_id, "logits", NOT_RUN, self.error)
+        split = greedy_split(self.reference, self.candidate)
+        check = logits_check(check_id, self.summary, kld_max=None, same_top1_min=None, gating=False,
+                             evidence={"path": self.path.evidence(), "greedy_split": split})
+        check.detail += ("; greedy path identical to the reference's" if split is None
+                         else f"; greedy path splits from the reference at token {split}")
+        return check
+
+
+def compare_prompt(backend, reference: Record, candidate: Record | None, *, logprobs: int,
+                   seed: int = 1234) -> PromptLogits:
+    """The candidate (or, with candidate None, the backend alone) along one reference record's path."""
+    row = PromptLogits(reference, candidate)
+    try:
+        row.path = candidate_path(backend, reference, candidate, logprobs=logprobs, seed=seed)
+    except RequestFailed as exc:  # never retried: this prompt is reported as not compared
+        row.error = f"teacher-forced request failed: {exc}"
+        return row
+    row.positions = compare_path(reference, row.path)
+    row.summary = position_summary(row.positions, reference)
+    return row
+
+
+def overall_summary(rows: dict[str, PromptLogits]) -> dict:
+    every = [pos for r in rows.values() for pos in r.positions]
+    ref_lp = [float(r.reference.logprobs[pos.position]) for r in rows.values() for pos in r.positions
+              if pos.position < len(r.reference.logprobs)]
+    return summarize(every, reference_logprobs=ref_lp)
+
+
+def logits_report(rows: dict[str, PromptLogits], *, family: str, candidate_top_k: int, reference_kind: str,
+                  reference_logits: dict, thresholds: dict, decode: Callable[[list[int]], str]) -> dict:
+    """identity.json's `logits`: figures overall and per prompt, the method, the floor, the largest KLDs."""
+    done = {pid: r for pid, r in rows.items() if not r.error}
+    paths = [r.path for r in done.values()]
+    cached = [p.cached_prompt_tokens for p in paths if p.cached_prompt_tokens is not None]
+    top = sorted(((pid, pos) for pid, r in done.items() for pos in r.positions), key=lambda x: -x[1].kld)[:10]
+    return {
+        "reference_kind": reference_kind,
+        "reference_dtype": reference_logits.get("dtype"),
+        "reference_top_k": reference_logits.get("top_k"),
+        "candidate_top_k": candidate_top_k,
+        "kld_is_lower_bound": True,
+        "kld_definition": "KL(reference || candidate) over the tokens in both top-k sets, the rest of each "
+                          "distribution in one tail bucket: a lower bound of the full-vocabulary KLD",
+        "thresholds": thresholds,
+        "method": {"backend": family,
+                   "teacher_forced": next((p.method for p in paths if p.method), None),
+                   "positions_from_generation": sum(p.from_generation for p in paths),
+                   "positions_teacher_forced": sum(p.teacher_forced for p in paths),
+                   "positions_missing": sum(len(p.missing) for p in paths),
+                   "requests": sum(p.requests for p in paths),
+                   "cached_prompt_tokens": sum(cached) if cached else None,
+                   "apart_from_gated_run": True},
+        "overall": overall_summary(done),
+        "per_prompt": {pid: r.summary | {"greedy_split": greedy_split(r.reference, r.candidate)}
+                       for pid, r in done.items()},
+        "errors": {pid: r.error for pid, r in rows.items() if r.error},
+        "top_positions": [_top_position(pid, pos, done[pid].reference, decode) for pid, pos in top],
+        "floor": reference_logits.get("floor"),
+    }
+
+
+def _top_position(pid: str, pos: PositionLogits, reference: Record, decode: Callable[[list[int]], str]) -> dict:
+    start = max(0, pos.position - 12)
+    return {"prompt": pid, **pos.as_json(), "context": decode(reference.completion_ids[start:pos.position]),
+            "reference_text": decode([pos.reference_token]), "candidate_top1_text": decode([pos.candidate_top1])}
+
+
+def suite_check(report: dict, *, kld_max: float | None, same_top1_min: float | None) -> Check:
+    """The `logits` item: the whole suite against the thresholds, each prompt and the floor in its lines."""
+    lines = [f"{pid}: Mean KLD {s['mean_kld']:.6f}, Same top p {100 * s['same_top1']:.2f} %, "
+             f"RMS Δp {100 * s['rms_delta_p']:.2f} %" for pid, s in report["per_prompt"].items() if s.get("positions")]
+    floor = report.get("floor") or {}
+    if (floor.get("overall") or {}).get("positions"):
+        lines.append(f"reference floor ({floor['dtype']} vs {floor['reference_dtype']}): Mean KLD "
+                     f"{floor['overall']['mean_kld']:.6f}, Same top p {100 * floor['overall']['same_top1']:.2f} %")
+    lines += [f"{pid}: {err}" for pid, err in report["errors"].items()]
+    check = logits_check("logits", report["overall"], kld_max=kld_max, same_top1_min=same_top1_min, lines=lines,
+                         evidence={"method": report["method"]})
+    if report["errors"] and check.verdict != FAIL:
+        check.verdict, check.detail = NOT_RUN, f"{len(report['errors'])} prompt(s) not compared; {check.detail}"
+    return check
+
+
+def precision_floor(rows: dict[str, PromptLogits], *, dtype: str, reference_dtype: str) -> dict:
+    """The reference's own floor: its path scored by the same weights in another dtype."""
+    done = {pid: r for pid, r in rows.items() if not r.error}
+    return {"dtype": dtype, "reference_dtype": reference_dtype,
+            "method": next((r.path.method for r in done.values() if r.path and r.path.method), None),
+            "overall": overall_summary(done), "per_prompt": {pid: r.summary for pid, r in done.items()},
+            "errors": {pid: r.error for pid, r in rows.items() if r.error}}
 
 
 def position_summary(positions: list[PositionLogits], reference: Record) -> dict:

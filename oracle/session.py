@@ -22,8 +22,7 @@ from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
 from .identity import accelerator_identity, file_sha256, filtered_environment, host_identity, package_versions
-from .logit_stats import summarize
-from .logits import candidate_path, compare_path, logits_check as threshold_check, position_summary, shared_prefix
+from .logits import PromptLogits, compare_prompt, logits_check, logits_report, precision_floor, suite_check
 from .options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
@@ -95,7 +94,7 @@ class GateSession:
         self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
         self._report_written = 0.0
         self._logits_done = False
-        self.logit_rows: dict[str, dict] = {}  # prompt -> {"positions", "path", "summary"} (or "error")
+        self.logit_rows: dict[str, PromptLogits] = {}
         self.logits_floor: dict | None = None  # record mode: the reference's own precision floor
 
     def select(self, prompt_ids: set[str]) -> None:
@@ -376,97 +375,30 @@ class GateSession:
         self.progress.start("teacher-forced", len(self.rendered))
         try:
             for p in self.rendered:
-                ref = self.reference.record(p.id)
-                try:
-                    path = candidate_path(self.backend, ref, self.records.get(p.id), logprobs=self.options.logprobs,
-                                          seed=self.options.seed)
-                except RequestFailed as exc:  # never retried: this prompt's logits item is not run
-                    self.logit_rows[p.id] = {"error": f"teacher-forced request failed: {exc}"}
-                    continue
-                positions = compare_path(ref, path)
-                self.logit_rows[p.id] = {"positions": positions, "path": path, "reference": ref,
-                                         "summary": position_summary(positions, ref)}
-                self.progress.record(path.teacher_forced)
+                row = compare_prompt(self.backend, self.reference.record(p.id), self.records.get(p.id),
+                                     logprobs=self.options.logprobs, seed=self.options.seed)
+                self.logit_rows[p.id] = row
+                self.progress.record(row.path.teacher_forced if row.path else 0)
         finally:
             self.progress.end()
-        self.state.logits = self._logits_report()
+        o = self.options
+        self.state.logits = logits_report(
+            self.logit_rows, family=self.family, candidate_top_k=o.logprobs, reference_kind=self.reference.kind,
+            reference_logits=self.reference.manifest.get("logits") or {"top_k": self.reference.manifest.get(
+                "run", {}).get("logprobs")},
+            thresholds={"kld_max": o.kld_max, "same_top1_min_percent": o.same_top1_min}, decode=self._decode)
         write_report(self.report_dir, self.state)
 
-    def _logits_report(self) -> dict:
-        rows = {pid: r for pid, r in self.logit_rows.items() if "positions" in r}
-        every = [pos for r in rows.values() for pos in r["positions"]]
-        ref_lp = [float(r["reference"].logprobs[pos.position]) for r in rows.values() for pos in r["positions"]
-                  if pos.position < len(r["reference"].logprobs)]
-        paths = [r["path"] for r in rows.values()]
-        cached = [p.cached_prompt_tokens for p in paths if p.cached_prompt_tokens is not None]
-        top = sorted(((pid, pos) for pid, r in rows.items() for pos in r["positions"]), key=lambda x: -x[1].kld)[:10]
-        manifest_logits = self.reference.manifest.get("logits") or {}
-        return {
-            "reference_kind": self.reference.kind,
-            "reference_dtype": manifest_logits.get("dtype"),
-            "reference_top_k": manifest_logits.get("top_k") or self.reference.manifest.get("run", {}).get("logprobs"),
-            "candidate_top_k": self.options.logprobs,
-            "kld_is_lower_bound": True,
-            "kld_definition": "KL(reference || candidate) over the tokens in both top-k sets, the rest of each "
-                              "distribution in one tail bucket: a lower bound of the full-vocabulary KLD",
-            "thresholds": {"kld_max": self.options.kld_max, "same_top1_min_percent": self.options.same_top1_min},
-            "method": {"backend": self.family,
-                       "teacher_forced": next((p.method for p in paths if p.method), None),
-                       "positions_from_generation": sum(p.from_generation for p in paths),
-                       "positions_teacher_forced": sum(p.teacher_forced for p in paths),
-                       "positions_missing": sum(len(p.missing) for p in paths),
-                       "requests": sum(p.requests for p in paths),
-                       "cached_prompt_tokens": sum(cached) if cached else None,
-                       "apart_from_gated_run": True},
-            "overall": summarize(every, reference_logprobs=ref_lp),
-            "per_prompt": {pid: r["summary"] | {"greedy_split": _greedy_split(r["reference"], self.records.get(pid))}
-                           for pid, r in rows.items()},
-            "errors": {pid: r["error"] for pid, r in self.logit_rows.items() if "error" in r},
-            "top_positions": [self._top_position(pid, pos) for pid, pos in top],
-            "floor": manifest_logits.get("floor"),
-        }
-
-    def _top_position(self, pid: str, pos) -> dict:
-        ref = self.logit_rows[pid]["reference"]
-        start = max(0, pos.position - 12)
-        return {"prompt": pid, **pos.as_json(), "context": self._decode(ref.completion_ids[start:pos.position]),
-                "reference_text": self._decode([pos.reference_token]),
-                "candidate_top1_text": self._decode([pos.candidate_top1])}
-
     def logits_check(self, pid: str) -> Check:
-        cid = f"logits[{pid}]"
         self._ensure_logits()
         row = self.logit_rows.get(pid)
-        if row is None:
-            return self._not_run(cid, "logits")
-        if "error" in row:
-            return Check(cid, "logits", NOT_RUN, row["error"])
-        path, split = row["path"], _greedy_split(row["reference"], self.records.get(pid))
-        check = threshold_check(cid, row["summary"], kld_max=None, same_top1_min=None,
-                                evidence={"path": path.evidence(), "greedy_split": split})
-        where = ("greedy path identical to the reference's" if split is None
-                 else f"greedy path splits from the reference at token {split}")
-        check.detail = check.detail.replace("; no threshold given (--kld-max, --same-top1-min)", "") + f"; {where}"
-        return check
+        return row.check(f"logits[{pid}]") if row else self._not_run(f"logits[{pid}]", "logits")
 
     def logits_suite_check(self) -> Check:
         self._ensure_logits()
         if self.state.logits is None:
             return self._not_run("logits", "logits")
-        data = self.state.logits
-        lines = [f"{pid}: Mean KLD {s['mean_kld']:.6f}, Same top p {100 * s['same_top1']:.2f} %, "
-                 f"RMS Δp {100 * s['rms_delta_p']:.2f} %" for pid, s in data["per_prompt"].items() if s.get("positions")]
-        floor = (data.get("floor") or {}).get("overall")
-        if floor and floor.get("positions"):
-            lines.append(f"reference floor ({data['floor']['dtype']} vs {data['floor']['reference_dtype']}): Mean KLD "
-                         f"{floor['mean_kld']:.6f}, Same top p {100 * floor['same_top1']:.2f} %")
-        lines += [f"{pid}: {err}" for pid, err in data["errors"].items()]
-        check = threshold_check("logits", data["overall"], kld_max=self.options.kld_max,
-                                same_top1_min=self.options.same_top1_min, lines=lines,
-                                evidence={"method": data["method"]})
-        if data["errors"] and check.verdict != "fail":
-            check.verdict, check.detail = NOT_RUN, f"{len(data['errors'])} prompt(s) not compared; {check.detail}"
-        return check
+        return suite_check(self.state.logits, kld_max=self.options.kld_max, same_top1_min=self.options.same_top1_min)
 
     def logits_floor_check(self) -> Check:
         """Record mode: the reference path scored by the same weights in --floor-dtype (what precision alone does)."""
@@ -479,28 +411,20 @@ class GateSession:
             floor_backend = make_in_process_backend(o.backend, self._model_path, dtype=o.floor_dtype)
         except HfLoadError as exc:
             return Check("logits-floor", "logits", FAIL, f"could not load the floor model: {exc}")
-        per_prompt, every, ref_lp, method = {}, [], [], None
+        rows = {}
         self.progress.start(f"floor-{o.floor_dtype}", len(self.records))
         try:
             for pid, rec in self.records.items():
-                path = candidate_path(floor_backend, rec, None, logprobs=o.logprobs, seed=o.seed)
-                positions = compare_path(rec, path)
-                method = path.method
-                per_prompt[pid] = position_summary(positions, rec)
-                every += positions
-                ref_lp += [float(rec.logprobs[p.position]) for p in positions]
-                self.progress.record(len(positions))
+                rows[pid] = compare_prompt(floor_backend, rec, None, logprobs=o.logprobs, seed=o.seed)
+                self.progress.record(len(rows[pid].positions))
         finally:
             self.progress.end()
             del floor_backend
-        overall = summarize(every, reference_logprobs=ref_lp)
-        self.logits_floor = {"dtype": o.floor_dtype, "reference_dtype": o.dtype, "method": method,
-                             "overall": overall, "per_prompt": per_prompt}
+        self.logits_floor = precision_floor(rows, dtype=o.floor_dtype, reference_dtype=o.dtype)
         self.state.logits = {"floor": self.logits_floor}
-        check = threshold_check("logits-floor", overall, kld_max=None, same_top1_min=None,
-                                evidence={"floor": self.logits_floor})
-        check.detail = (f"precision floor, {o.floor_dtype} vs {o.dtype} on the same weights: "
-                        + check.detail.replace("; no threshold given (--kld-max, --same-top1-min)", ""))
+        check = logits_check("logits-floor", self.logits_floor["overall"], kld_max=None, same_top1_min=None,
+                             gating=False, evidence={"floor": self.logits_floor})
+        check.detail = f"precision floor, {o.floor_dtype} vs {o.dtype} on the same weights: {check.detail}"
         return check
 
     # -- ladder levels and later boots --------------------------------------------------------
@@ -674,15 +598,6 @@ def _condition_summary(check: Check, rows: list[dict]) -> dict:
             "records": len(rows), "required": check.evidence["required"],
             "first_divergences": sorted(r["vs_c1"]["first_divergence"] for r in rows
                                         if r["vs_c1"]["first_divergence"] is not None)}
-
-
-def _greedy_split(reference: Record, candidate: Record | None) -> int | None:
-    """Where the candidate's greedy tokens first leave the reference's (None: identical arrays)."""
-    if candidate is None:
-        return None
-    same = shared_prefix(candidate.completion_ids, reference.completion_ids)
-    equal = same == len(candidate.completion_ids) == len(reference.completion_ids)
-    return None if equal else same
 
 
 def _as_dict(counters) -> dict | None:
