@@ -105,10 +105,13 @@ def _header(data: dict) -> str:
     s = data.get("summary", {})
     ident = data.get("identity", {})
     parts = []
-    if data.get("mode") == "gate":
-        parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
-    else:
+    logits = s.get("logits")
+    if data.get("mode") != "gate":
         parts.append(f"{s.get('records', [0, 0])[0]}/{s.get('records', [0, 0])[1]} recorded")
+    elif s.get("exact", [0, 0])[1] or not logits:
+        parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
+    if logits:
+        parts.append(f"Mean KLD {logits['mean_kld']:.6f} (lower bound), Same top p {100 * logits['same_top1']:.2f} %")
     parts += headline_counts(data.get("ladder") or {}, data.get("boots") or {})
     canaries = canary_summary(data.get("canaries") or {})
     if canaries:

@@ -64,8 +64,13 @@ class ReportState:
     def summary(self) -> dict:
         tokens = [c for c in self.checks if c.kind == "tokens"]
         count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
+        # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
+        tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
+        overall = (self.logits or {}).get("overall") or {}
         return {
-            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" else len(tokens)],
+            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)],
+            "logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
+                        "positions": overall["positions"]} if overall.get("positions") else None),
             "near_tie": count(NEAR_TIE),
             "divergent": count(DIVERGENT),
             "within_reference_noise": count(WITHIN_NOISE),
