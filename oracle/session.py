@@ -429,7 +429,9 @@ class GateSession:
 
     # -- ladder levels and later boots --------------------------------------------------------
     def _reference_record_map(self) -> dict[str, Record] | None:
-        if self.reference is None:
+        # Ladder levels and boots are compared with c1 only against an f16 reference: its greedy tokens are not
+        # the candidate's to match (its logits are compared instead).
+        if self.reference is None or self.f16_gate:
             return None
         if self._reference_records is None:
             self._reference_records = {p.id: self.reference.record(p.id) for p in self.rendered}
