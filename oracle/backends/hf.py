@@ -85,7 +85,7 @@ class HfBackend:
             meta = gguf_metadata(self.model_path)
             tokens = meta.get("tokenizer.ggml.tokens", [])
             name = lambda key: tokens[meta[key]] if key in meta and meta[key] < len(tokens) else ""  # noqa: E731
-            return {"chat_template": meta.get("tokenizer.chat_template"),
+            return {"chat_template": meta.get("tokenizer.chat_template"), "chat_template_source": "gguf metadata",
                     "bos_token": name("tokenizer.ggml.bos_token_id"), "eos_token": name("tokenizer.ggml.eos_token_id"),
                     "eog_ids": [meta[k] for k in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                                                   "tokenizer.ggml.eom_token_id") if k in meta],
@@ -94,14 +94,14 @@ class HfBackend:
         path = self.model_path / "tokenizer_config.json"
         if path.is_file():
             config = json.loads(path.read_text())
-        template = config.get("chat_template")
+        template, source = config.get("chat_template"), "tokenizer_config.json"
         jinja = self.model_path / "chat_template.jinja"
         if template is None and jinja.is_file():
-            template = jinja.read_text()
+            template, source = jinja.read_text(), "chat_template.jinja"
         text = lambda t: t.get("content", "") if isinstance(t, dict) else (t or "")  # noqa: E731
         eos = self.model.generation_config.eos_token_id if self.model.generation_config else None
         eos = eos if eos is not None else self.model.config.eos_token_id
-        return {"chat_template": template, "bos_token": text(config.get("bos_token")),
+        return {"chat_template": template, "chat_template_source": source, "bos_token": text(config.get("bos_token")),
                 "eos_token": text(config.get("eos_token")),
                 "eog_ids": list(eos) if isinstance(eos, (list, tuple)) else [eos] if eos is not None else [],
                 "tokens": []}
@@ -135,8 +135,7 @@ class HfBackend:
         return {"server": "transformers (in process)", "build": f"transformers {metadata.version('transformers')}, "
                 f"torch {torch.__version__}", "model_path": str(self.model_path), "dtype": self.dtype,
                 "device": self.device, "dequantized_from_gguf": self._gguf, "torch_threads": torch.get_num_threads(),
-                "load_s": round(self.load_s, 1), "chat_template_source": "gguf metadata" if self._gguf
-                else "tokenizer_config.json"}
+                "load_s": round(self.load_s, 1), "chat_template_source": self._metadata["chat_template_source"]}
 
     def counters(self) -> Counters | None:
         return None  # no server, no counters: every request runs with a fresh KV cache
