@@ -22,7 +22,8 @@ __all__ = ["DiffError", "RunSide", "diff_runs", "load_side"]
 
 PRIMARY = Condition().key
 # Identity fields that differ between any two runs of one configuration.
-_VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR")
+# Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
+_VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers")
 
 
 class DiffError(ValueError):
@@ -38,9 +39,10 @@ class RunSide:
     verdicts: dict[str, str] = field(default_factory=dict)
     canaries: dict[str, str] = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
+    folders: dict[str, str] = field(default_factory=dict)  # prompt id -> records folder (several servers)
 
     def tokens(self, pid: str) -> list[int]:
-        return load_record(self.path / "records", Condition(), pid).completion_ids
+        return load_record(self.path / self.folders.get(pid, "records"), Condition(), pid).completion_ids
 
 
 def load_side(path: Path) -> RunSide:
@@ -53,7 +55,7 @@ def load_side(path: Path) -> RunSide:
                        identity=m.get("identity") or {})
     if (path / "identity.json").is_file():
         rep = _json(path / "identity.json")
-        hashes, finish = {}, {}
+        hashes, finish, folders = {}, {}, {}
         # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
         metas = [m for k, m in ((rep.get("records") or {}).get("finished") or {}).items() if k.endswith(f"@{PRIMARY}")]
         if not metas:
@@ -61,10 +63,12 @@ def load_side(path: Path) -> RunSide:
         for row in metas:
             if row.get("repeat", 0) == 0:
                 hashes[row["id"]], finish[row["id"]] = row["completion_sha256"], row.get("finish_reason")
+                if row.get("folder"):  # a merged report: the records are in the server's own folder
+                    folders[row["id"]] = row["folder"]
         return RunSide(path, "report", hashes, finish,
                        verdicts={c["id"]: c["verdict"] for c in rep.get("checks", [])},
                        canaries={k: _canary(v) for k, v in (rep.get("canaries") or {}).items()},
-                       identity=rep.get("identity") or {})
+                       identity=rep.get("identity") or {}, folders=folders)
     raise DiffError(f"{path}: neither a report dir (identity.json) nor a reference (manifest.json); "
                     "give a folder written by `pytest --backend=...` or `--record`")
 

@@ -252,6 +252,18 @@ def _canaries(data: dict) -> str:
     return f"<table><tr><th>canary</th><th>verdict</th><th>expected</th><th>got</th><th>why</th></tr>{body}</table>"
 
 
+def _servers(data: dict) -> str:
+    servers = (data.get("identity") or {}).get("servers") or []
+    if not servers:
+        return ""
+    body = "".join(f"<tr class='{_e(s['verdict'])}'><td>{_e(s['label'])}</td>"
+                   f"<td>{_e(s['worker'])}</td><td class=mono>{_e(s['url'])}</td><td>{len(s['prompts_at_c1'])}</td>"
+                   f"<td>{len(s['checks'])}</td><td class=mono>{_e(', '.join(s['failed']) or '-')}</td>"
+                   f"<td>{_e(s['verdict'])}</td></tr>" for s in servers)
+    return ("<h2>Servers</h2><table><tr><th>server</th><th>worker</th><th>url</th><th>prompts at c1</th><th>checks</th>"
+            f"<th>failed</th><th>verdict</th></tr>{body}</table>")
+
+
 def _evidence(data: dict) -> str:
     parts = []
     cache = data.get("cache")
@@ -299,7 +311,7 @@ def render_html(data: dict) -> str:
     columns, cells = grid(data)
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{_CSS}</style></head><body>"
-            f"{_header(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
+            f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
             f"{_logits(data)}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
             f"<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from .placement import server_label
 from .verdicts import Check
 
 __all__ = ["GateCollector", "GateFailure", "GateItem", "MAX_MESSAGE_LINES"]
@@ -59,13 +60,14 @@ class GateCollector(pytest.Collector):
     """The gate's items: record[...] / tokens[...] / run[...] per prompt, the evidence items, the ladder
     levels, the later boots."""
 
-    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int,
+    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, servers: int = 1,
                  tokens: bool = True, logits: bool = False, floor: bool = False, **kw) -> None:
         super().__init__(**kw)
         self.prompt_ids = prompt_ids
         self.mode = mode
         self.ladder = ladder
         self.boots = boots
+        self.servers = servers
         self.tokens = tokens  # an f16 reference is gated on logits only
         self.logits = logits
         self.floor = floor
@@ -78,8 +80,14 @@ class GateCollector(pytest.Collector):
                 yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
             if self.logits:
                 yield GateItem.from_parent(self, name=f"logits[{pid}]", kind="logits", key=pid)
-        yield GateItem.from_parent(self, name="cache-zero", kind="cache")
-        yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        if self.servers == 1:
+            yield GateItem.from_parent(self, name="cache-zero", kind="cache")
+            yield GateItem.from_parent(self, name="speculation", kind="speculation")
+        else:  # each server proves its own run (see placement.py)
+            for s in range(self.servers):
+                yield GateItem.from_parent(self, name=f"cache-zero[{server_label(s)}]", kind="cache", key=s)
+            for s in range(self.servers):
+                yield GateItem.from_parent(self, name=f"speculation[{server_label(s)}]", kind="speculation", key=s)
         # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
         if self.logits:
             yield GateItem.from_parent(self, name="logits", kind="logits_suite")
@@ -96,7 +104,8 @@ def make_collector(session: pytest.Session, gate) -> GateCollector:
     return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
                                      prompt_ids=gate.suite.ids(), mode=gate.mode,
                                      ladder=gate.options.ladder, boots=gate.options.boots,
-                                     tokens=not gate.f16_gate, logits=gate.logits_gate, floor=gate.floor_wanted)
+                                     servers=gate.options.workers, tokens=not gate.f16_gate,
+                                     logits=gate.logits_gate, floor=gate.floor_wanted)
 
 
 GATE_KEY = pytest.StashKey()

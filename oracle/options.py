@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int"]
+__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_workers"]
 
 LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
@@ -147,10 +147,17 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--backend", metavar="NAME", type=_backend, default=None,
                 help="family[-platform] of the server under test, e.g. llamacpp, llamacpp-sycl; "
                      "turns the gate on (default: off, the project's own tests run)")
-    g.addoption("--url", metavar="URL", default=None, help="a server that is already running (default: none)")
+    g.addoption("--url", metavar="URL[,URL...]", default=None,
+                help="a server that is already running; several comma-separated servers of one configuration "
+                     "take one pytest-xdist worker each (pytest -n N) (default: none)")
+    g.addoption("--servers", metavar="FILE", default=None,
+                help="a file with one server URL per line (# comments allowed), like a --url list (default: none)")
+    g.addoption("--allow-mixed-servers", action="store_true", default=False,
+                help="gate several servers whose identities differ (default: refuse, naming the fields)")
     g.addoption("--launch", metavar="CMD", type=_command("--launch"), default=None,
-                help="start this server command, with {port} replaced by a free loopback port (default: none; "
-                     "without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
+                help="start this server command, with {port} replaced by a free loopback port and {worker} by "
+                     "the pytest-xdist worker number (0 without -n), e.g. CUDA_VISIBLE_DEVICES={worker} "
+                     "(default: none; without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
     g.addoption("--model", metavar="PATH", default=None,
                 help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
     g.addoption("--server-args", metavar="ARGS", type=_command("--server-args"), default="",
@@ -220,7 +227,7 @@ def add_options(parser: pytest.Parser) -> None:
 @dataclass(frozen=True)
 class GateOptions:
     backend: str
-    url: str | None
+    urls: tuple[str, ...]  # --url / --servers: servers already running, one per xdist worker
     launch: str | None
     model: str | None
     server_args: str
@@ -248,19 +255,58 @@ class GateOptions:
     logits: bool = False
     kld_max: float | None = None
     same_top1_min: float | None = None  # percent
+    workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
+    allow_mixed_servers: bool = False
 
     @property
     def embedded(self) -> bool:
-        return self.url is None and self.launch is None
+        return not self.urls and self.launch is None
+
+
+def xdist_workers(config: pytest.Config) -> int:
+    """How many pytest-xdist workers this run has (1 without -n), on the controller and on each worker."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return int(workerinput["workercount"])
+    if getattr(config.option, "dist", "no") == "no":
+        return 1
+    return max(1, len(getattr(config.option, "tx", None) or []))
+
+
+def _server_urls(o) -> tuple[str, ...]:
+    urls = [u.strip() for u in (o.url or "").split(",") if u.strip()]
+    if o.servers:
+        path = Path(o.servers)
+        if not path.is_file():
+            raise pytest.UsageError(f"--servers {o.servers}: no such file; give a file with one server URL per line")
+        urls += [line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()]
+        if not urls:
+            raise pytest.UsageError(f"--servers {o.servers}: the file lists no URL; write one URL per line, "
+                                    "e.g. http://127.0.0.1:8080")
+    for u in urls:
+        if not u.startswith(("http://", "https://")):
+            raise pytest.UsageError(f"server URL {u!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
+    dupes = sorted({u for u in urls if urls.count(u) > 1})
+    if dupes:
+        raise pytest.UsageError(f"server URL {dupes[0]} is listed twice: each worker needs a server of its own")
+    return tuple(u.rstrip("/") for u in urls)
 
 
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
-    if o.url and o.launch:
-        raise pytest.UsageError("--url and --launch both given: use --url for a running server "
+    urls = _server_urls(o)
+    workers = xdist_workers(config)
+    if urls and o.launch:
+        raise pytest.UsageError("--url/--servers and --launch both given: use --url for a running server "
                                 "or --launch to let oracle start one, not both")
-    if (o.url or o.launch) and (o.model or o.server_args):
+    if len(urls) > 1 and workers == 1 and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(f"{len(urls)} servers given but this run has no pytest-xdist workers: add "
+                                f"-n {len(urls)} so that each server gets a worker, or give one URL")
+    if urls and workers > len(urls):
+        raise pytest.UsageError(f"pytest -n {workers} with {len(urls)} server(s): each worker needs a server of its "
+                                f"own; use -n {len(urls)} or list more servers")
+    if (urls or o.launch) and (o.model or o.server_args):
         raise pytest.UsageError("--model and --server-args configure the embedded default; with --url or "
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
@@ -269,7 +315,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
 
     in_process = is_in_process(o.backend)
     if in_process:
-        if o.url or o.launch:
+        if urls or o.launch:
             raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
                                     "or a Hugging Face model folder) instead of --url / --launch")
         if o.boots > 1 or o.ladder or o.server_args:
@@ -280,7 +326,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                     "model folder")
     elif o.model and not Path(o.model).is_file():
         raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
-    if o.boots > 1 and o.url:
+    if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --url")
     ladder = tuple(o.ladder)
@@ -290,10 +336,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
-    if o.url and not o.url.startswith(("http://", "https://")):
-        raise pytest.UsageError(f"--url {o.url!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
     return GateOptions(
-        backend=o.backend, url=o.url.rstrip("/") if o.url else None, launch=o.launch, model=o.model,
+        backend=o.backend, urls=urls, launch=o.launch, model=o.model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
         record=Path(o.record) if o.record else None, record_overwrite=o.record_overwrite,
         reference_kind=o.reference_kind, reference=Path(o.reference) if o.reference else None,
@@ -303,4 +347,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers,
     )

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from .backends import RequestFailed
 from .items import GATE_KEY, make_collector
+from .merge import worker_payload
+from .placement import PinnedScheduling, place, server_label, worker_index
+from .server_set import differences, probe_identities
 from .options import add_options, gate_options
 from .progress import ConditionProgress
 from .session import GateSession
@@ -32,8 +36,61 @@ def pytest_configure(config: pytest.Config) -> None:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
     options = gate_options(config)
-    worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
-    config.stash[GATE_KEY] = GateSession(options, worker=worker.removeprefix("gw"))
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:  # an xdist worker: its own server, its own folder under the controller's report
+        index = worker_index(workerinput["workerid"])
+        folder = Path(workerinput["oracle_report_dir"]) / "servers" / server_label(index)
+        gate = GateSession(options, worker=index, role="worker", report_dir=folder)
+    elif _xdist_controller(config):
+        gate = GateSession(options, role="controller")
+        if len(options.urls) > 1:
+            _check_server_set(options)
+    else:
+        gate = GateSession(options)
+    config.stash[GATE_KEY] = gate
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
+
+
+def _check_server_set(options) -> None:
+    """Refuse servers of different configurations before any worker starts (unless --allow-mixed-servers)."""
+    labels = {server_label(i): url for i, url in enumerate(options.urls[:options.workers])}
+    try:
+        found = differences(probe_identities(options.backend, labels))
+    except RequestFailed as exc:
+        raise pytest.UsageError(f"could not read a server's identity: {exc}; check that every listed server "
+                                "is up") from None
+    if found and not options.allow_mixed_servers:
+        raise pytest.UsageError("the servers are not one configuration; these identity fields differ:\n  "
+                                + "\n  ".join(found) + "\nserve the same model and flags on every server, or pass "
+                                "--allow-mixed-servers to gate them anyway")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist controller: tell each worker where the one report goes."""
+    gate = _gate(node.config)
+    if gate is not None:
+        gate.report_dir.mkdir(parents=True, exist_ok=True)
+        node.workerinput["oracle_report_dir"] = str(gate.report_dir.resolve())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Each worker keeps to its own server: the items go where `placement.place` puts them."""
+    if _gate(config) is not None:
+        return PinnedScheduling(config, log)
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    gate = _gate(node.config)
+    if gate is not None:
+        output = getattr(node, "workeroutput", {}) or {}
+        gate.worker_payloads[worker_index(node.gateway.id)] = output.get("oracle")
 
 
 def _gate(config: pytest.Config) -> GateSession | None:
@@ -57,11 +114,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if session.config.pluginmanager.hasplugin("dsession"):
         return  # the xdist controller runs no items; its workers start their own targets
-    # Only the prompts whose items survived -k / deselection are sent.
-    gate.select({item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record", "logits")
-                 and getattr(item, "key", None) is not None})
+    # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
+    per_prompt = ("tokens", "record", "logits")
+    prompts = {item.key for item in session.items if getattr(item, "kind", None) in per_prompt
+               and getattr(item, "key", None) is not None}
+    owned = None
+    if gate.role == "worker":
+        placement = place([item.nodeid for item in session.items], gate.options.workers)
+        owned = {item.key for item, w in zip(session.items, placement)
+                 if w == gate.server_index and getattr(item, "kind", None) in per_prompt
+                 and getattr(item, "key", None) is not None}
+    gate.select(prompts, owned)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and session.config.get_verbosity() >= 0:
+    if tr is not None and session.config.get_verbosity() >= 0 and gate.role != "worker":
         gate.progress = ConditionProgress(tr)
     gate.start()
 
@@ -99,12 +164,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate = _gate(session.config)
     if gate is None:
         return
-    message = gate.finish()
+    if gate.role == "controller":
+        message = gate.finish_merged(gate.worker_payloads)
+        if gate.state.verdict() == "fail" and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
+    else:
+        message = gate.finish()
+        if gate.role == "worker":
+            session.config.workeroutput["oracle"] = worker_payload(gate)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return
+    if tr._tw.width_of_current_line:  # after the progress dots (xdist's progress does not end its line)
+        tr.write("\n")
     if gate.state.interruption:
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
+    for check in gate.state.checks:
+        if check.kind == "servers" and check.outcome == "failed":
+            tr.write_line(f"oracle: {check.detail}:\n" + "\n".join(check.lines), red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
     if (gate.report_dir / "identity.json").exists():

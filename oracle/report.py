@@ -136,10 +136,12 @@ def _headline(state: ReportState, data: dict) -> str:
 def _condition_lines(state: ReportState) -> list[str]:
     if not (state.ladder or state.boots):
         return []
-    lines = ["", f"Determinism: {DETERMINISM_WORDS[state.determinism]}.", "",
-             "| condition | exact | near-tie | within noise | divergent | required | overlap | verdict | first divergences |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     rows = [(level, v) for level, v in state.ladder.items()] + [(f"boot {b}", v) for b, v in state.boots.items()]
+    on = any("server" in v for _, v in rows)  # several servers: say which one ran each condition
+    lines = ["", f"Determinism: {DETERMINISM_WORDS[state.determinism]}.", "",
+             "| condition | exact | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
+             + (" server |" if on else ""),
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
     for name, v in rows:
         c = v["counts"]
         ov = v.get("overlap")
@@ -147,7 +149,25 @@ def _condition_lines(state: ReportState) -> list[str]:
                                                       else "") if ov else "-"
         firsts = ", ".join(map(str, v["first_divergences"][:8])) or "-"
         lines.append(f"| {name} | {c['exact']}/{v['records']} | {c['near-tie']} | {c['within-reference-noise']} | "
-                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} |")
+                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} |"
+                     + (f" {v.get('server', '-')} |" if on else ""))
+    return lines
+
+
+def _server_lines(ident: dict) -> list[str]:
+    servers = ident.get("servers") or []
+    if not servers:
+        return []
+    lines = ["", f"Servers ({len(servers)}, one pytest-xdist worker each; their own reports in `servers/`):", "",
+             "| server | worker | url | prompts at c1 | checks | failed | verdict |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in servers:
+        lines.append(f"| {s['label']} | {s['worker']} | {s['url']} | {len(s['prompts_at_c1'])} | {len(s['checks'])} | "
+                     f"{', '.join(s['failed']) or '-'} | {s['verdict']} |")
+    cross = ident.get("servers_c1_crosscheck") or {}
+    if cross.get("identical") or cross.get("different"):
+        lines += ["", f"c1 on two servers (ladder and boot baselines): {cross['identical']} identical, "
+                      f"{len(cross['different'])} different" + (": " + "; ".join(cross["different"][:8])
+                                                                 if cross["different"] else "")]
     return lines
 
 
@@ -170,6 +190,7 @@ def _markdown(state: ReportState, data: dict) -> str:
         lines.append(f"- reference: {data['reference']['path']} (kind {data['reference']['kind']})")
     if state.recorded_reference:
         lines.append(f"- recorded reference: {state.recorded_reference}")
+    lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
     lines += logits_markdown_lines(state.logits)

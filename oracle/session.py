@@ -31,6 +31,8 @@ from .reference import Reference, ReferenceError, check_record_target, load_refe
 from .report import ReportState, write_report
 from .runner import RunInterrupted, RunResult, one_at_a_time, run_waves
 from .suite import SuiteError, load_suite
+from .merge import merge_states, owned_records
+from .placement import server_label
 from .target import LaunchError, LaunchedServer, redact_command
 from .verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split, split_view
@@ -42,9 +44,16 @@ _NO_SPLIT = 1 << 30  # sorts rows without a token split last
 
 
 class GateSession:
-    def __init__(self, options: GateOptions, *, worker: str = "0") -> None:
+    """role: "single" (no xdist), "worker" (one xdist worker and its server) or "controller" (merges)."""
+
+    def __init__(self, options: GateOptions, *, worker: int = 0, role: str = "single",
+                 report_dir: Path | None = None) -> None:
         self.options = options
-        self.worker = worker
+        self.worker = str(worker)  # {worker} in --launch
+        self.server_index = worker
+        self.role = role
+        self.url = options.urls[worker] if options.urls else None
+        self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         try:
             self.suite = load_suite(options.suite).with_max_tokens(options.max_tokens)
         except SuiteError as exc:
@@ -69,7 +78,7 @@ class GateSession:
             self.options = options = dataclasses.replace(options, logprobs=top_k)
         spec = parse_backend(options.backend)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        self.report_dir = options.report_dir or _fresh(Path("reports") / f"{stamp}-{options.backend}")
+        self.report_dir = report_dir or options.report_dir or _fresh(Path("reports") / f"{stamp}-{options.backend}")
         self.state = ReportState(mode=self.mode, backend=options.backend, prompt_ids=self.suite.ids())
         self.state.suite = {"name": self.suite.name, "path": self.suite.path, "sha256": self.suite.sha256,
                             "prompts": len(self.suite.prompts)}
@@ -96,13 +105,20 @@ class GateSession:
         self._logits_done = False
         self.logit_rows: dict[str, PromptLogits] = {}
         self.logits_floor: dict | None = None  # record mode: the reference's own precision floor
+        self.worker_payloads: dict[int, dict | None] = {}  # the controller's: what each worker sent
+        self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
 
-    def select(self, prompt_ids: set[str]) -> None:
-        """Keep only these prompts (the ones whose items are selected); an empty set keeps all."""
+    def select(self, prompt_ids: set[str], owned: set[str] | None = None) -> None:
+        """Keep only these prompts (the ones whose items are selected); an empty set keeps all.
+
+        owned: the prompts this server runs at c1 (an xdist worker's share); ladder levels and boots on
+        this server still send every kept prompt, after a c1 baseline of the others on the same server.
+        """
         if prompt_ids:
             self.suite = self.suite.only(prompt_ids)
             self.state.prompt_ids = self.suite.ids()
             self.state.suite["selected"] = len(self.suite.prompts)
+        self.owned = owned
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
@@ -112,8 +128,8 @@ class GateSession:
         if self.in_process:
             self._start_in_process()
             return
-        if o.url:
-            url, command = o.url, None
+        if self.url:
+            url, command = self.url, None
         else:
             env = None
             if o.launch:
@@ -129,12 +145,14 @@ class GateSession:
                 raise pytest.UsageError(f"oracle could not start the target: {exc}") from None
             url = self.server.url
         self.backend = make_backend(o.backend, url, timeout_s=o.request_timeout)
-        if o.url and not self.backend.healthy():
-            raise pytest.UsageError(f"--url {o.url}: the server does not answer its health check; start it "
+        if self.url and not self.backend.healthy():
+            raise pytest.UsageError(f"--url {self.url}: the server does not answer its health check; start it "
                                     "first, or use --launch so that oracle starts it")
         try:
             self._render()
-            self.state.identity = self._identity(command)
+            # The command as launched, with {port} left as written (a port says nothing about the configuration).
+            self.state.identity = self._identity(self.server.command_template.replace("{worker}", self.worker)
+                                                 if self.server else None)
         except RequestFailed as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
         self._check_prompt_tokens()
@@ -202,7 +220,7 @@ class GateSession:
         tok = self._local_tokenizer
         return {
             "backend": self.options.backend, "family": self.family, "platform": self.platform,
-            "target": ("in-process" if self.in_process else "url" if self.options.url
+            "target": ("in-process" if self.in_process else "url" if self.url
                        else "launch" if self.options.launch else "embedded"),
             "url": self.backend.base_url,
             "launch_command": redact_command(command) if command else None,
@@ -246,7 +264,8 @@ class GateSession:
             return
         self._ran = True
         assert self.backend is not None
-        self.result = self._run(PRIMARY, one_at_a_time(self.rendered), self._keep)
+        mine = [p for p in self.rendered if self.owned is None or p.id in self.owned]
+        self.result = self._run(PRIMARY, one_at_a_time(mine), self._keep)
         if self.result is None:
             return
         delta = self.result.counters_delta
@@ -338,32 +357,47 @@ class GateSession:
                          f"token {first} ({', '.join(self.envelope.varies[pid]['conditions'])})", lines, evidence)
         return Check(cid, "tokens", result.verdict, detail, lines, evidence)
 
-    def cache_check(self) -> Check:
+    def _server_item(self, name: str, server: int | None) -> str:
+        return name if server is None else f"{name}[{server_label(server)}]"
+
+    def _no_prompts_here(self, cid: str, kind: str) -> Check | None:
+        if self.result is not None and not self.result.records and self.owned is not None:
+            return Check(cid, kind, INFO, f"{server_label(self.server_index)} ran no prompt at c1: "
+                         f"{len(self.rendered)} prompt(s) for {self.options.workers} workers")
+        return None
+
+    def cache_check(self, server: int | None = None) -> Check:
+        cid = self._server_item("cache-zero", server)
         if not self.state.complete:
-            return self._not_run("cache-zero", "cache")
+            return self._not_run(cid, "cache")
+        if (idle := self._no_prompts_here(cid, "cache")) is not None:
+            return idle
         if self.in_process:
-            check = Check("cache-zero", "cache", PASS, f"in-process backend: no server and no cache shared between "
+            check = Check(cid, "cache", PASS, f"in-process backend: no server and no cache shared between "
                           f"requests; each of the {len(self.result.records)} requests ran with a fresh KV cache",
                           [], {"requests": len(self.result.records), "in_process": True})
             self.state.cache = check.evidence | {"verdict": check.verdict}
             return check
         hint = "start llama-server with --metrics" if self.family == "llamacpp" else "expose the server's /metrics"
-        check = cache_zero_check(self.result.records, self.result.counters_delta, counters_hint=hint)
+        check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid, counters_hint=hint)
         self.state.cache = check.evidence | {"verdict": check.verdict}
         return check
 
-    def speculation_check(self) -> Check:
+    def speculation_check(self, server: int | None = None) -> Check:
+        cid = self._server_item("speculation", server)
         if not self.state.complete:
-            return self._not_run("speculation", "speculation")
+            return self._not_run(cid, "speculation")
+        if (idle := self._no_prompts_here(cid, "speculation")) is not None:
+            return idle
         summary = self.state.speculation or {}
         configured = getattr(self.backend, "speculative_config", lambda: None)()
         summary["declared"] = self.options.speculative
         summary["server_config"] = configured
         if not (self.options.speculative or configured or summary.get("drafted")):
-            return Check("speculation", "speculation", INFO, "no speculation to prove: not declared "
+            return Check(cid, "speculation", INFO, "no speculation to prove: not declared "
                          "(--speculative), no speculative setting reported by the server, no draft counts; "
                          "declare a speculative candidate with --speculative", [], summary)
-        return speculation_check(summary)
+        return speculation_check(summary, check_id=cid)
 
     # -- logits against the reference (teacher-forced along its path) ---------------------------
     def _ensure_logits(self) -> None:
@@ -440,6 +474,19 @@ class GateSession:
     def _condition_ready(self, cid: str, kind: str) -> Check | None:
         if not self.state.complete or self.state.interruption:
             return self._not_run(cid, kind)
+        return self._ensure_baseline(cid, kind)
+
+    def _ensure_baseline(self, cid: str, kind: str) -> Check | None:
+        """Conditions compare with c1 on the same server: under xdist this server first runs, at c1, the
+        prompts that other servers ran (once). Its cache evidence goes with the next condition's check."""
+        missing = [p for p in self.rendered if p.id not in self.records]
+        if not missing:
+            return None
+        result = self._run(PRIMARY, one_at_a_time(missing), self._keep)
+        if result is None:
+            return self._not_run(cid, kind)
+        self._log_run(result, baseline=True)
+        self._baseline = result
         return None
 
     def _condition_rows(self, result: RunResult) -> list[dict]:
@@ -515,6 +562,14 @@ class GateSession:
     def _condition_evidence(self, check: Check, result: RunResult) -> None:
         """Cache reuse under any condition fails it; its speculation counts are kept beside it."""
         self._log_run(result, overlap=check.evidence.get("overlap"))
+        baseline, self._baseline = self._baseline, None
+        if baseline is not None:  # the c1 baseline this condition needed: its cache use counts here too
+            cache = cache_zero_check(baseline.records, baseline.counters_delta, check_id=check.id)
+            check.evidence["baseline_cache"] = cache.evidence | {"verdict": cache.verdict}
+            if cache.verdict == "fail":
+                check.verdict = "fail"
+                check.detail = f"c1 baseline on this server: {cache.detail}; {check.detail}"
+                check.lines = cache.lines + check.lines
         cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id)
         check.evidence["cache"] = cache.evidence | {"verdict": cache.verdict}
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
@@ -537,6 +592,10 @@ class GateSession:
             return f"<ids {ids}>"
 
     def judge(self, check: Check) -> bool:
+        if self.role == "worker" and self.options.workers > 1:
+            url = self.backend.base_url if self.backend else self.url
+            check.evidence["server"] = {"label": server_label(self.server_index), "url": url}
+            check.detail += f" (on {server_label(self.server_index)}, {url})"
         ok = passed(check, allow_near_ties=self.options.allow_near_ties,
                     allow_inconclusive=self.options.allow_inconclusive)
         check.outcome = "passed" if ok else "failed"
@@ -550,22 +609,8 @@ class GateSession:
         message = None
         self.state.closed = True
         try:
-            if self.mode == "record" and self._ran:
-                if self.state.verdict() == "pass":
-                    noise = None
-                    if self.condition_rows:
-                        noise = NoiseEnvelope.from_rows(self.condition_rows, determinism=self.state.determinism)
-                    ref = write_reference(self.options.record, list(self.records.values()),
-                                          kind=self.options.reference_kind, identity=self.state.identity,
-                                          run=self._run_settings(), canaries=self.state.canaries,
-                                          overwrite=self.options.record_overwrite,
-                                          noise=noise.as_json() if noise else None,
-                                          logits=self._reference_logits())
-                    self.state.recorded_reference = str(ref.path)
-                    message = f"reference recorded in {ref.path}"
-                else:
-                    self.state.notes.append("no reference was written: the run was not complete and clean")
-                    message = f"no reference written to {self.options.record}: the record run did not pass"
+            if self.mode == "record" and self._ran and self.role != "worker":  # the controller writes it
+                message = self._write_reference(list(self.records.values()), self.condition_rows)
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report_dir.exists() or self.options.report_dir is not None:
                 write_report(self.report_dir, self.state)
@@ -580,9 +625,35 @@ class GateSession:
                 "tail_mass": all(r.tail_mass for r in self.records.values()),
                 "backend": self.options.backend, "floor": self.logits_floor}
 
+    def finish_merged(self, payloads: dict[int, dict | None]) -> str | None:
+        """The xdist controller: merge the workers' states into one report (and reference)."""
+        self.state.closed = True
+        if not payloads and not self.report_dir.exists():
+            return None  # nothing ran (--collect-only)
+        rows = merge_states(self.state, payloads, workers=self.options.workers, root=self.report_dir,
+                            allow_mixed=self.options.allow_mixed_servers)
+        message = None
+        if self.mode == "record" and payloads:
+            message = self._write_reference(owned_records(self.state, self.report_dir), rows)
+        write_report(self.report_dir, self.state)
+        return message
+
+    def _write_reference(self, records: list[Record], rows: dict[str, list[dict]]) -> str:
+        if self.state.verdict() != "pass":
+            self.state.notes.append("no reference was written: the run was not complete and clean")
+            return f"no reference written to {self.options.record}: the record run did not pass"
+        noise = NoiseEnvelope.from_rows(rows, determinism=self.state.determinism) if rows else None
+        ref = write_reference(self.options.record, records, kind=self.options.reference_kind,
+                              identity=self.state.identity, run=self._run_settings(), canaries=self.state.canaries,
+                              overwrite=self.options.record_overwrite, noise=noise.as_json() if noise else None,
+                              logits=self._reference_logits())
+        self.state.recorded_reference = str(ref.path)
+        return f"reference recorded in {ref.path}"
+
     def _run_settings(self) -> dict:
         return {"suite": self.state.suite, "logprobs": self.options.logprobs, "seed": self.options.seed,
-                "max_tokens": self.options.max_tokens, "chat_template_sha256": self._template_sha256,
+                "max_tokens": self.options.max_tokens,
+                "chat_template_sha256": self.state.identity.get("chat_template_sha256"),
                 "tokenizer": self.state.identity.get("tokenizer")}
 
 

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.mark.parametrize("args, message", [
     (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp*"),
-    (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url and --launch both given*"),
+    (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url/--servers and --launch both given*"),
     (["--backend=llamacpp", "--logprobs=0"], "*--logprobs '0': must be at least 1*"),
     (["--backend=llamacpp", "--logprobs=many"], "*expected a positive integer*"),
     (["--backend=llamacpp", "--allow-inconclusive=cache,weather"], "*unknown kind 'weather'; known kinds: *"),

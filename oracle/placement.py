@@ -1,0 +1,106 @@
+"""Which server runs which item under pytest-xdist, and the scheduler that keeps to it.
+
+Worker gwK owns server K (its --url entry, or the server it launched). The placement is a pure
+function of the collected node ids and the worker count, so the controller (which schedules) and
+every worker (which must know its own prompts before the first item) compute the same map:
+
+    place(["oracle::tokens[a]", "oracle::tokens[b]", "oracle::cache-zero[server1]", ...], workers=2)
+
+- prompt items (tokens / record / run) are dealt round-robin: each worker runs its share at c1;
+- `cache-zero[serverK]` and `speculation[serverK]` prove server K's own run, so they go to worker K-1;
+- each ladder level goes whole to one worker (its waves must hit one server), dealt round-robin;
+- all later boots go to one worker (a boot sequence restarts one server);
+- every other item (the canaries; a repeat burst is one item) is dealt round-robin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pytest
+from xdist.report import report_collection_diff
+from xdist.scheduler.each import EachScheduling
+
+__all__ = ["GATE_PREFIX", "PinnedScheduling", "place", "server_label", "worker_index"]
+
+GATE_PREFIX = "oracle::"
+_PER_PROMPT = re.compile(r"(tokens|record|run)\[(.+)\]$")
+_PER_SERVER = re.compile(r"(cache-zero|speculation)\[server(\d+)\]$")
+
+
+def server_label(index: int) -> str:
+    """server1, server2, ... for worker gw0, gw1, ..."""
+    return f"server{index + 1}"
+
+
+def worker_index(worker_id: str) -> int:
+    """'gw3' -> 3 (pytest-xdist's worker ids)."""
+    return int(worker_id.removeprefix("gw"))
+
+
+def place(nodeids: Sequence[str], workers: int) -> list[int]:
+    """The worker index for each node id, in order."""
+    out: list[int] = []
+    dealt = {"prompt": 0, "ladder": 0, "other": 0}
+
+    def deal(kind: str) -> int:
+        w = dealt[kind] % workers
+        dealt[kind] += 1
+        return w
+
+    boots_worker = None
+    for nodeid in nodeids:
+        name = nodeid[len(GATE_PREFIX):] if nodeid.startswith(GATE_PREFIX) else None
+        if name is None:
+            out.append(deal("other"))
+        elif _PER_PROMPT.match(name):
+            out.append(deal("prompt"))
+        elif m := _PER_SERVER.match(name):
+            out.append((int(m.group(2)) - 1) % workers)
+        elif name.startswith("ladder["):
+            out.append(deal("ladder"))
+        elif name.startswith("boot["):
+            if boots_worker is None:
+                boots_worker = deal("ladder")  # the next worker after the ladder levels
+            out.append(boots_worker)
+        else:
+            out.append(deal("other"))
+    return out
+
+
+class PinnedScheduling(EachScheduling):
+    """Send each worker exactly the items `place` gives it, in collection order; nothing moves.
+
+    A worker that dies is not replaced: its server's items stay unrun and the merged report says so
+    (moving them to another server would change what they prove).
+    """
+
+    def schedule(self) -> None:
+        assert self.collection_is_completed
+        collections = list(self.node2collection.items())
+        first_node, first = collections[0]
+        for node, collection in collections[1:]:
+            if collection != first:
+                raise pytest.UsageError("oracle: the xdist workers collected different items, so they cannot share "
+                                        "one gate:\n" + report_collection_diff(first, collection, first_node.gateway.id,
+                                                                               node.gateway.id))
+        placement = place(first, self.numnodes)
+        for node, pending in self.node2pending.items():
+            if node in self._started:
+                continue
+            mine = worker_index(node.gateway.id)
+            pending[:] = [i for i, w in enumerate(placement) if w == mine]
+            if pending:
+                node.send_runtest_some(list(pending))
+            node.shutdown()
+            self._started.append(node)
+
+    def add_node_collection(self, node, collection: Sequence[str]) -> None:
+        if self.collection_is_completed:
+            return  # a replacement worker: it gets no items (see the class docstring)
+        super().add_node_collection(node, collection)
+
+    def remove_node(self, node) -> str | None:
+        pending = self.node2pending.pop(node)
+        return self.node2collection[node][pending[0]] if pending else None
