@@ -48,8 +48,10 @@ class HfBackend:
         try:
             import torch
             from transformers import AutoModelForCausalLM
+            from transformers.utils import logging as transformers_logging
         except ImportError as exc:
             raise HfLoadError(f"the hf backend needs torch and transformers ({exc}): pip install 'oracle[hf]'") from None
+        transformers_logging.disable_progress_bar()  # the gate's own progress line is the one on the terminal
         self.platform = platform
         self.dtype = dtype
         self.device = _DEVICES[platform]
