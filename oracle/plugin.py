@@ -115,12 +115,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.pluginmanager.hasplugin("dsession"):
         return  # the xdist controller runs no items; its workers start their own targets
     # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
-    prompts = {item.key for item in session.items if getattr(item, "kind", None) in ("tokens", "record")}
+    per_prompt = ("tokens", "record", "logits")
+    prompts = {item.key for item in session.items if getattr(item, "kind", None) in per_prompt
+               and getattr(item, "key", None) is not None}
     owned = None
     if gate.role == "worker":
         placement = place([item.nodeid for item in session.items], gate.options.workers)
         owned = {item.key for item, w in zip(session.items, placement)
-                 if w == gate.server_index and getattr(item, "kind", None) in ("tokens", "record")}
+                 if w == gate.server_index and getattr(item, "kind", None) in per_prompt
+                 and getattr(item, "key", None) is not None}
     gate.select(prompts, owned)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None and session.config.get_verbosity() >= 0 and gate.role != "worker":

@@ -65,6 +65,7 @@ class Record:
     finished_at: float = 0.0
     repeat: int = 0  # the request's index in its condition when one prompt is sent more than once
     ids_source: str = "server"  # "text": the server returned no token ids, only its text can be compared
+    tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities (full-vocab backends)
 
     @property
     def key(self) -> str:
@@ -77,7 +78,7 @@ class Record:
 
     def meta(self) -> dict:
         d = asdict(self)
-        for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s"):
+        for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s", "tail_mass"):
             d.pop(k)
         d["condition"] = self.condition.key
         d["prompt_sha256"] = token_sha256(self.prompt_ids)
@@ -127,6 +128,8 @@ def save_record(folder: Path, record: Record) -> list[Path]:
     """Write ID.npz and ID.json under folder/<condition>/; returns both paths."""
     base = folder / record.condition.key
     buf = io.BytesIO()
+    # Only full-vocabulary backends know the tail mass; other records keep the file layout they always had.
+    extra = {"tail_mass": np.asarray(record.tail_mass, dtype=np.float64)} if record.tail_mass else {}
     np.savez(
         buf,
         prompt_ids=np.asarray(record.prompt_ids, dtype=np.int64),
@@ -135,6 +138,7 @@ def save_record(folder: Path, record: Record) -> list[Path]:
         top_ids=_padded(record.top_ids, -1, np.int64),
         top_logprobs=_padded(record.top_logprobs, -np.inf, np.float32),
         token_times_s=np.asarray(record.token_times_s, dtype=np.float64),
+        **extra,
     )
     npz = base / f"{record.key}.npz"
     meta = base / f"{record.key}.json"
@@ -170,4 +174,5 @@ def load_record(folder: Path, condition: Condition, rid: str) -> Record:
             finished_at=meta.get("finished_at", 0.0),
             repeat=meta.get("repeat", 0),
             ids_source=meta.get("ids_source", "server"),
+            tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
         )

@@ -75,7 +75,8 @@ def check_record_target(path: Path, *, overwrite: bool) -> None:
 
 
 def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
-                    canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None) -> Reference:
+                    canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None,
+                    logits: dict | None = None) -> Reference:
     """Write records + manifest atomically; the old reference (if overwriting) is replaced whole."""
     check_record_target(path, overwrite=overwrite)
     if kind not in KINDS:
@@ -103,6 +104,7 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
                       for r in primary},
             "canaries": canaries or {},
             "noise": noise,
+            "logits": logits,
             "files": files,
         }
         atomic_write_bytes(staging / "manifest.json", (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())

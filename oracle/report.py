@@ -14,6 +14,7 @@ from pathlib import Path
 from .canary_results import markdown_lines as canary_markdown_lines
 from .conditions import headline_counts
 from .html_report import render_html
+from .logits_report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from .noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT, UNMEASURED
 from .records import atomic_write_bytes
 from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
@@ -49,6 +50,7 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
+    logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
 
     def verdict(self) -> str:
         # Final only once the pytest session has finished: a report on disk mid-run (or after a kill) is partial.
@@ -63,8 +65,13 @@ class ReportState:
     def summary(self) -> dict:
         tokens = [c for c in self.checks if c.kind == "tokens"]
         count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
+        # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
+        tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
+        overall = (self.logits or {}).get("overall") or {}
         return {
-            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" else len(tokens)],
+            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)],
+            "logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
+                        "positions": overall["positions"]} if overall.get("positions") else None),
             "near_tie": count(NEAR_TIE),
             "divergent": count(DIVERGENT),
             "within_reference_noise": count(WITHIN_NOISE),
@@ -96,6 +103,7 @@ class ReportState:
             "ladder": self.ladder,
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
+            "logits": self.logits,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -111,13 +119,19 @@ def _reference_unstable(data: dict) -> bool:
 def _headline(state: ReportState, data: dict) -> str:
     s = data["summary"]
     verdict = data["verdict"].upper()
-    if state.mode == "gate":
+    logits = logits_headline(state.logits)
+    tokens_gated = any(c.kind == "tokens" for c in state.checks) or not logits
+    if state.mode == "gate" and not tokens_gated:
+        head = f"{verdict}: {logits}"
+    elif state.mode == "gate":
         head = (f"{verdict}: the reference is not deterministic run to run, so no token-exactness claim; "
                 f"{s['exact'][0]}/{s['exact'][1]} matched it" if _reference_unstable(data)
                 else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact")
     else:
         head = f"{verdict}: {s['records'][0]}/{len(state.prompt_ids)} recorded"
     extra = headline_counts(state.ladder, state.boots)
+    if logits and tokens_gated and state.mode == "gate":
+        extra = [logits] + extra
     return head + (" · " + " · ".join(extra) if extra else "")
 
 
@@ -186,6 +200,7 @@ def _markdown(state: ReportState, data: dict) -> str:
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
+    lines += logits_markdown_lines(state.logits)
     spec = data["speculation"]
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""

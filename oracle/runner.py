@@ -58,6 +58,7 @@ def _record(prompt: RenderedPrompt, condition: Condition, completion, started: f
         drafted=completion.drafted, accepted=completion.accepted, ttft_s=completion.ttft_s,
         token_times_s=completion.token_times_s, started_at=started, finished_at=time.time(), repeat=repeat,
         ids_source=completion.ids_source,
+        tail_mass=completion.tail_mass,
     )
 
 

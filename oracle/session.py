@@ -6,25 +6,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from .backends import Backend, RequestFailed, make_backend, parse_backend
+from .backends import Backend, RequestFailed, is_in_process, make_backend, make_in_process_backend, parse_backend
 from .backends.base import IDS_FROM_TEXT
 from .compare import TokenSide, compare_tokens
 from .text_compare import text_check
 from .conditions import compare_condition, condition_check, first_split, required_exact
 from .gguf import GGUFError
-from .embedded import EmbeddedError, embedded_target
+from .embedded import EmbeddedError, default_model, embedded_target
 from .evidence_sources import CACHE_POLICY, cache_hint, evidence_sources
 from .evidence import cache_zero_check, speculation_check, speculation_summary
 from .ladder import ladder_condition, ladder_waves
 from .noise import NoiseEnvelope, classify_determinism
 from .identity import accelerator_identity, filtered_environment, host_identity, model_sha256, package_versions
-from .options import GateOptions
+from .logits import PromptLogits, compare_prompt, logits_check, logits_report, precision_floor, suite_check
+from .options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from .progress import QuietProgress
 from .prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
 from .records import Condition, Record, save_record
@@ -35,7 +37,7 @@ from .suite import SuiteError, load_suite
 from .merge import merge_states, owned_records
 from .placement import server_label
 from .target import LaunchError, LaunchedServer, redact_command
-from .verdicts import DIVERGENT, EXACT, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
+from .verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check, passed
 from .splits import describe_split, split_view
 
 __all__ = ["GateSession"]
@@ -66,6 +68,17 @@ class GateSession:
         except ReferenceError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.mode = "gate" if self.reference else "record" if options.record else "run"
+        # An f16 reference is gated on its logits (KLD, Same top p), not on token identity; --logits adds
+        # the same comparison against any reference that holds top-k logprobs.
+        self.f16_gate = self.reference is not None and self.reference.kind == "f16"
+        self.logits_gate = self.reference is not None and (self.f16_gate or options.logits)
+        self.in_process = is_in_process(options.backend)
+        self.floor_wanted = (self.mode == "record" and options.reference_kind == "f16" and self.in_process
+                             and options.floor_dtype not in ("none", options.dtype))
+        if options.logprobs is None:
+            top_k = (REFERENCE_TOP_K if self.mode == "record" and options.reference_kind == "f16"
+                     else F16_GATE_TOP_K if self.logits_gate else DEFAULT_TOP_K)
+            self.options = options = dataclasses.replace(options, logprobs=top_k)
         spec = parse_backend(options.backend)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.report_dir = report_dir or options.report_dir or _fresh(Path("reports") / f"{stamp}-{options.backend}")
@@ -92,6 +105,9 @@ class GateSession:
         self._reference_records: dict[str, Record] | None = None
         self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
         self._report_written = 0.0
+        self._logits_done = False
+        self.logit_rows: dict[str, PromptLogits] = {}
+        self.logits_floor: dict | None = None  # record mode: the reference's own precision floor
         self.worker_payloads: dict[int, dict | None] = {}  # the controller's: what each worker sent
         self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
 
@@ -112,6 +128,9 @@ class GateSession:
         o = self.options
         self.report_dir.mkdir(parents=True, exist_ok=True)
         write_report(self.report_dir, self.state)
+        if self.in_process:
+            self._start_in_process()
+            return
         if self.url:
             url, command = self.url, None
         else:
@@ -159,6 +178,21 @@ class GateSession:
         self._model_path = target.model
         return target.command, target.env
 
+    def _start_in_process(self) -> None:
+        """An in-process backend (hf): the model is loaded here; no server, no URL, nothing to restart."""
+        from .backends.hf import HfLoadError
+
+        o = self.options
+        self._model_path = Path(o.model) if o.model else default_model()
+        try:
+            self.backend = make_in_process_backend(o.backend, self._model_path, dtype=o.dtype)
+        except HfLoadError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self._render()
+        self.state.identity = self._identity(None)
+        self._check_prompt_tokens()
+        write_report(self.report_dir, self.state)
+
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).
         if url not in self._health_backends:
@@ -195,7 +229,7 @@ class GateSession:
         if self._model_path is not None and self._model_path.is_file():
             try:
                 return LocalTokenizer(self._model_path)
-            except GGUFError:
+            except (GGUFError, OSError):
                 return None
         served = getattr(self.backend, "tokenizer_path", lambda: None)()
         return LocalTokenizer(served) if served else None
@@ -211,7 +245,8 @@ class GateSession:
         tok = self._local_tokenizer
         return {
             "backend": self.options.backend, "family": self.family, "platform": self.platform,
-            "target": "url" if self.url else "launch" if self.options.launch else "embedded",
+            "target": ("in-process" if self.in_process else "url" if self.url
+                       else "launch" if self.options.launch else "embedded"),
             "url": self.backend.base_url,
             "launch_command": redact_command(command) if command else None,
             "server_args": self.options.server_args or None,
@@ -374,6 +409,12 @@ class GateSession:
             return self._not_run(cid, "cache")
         if (idle := self._no_prompts_here(cid, "cache")) is not None:
             return idle
+        if self.in_process:
+            check = Check(cid, "cache", PASS, f"in-process backend: no server and no cache shared between "
+                          f"requests; each of the {len(self.result.records)} requests ran with a fresh KV cache",
+                          [], {"requests": len(self.result.records), "in_process": True})
+            self.state.cache = check.evidence | {"verdict": check.verdict}
+            return check
         check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid,
                                  **cache_hint(self.family))
         self.state.cache = check.evidence | {"verdict": check.verdict}
@@ -395,9 +436,73 @@ class GateSession:
                          "declare a speculative candidate with --speculative", [], summary)
         return speculation_check(summary, check_id=cid)
 
+    # -- logits against the reference (teacher-forced along its path) ---------------------------
+    def _ensure_logits(self) -> None:
+        """Every prompt's candidate distributions along the reference path, once, after the gated run."""
+        if self._logits_done or not self.state.complete or self.state.interruption:
+            return
+        self._logits_done = True
+        assert self.reference is not None
+        self.progress.start("teacher-forced", len(self.rendered))
+        try:
+            for p in self.rendered:
+                row = compare_prompt(self.backend, self.reference.record(p.id), self.records.get(p.id),
+                                     logprobs=self.options.logprobs, seed=self.options.seed)
+                self.logit_rows[p.id] = row
+                self.progress.record(row.path.teacher_forced if row.path else 0)
+        finally:
+            self.progress.end()
+        o = self.options
+        self.state.logits = logits_report(
+            self.logit_rows, family=self.family, candidate_top_k=o.logprobs, reference_kind=self.reference.kind,
+            reference_logits=self.reference.manifest.get("logits") or {"top_k": self.reference.manifest.get(
+                "run", {}).get("logprobs")},
+            thresholds={"kld_max": o.kld_max, "same_top1_min_percent": o.same_top1_min}, decode=self._decode)
+        write_report(self.report_dir, self.state)
+
+    def logits_check(self, pid: str) -> Check:
+        self._ensure_logits()
+        row = self.logit_rows.get(pid)
+        return row.check(f"logits[{pid}]") if row else self._not_run(f"logits[{pid}]", "logits")
+
+    def logits_suite_check(self) -> Check:
+        self._ensure_logits()
+        if self.state.logits is None:
+            return self._not_run("logits", "logits")
+        return suite_check(self.state.logits, kld_max=self.options.kld_max, same_top1_min=self.options.same_top1_min)
+
+    def logits_floor_check(self) -> Check:
+        """Record mode: the reference path scored by the same weights in --floor-dtype (what precision alone does)."""
+        if not self.state.complete or self.state.interruption:
+            return self._not_run("logits-floor", "logits")
+        o = self.options
+        from .backends.hf import HfLoadError
+
+        try:
+            floor_backend = make_in_process_backend(o.backend, self._model_path, dtype=o.floor_dtype)
+        except HfLoadError as exc:
+            return Check("logits-floor", "logits", FAIL, f"could not load the floor model: {exc}")
+        rows = {}
+        self.progress.start(f"floor-{o.floor_dtype}", len(self.records))
+        try:
+            for pid, rec in self.records.items():
+                rows[pid] = compare_prompt(floor_backend, rec, None, logprobs=o.logprobs, seed=o.seed)
+                self.progress.record(len(rows[pid].positions))
+        finally:
+            self.progress.end()
+            del floor_backend
+        self.logits_floor = precision_floor(rows, dtype=o.floor_dtype, reference_dtype=o.dtype)
+        self.state.logits = {"floor": self.logits_floor}
+        check = logits_check("logits-floor", self.logits_floor["overall"], kld_max=None, same_top1_min=None,
+                             gating=False, evidence={"floor": self.logits_floor})
+        check.detail = f"precision floor, {o.floor_dtype} vs {o.dtype} on the same weights: {check.detail}"
+        return check
+
     # -- ladder levels and later boots --------------------------------------------------------
     def _reference_record_map(self) -> dict[str, Record] | None:
-        if self.reference is None:
+        # Ladder levels and boots are compared with c1 only against an f16 reference: its greedy tokens are not
+        # the candidate's to match (its logits are compared instead).
+        if self.reference is None or self.f16_gate:
             return None
         if self._reference_records is None:
             self._reference_records = {p.id: self.reference.record(p.id) for p in self.rendered}
@@ -552,6 +657,12 @@ class GateSession:
                 self.server.stop()
         return message
 
+    def _reference_logits(self) -> dict:
+        """What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor."""
+        return {"dtype": self.options.dtype if self.in_process else None, "top_k": self.options.logprobs,
+                "tail_mass": all(r.tail_mass for r in self.records.values()),
+                "backend": self.options.backend, "floor": self.logits_floor}
+
     def finish_merged(self, payloads: dict[int, dict | None]) -> str | None:
         """The xdist controller: merge the workers' states into one report (and reference)."""
         self.state.closed = True
@@ -572,7 +683,8 @@ class GateSession:
         noise = NoiseEnvelope.from_rows(rows, determinism=self.state.determinism) if rows else None
         ref = write_reference(self.options.record, records, kind=self.options.reference_kind,
                               identity=self.state.identity, run=self._run_settings(), canaries=self.state.canaries,
-                              overwrite=self.options.record_overwrite, noise=noise.as_json() if noise else None)
+                              overwrite=self.options.record_overwrite, noise=noise.as_json() if noise else None,
+                              logits=self._reference_logits())
         self.state.recorded_reference = str(ref.path)
         return f"reference recorded in {ref.path}"
 

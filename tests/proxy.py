@@ -121,3 +121,20 @@ def change_token(*, request_index: int, position: int, delta: int = 1):
 def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
     """Change the token at `position` of every request that sees `at_least` requests in flight when it gets there."""
     return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight >= at_least)
+
+
+def noisy_logprobs(*, sigma: float, seed: int = 0):
+    """Chunk rewriter: add Gaussian noise to every returned logprob; the tokens themselves are left alone."""
+    import random
+
+    rng = random.Random(seed)
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        for prob in chunk.get("completion_probabilities") or []:
+            for top in prob.get("top_logprobs") or []:
+                top["logprob"] = min(0.0, top["logprob"] + rng.gauss(0.0, sigma))
+            if "logprob" in prob:
+                prob["logprob"] = min(0.0, prob["logprob"] + rng.gauss(0.0, sigma))
+        return chunk
+
+    return rewrite

@@ -4,7 +4,7 @@ import pytest
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=tgi"], "*unknown family 'tgi'; known families: llamacpp*"),
+    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, vllm*"),
     (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url/--servers and --launch both given*"),
     (["--backend=llamacpp", "--logprobs=0"], "*--logprobs '0': must be at least 1*"),
     (["--backend=llamacpp", "--logprobs=many"], "*expected a positive integer*"),
@@ -17,6 +17,13 @@ import pytest
     (["--backend=llamacpp", "--suite=nope"], "*built-in suites: default*"),
     (["--backend=llamacpp", "--reference=missing"], "*record one first with*"),
     (["--backend=llamacpp", "--launch=serve 'unclosed"], "*check the quotes*"),
+    (["--backend=hf-cpu", "--url=http://127.0.0.1:1"], "*runs the model in this process: give --model*"),
+    (["--backend=hf-cpu", "--ladder=1,2"], "*has no server: --boots, --ladder and --server-args*"),
+    (["--backend=hf-cpu", "--model=/nonexistent"], "*no such file or folder; give a GGUF or a Hugging Face*"),
+    (["--backend=hf-cpu", "--dtype=fp8"], "*--dtype 'fp8': must be one of float32, float16, bfloat16*"),
+    (["--backend=hf-cpu", "--floor-dtype=int4"], "*--floor-dtype 'int4': must be one of*, or none*"),
+    (["--backend=llamacpp", "--kld-max=lots"], "*expected a Mean KLD in nats, e.g. --kld-max 0.05*"),
+    (["--backend=llamacpp", "--same-top1-min=101"], "*must be a percentage between 0 and 100*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
     result = pytester.runpytest("-p", "no:cacheprovider", *args)

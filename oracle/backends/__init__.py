@@ -1,6 +1,9 @@
 """Backends registered by protocol family; `--backend family[-platform]` picks one.
 
     backend = make_backend("llamacpp-sycl", "http://127.0.0.1:8080")
+    backend = make_in_process_backend("hf-cpu", Path("model.gguf"), dtype="float32")
+
+Server families talk to a URL; in-process families (`hf`) load the model themselves.
 """
 
 from __future__ import annotations
@@ -9,18 +12,30 @@ from typing import Callable
 
 import httpx
 
-from .base import Backend, Completion, CompletionRequest, Counters, RequestFailed
+from .base import Backend, Completion, CompletionRequest, Counters, RequestFailed, TeacherForced, TeacherForcing
 from .llamacpp import LlamaCppBackend
 from .openai import OpenAIBackend
 from .vllm import VLLMBackend
 
 __all__ = ["Backend", "BackendSpec", "Completion", "CompletionRequest", "Counters", "FAMILIES",
-           "RequestFailed", "make_backend", "parse_backend"]
+           "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "TeacherForcing", "is_in_process",
+           "make_backend", "make_in_process_backend", "parse_backend"]
 
 FAMILIES: dict[str, Callable[..., Backend]] = {
     "llamacpp": LlamaCppBackend,
     "openai": OpenAIBackend,
     "vllm": VLLMBackend,
+}
+
+
+def _hf(model, **kw) -> Backend:
+    from .hf import HfBackend  # imports torch: only when asked for
+
+    return HfBackend(model, **kw)
+
+
+IN_PROCESS_FAMILIES: dict[str, Callable[..., Backend]] = {
+    "hf": _hf,
 }
 
 
@@ -39,9 +54,10 @@ class BackendSpec(tuple):
 def parse_backend(name: str) -> BackendSpec:
     """Split 'family[-platform]'; raise ValueError listing the known families."""
     family, _, platform = name.strip().partition("-")
-    if family not in FAMILIES:
+    if family not in FAMILIES and family not in IN_PROCESS_FAMILIES:
         raise ValueError(f"--backend {name!r}: unknown family {family!r}; known families: "
-                         f"{', '.join(sorted(FAMILIES))} (write family-platform, e.g. llamacpp-sycl)")
+                         f"{', '.join(sorted([*FAMILIES, *IN_PROCESS_FAMILIES]))} (write family-platform, "
+                         "e.g. llamacpp-sycl)")
     if platform and not all(part.isalnum() for part in platform.split("-")):
         raise ValueError(f"--backend {name!r}: the platform tag must be letters and digits, e.g. llamacpp-cuda")
     return BackendSpec((family, platform))
@@ -52,3 +68,13 @@ def make_backend(name: str, base_url: str, *, transport: httpx.BaseTransport | N
     spec = parse_backend(name)
     return FAMILIES[spec.family](base_url, platform=spec.platform, transport=transport,
                                  async_transport=async_transport, timeout_s=timeout_s)
+
+
+def is_in_process(name: str) -> bool:
+    """True for a family that loads the model in this process (no server, no URL)."""
+    return parse_backend(name).family in IN_PROCESS_FAMILIES
+
+
+def make_in_process_backend(name: str, model, *, dtype: str = "float32") -> Backend:
+    spec = parse_backend(name)
+    return IN_PROCESS_FAMILIES[spec.family](model, platform=spec.platform, dtype=dtype)

@@ -14,8 +14,8 @@ from typing import Protocol
 import httpx
 
 __all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "IDS_FROM_SERVER", "IDS_FROM_TEXT",
-           "RequestFailed", "STOP_REASONS", "parse_prometheus", "parse_prometheus_by_label", "request_timeout",
-           "stop_reason", "DEFAULT_TIMEOUT"]
+           "RequestFailed", "STOP_REASONS", "TeacherForced", "TeacherForcing", "parse_prometheus",
+           "parse_prometheus_by_label", "request_timeout", "stop_reason", "DEFAULT_TIMEOUT"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -79,6 +79,32 @@ class Completion:
     token_times_s: list[float] = field(default_factory=list)
     ids_source: str = IDS_FROM_SERVER
     system_fingerprint: str | None = None
+    tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities, when known exactly
+
+
+@dataclass
+class TeacherForced:
+    """A backend's top-k logprobs at every completion position of a given token path (teacher forcing).
+
+    Row i is the distribution after prompt + completion[:i]; `method` names how it was obtained,
+    `cached_prompt_tokens` how many prompt tokens the server's cache supplied (None: no cache involved).
+    """
+
+    top_ids: list[list[int]]
+    top_logprobs: list[list[float]]
+    method: str
+    requests: int = 0
+    cached_prompt_tokens: int | None = None
+
+
+class TeacherForcing(Protocol):
+    """Offered by a backend that can score a fixed token path (llama.cpp one-token steps, hf one forward
+    pass, vLLM prompt_logprobs): `teacher_forced(prompt_ids, completion_ids, logprobs=k)`."""
+
+    teacher_forcing_method: str
+
+    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
+                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced: ...
 
 
 @dataclass(frozen=True)

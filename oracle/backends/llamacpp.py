@@ -13,6 +13,7 @@ import httpcore
 import httpx
 
 from .base import (DEFAULT_TIMEOUT, STOP_REASONS, Completion, CompletionRequest, Counters, RequestFailed,
+                   TeacherForced,
                    parse_prometheus, request_timeout)
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
@@ -23,6 +24,9 @@ STOP_TYPES = STOP_REASONS["llamacpp"]
 
 class LlamaCppBackend:
     family = "llamacpp"
+    teacher_forcing_method = ("llama-server: one-token steps on the growing reference prefix (/completion, "
+                              "n_predict 1, n_probs k, cache_prompt true: the server's prompt cache is used "
+                              "for these diagnostic requests)")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -200,3 +204,39 @@ class LlamaCppBackend:
             tops = p.get("top_logprobs") or []
             out.top_ids.append([int(t["id"]) for t in tops])
             out.top_logprobs.append([float(t["logprob"]) for t in tops])
+
+    # -- teacher forcing (diagnostic, apart from the gated run) ---------------------------------
+    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
+                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced:
+        """Top-k logprobs after prompt + completion[:i] for each position i (default: all), one request each.
+
+        The prompt cache is on for these requests (each extends the last one's prefix by one token), and
+        the tokens it supplied are counted; they never run inside a gated condition.
+        """
+        wanted = range(len(completion_ids)) if positions is None else positions
+        rows_ids: list[list[int]] = []
+        rows_lps: list[list[float]] = []
+        cached = 0
+        for i in wanted:
+            body = {"prompt": list(prompt_ids) + list(completion_ids[:i]), "n_predict": 1, "temperature": 0.0,
+                    "top_k": 1, "seed": seed, "n_probs": logprobs, "return_tokens": True, "cache_prompt": True,
+                    "stream": False}
+            try:
+                r = self._client.post("/completion", json=body, timeout=self._timeout)
+            except httpx.HTTPError as exc:
+                raise RequestFailed(f"POST {self.base_url}/completion (teacher-forced position {i}): "
+                                    f"{type(exc).__name__}: {exc}") from exc
+            if r.status_code != 200:
+                raise RequestFailed(f"POST /completion (teacher-forced position {i}): HTTP {r.status_code}: "
+                                    f"{r.text[:300]}")
+            answer = r.json()
+            probs = answer.get("completion_probabilities") or []
+            tops = (probs[0].get("top_logprobs") if probs else None) or []
+            if not tops:
+                raise RequestFailed(f"POST /completion (teacher-forced position {i}): the server returned no "
+                                    "top logprobs (n_probs ignored?)")
+            rows_ids.append([int(t["id"]) for t in tops])
+            rows_lps.append([float(t["logprob"]) for t in tops])
+            cached += int((answer.get("timings") or {}).get("cache_n", 0) or 0)
+        return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
+                             cached_prompt_tokens=cached)
