@@ -75,6 +75,10 @@ class GateSession:
         self.in_process = is_in_process(options.backend)
         self.floor_wanted = (self.mode == "record" and options.reference_kind == "f16" and self.in_process
                              and options.floor_dtype not in ("none", options.dtype))
+        if options.workers > 1 and (self.logits_gate or self.floor_wanted or self.in_process):
+            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "
+                                    "precision floor run on one server only (their statistics need every prompt "
+                                    "in one place); run them without -n")
         if options.logprobs is None:
             top_k = (REFERENCE_TOP_K if self.mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if self.logits_gate else DEFAULT_TOP_K)
