@@ -34,14 +34,24 @@ def positive_int(flag: str):
     return parse
 
 
-def _nats(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise pytest.UsageError(f"--near-tie-nats {value!r}: expected a number of nats, e.g. 0.5") from None
-    if not 0 <= x < 50:
-        raise pytest.UsageError(f"--near-tie-nats {value!r}: must be between 0 and 50 nats")
-    return x
+def _bounded(flag: str, what: str, example: str, low: float, high: float, *, percent: bool = False):
+    """A float option in [low, high] (high excluded unless percent); the message names an example."""
+    def parse(value: str) -> float:
+        try:
+            x = float(value.rstrip("%") if percent else value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected {what}, e.g. {flag} {example}") from None
+        if not (low <= x <= high if percent else low <= x < high):
+            unit = "a percentage between" if percent else "between"
+            raise pytest.UsageError(f"{flag} {value!r}: must be {unit} {low:g} and {high:g}"
+                                    + ("" if percent else " nats"))
+        return x
+    return parse
+
+
+_nats = _bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
+_kld = _bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
+_percent = _bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
 
 
 def _kinds(value: str) -> str:
@@ -90,26 +100,6 @@ def _floor_dtype(value: str) -> str:
     if value != "none" and value not in DTYPES:
         raise pytest.UsageError(f"--floor-dtype {value!r}: must be one of {', '.join(DTYPES)}, or none")
     return value
-
-
-def _kld(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise pytest.UsageError(f"--kld-max {value!r}: expected a Mean KLD in nats, e.g. --kld-max 0.05") from None
-    if not 0 <= x < 100:
-        raise pytest.UsageError(f"--kld-max {value!r}: must be between 0 and 100 nats")
-    return x
-
-
-def _percent(value: str) -> float:
-    try:
-        x = float(value.rstrip("%"))
-    except ValueError:
-        raise pytest.UsageError(f"--same-top1-min {value!r}: expected a percentage, e.g. --same-top1-min 95") from None
-    if not 0 <= x <= 100:
-        raise pytest.UsageError(f"--same-top1-min {value!r}: must be a percentage between 0 and 100")
-    return x
 
 
 def _ladder(value: str) -> tuple[int, ...]:
