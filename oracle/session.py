@@ -52,8 +52,7 @@ class GateSession:
     def __init__(self, options: GateOptions, *, worker: int = 0, role: str = "single",
                  report_dir: Path | None = None) -> None:
         self.options = options
-        self.worker = str(worker)  # {worker} in --launch
-        self.server_index = worker
+        self.server_index = worker  # xdist worker gwN has server N ({worker} in --launch)
         self.role = role
         self.url = options.urls[worker] if options.urls else None
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
@@ -129,21 +128,37 @@ class GateSession:
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
-        o = self.options
         self.report_dir.mkdir(parents=True, exist_ok=True)
         write_report(self.report_dir, self.state)
         if self.in_process:
-            self._start_in_process()
-            return
+            self._load_in_process()
+        else:
+            self._reach_server()
+        try:
+            self._render()
+            # The command as launched, with {port} left as written (a port says nothing about the configuration).
+            self.state.identity = self._identity(self.server.configured_command if self.server else None)
+            if self.state.identity["server"].get("prefix_caching") == "True":
+                self.state.notes.append("the server runs with prefix caching on: each request's own cache_salt "
+                                        "keeps it from hitting another's blocks, and cache-zero checks that; for "
+                                        "gating, start vLLM with --no-enable-prefix-caching")
+        except (RequestFailed, EmbeddedError) as exc:
+            raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
+        self._check_prompt_tokens()
+        write_report(self.report_dir, self.state)
+
+    def _reach_server(self) -> None:
+        """--url, --launch or the embedded default: the server is up and healthy, its backend and route known."""
+        o = self.options
         if self.url:
-            url, command = self.url, None
+            url = self.url
         else:
             env = None
             if o.launch:
                 command = o.launch
             else:
                 command, env = self._embedded_command()
-            self.server = LaunchedServer(command, log_dir=self.report_dir, env=env, worker=self.worker)
+            self.server = LaunchedServer(command, log_dir=self.report_dir, env=env, worker=str(self.server_index))
             try:
                 self.server.start(self._healthy)
             except LaunchError as exc:
@@ -160,19 +175,6 @@ class GateSession:
                 raise pytest.UsageError(f"could not find a completion route: {exc}") from None
             if route_note:
                 self.state.notes.append(route_note)
-        try:
-            self._render()
-            # The command as launched, with {port} left as written (a port says nothing about the configuration).
-            self.state.identity = self._identity(self.server.command_template.replace("{worker}", self.worker)
-                                                 if self.server else None)
-            if self.state.identity["server"].get("prefix_caching") == "True":
-                self.state.notes.append("the server runs with prefix caching on: each request's own cache_salt "
-                                        "keeps it from hitting another's blocks, and cache-zero checks that; for "
-                                        "gating, start vLLM with --no-enable-prefix-caching")
-        except (RequestFailed, EmbeddedError) as exc:
-            raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
-        self._check_prompt_tokens()
-        write_report(self.report_dir, self.state)
 
     def _embedded_command(self) -> tuple[str, dict[str, str] | None]:
         try:
@@ -182,7 +184,7 @@ class GateSession:
         self._model_path = target.model
         return target.command, target.env
 
-    def _start_in_process(self) -> None:
+    def _load_in_process(self) -> None:
         """An in-process backend (hf): the model is loaded here; no server, no URL, nothing to restart."""
         from .backends.hf import HfLoadError
 
@@ -192,10 +194,6 @@ class GateSession:
             self.backend = make_in_process_backend(o.backend, self._model_path, dtype=o.dtype)
         except HfLoadError as exc:
             raise pytest.UsageError(str(exc)) from None
-        self._render()
-        self.state.identity = self._identity(None)
-        self._check_prompt_tokens()
-        write_report(self.report_dir, self.state)
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).
@@ -417,10 +415,9 @@ class GateSession:
             check = Check(cid, "cache", PASS, f"in-process backend: no server and no cache shared between "
                           f"requests; each of the {len(self.result.records)} requests ran with a fresh KV cache",
                           [], {"requests": len(self.result.records), "in_process": True})
-            self.state.cache = check.evidence | {"verdict": check.verdict}
-            return check
-        check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid,
-                                 **cache_hint(self.family))
+        else:
+            check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid,
+                                     **cache_hint(self.family))
         self.state.cache = check.evidence | {"verdict": check.verdict}
         return check
 
@@ -605,19 +602,17 @@ class GateSession:
         self._log_run(result, overlap=check.evidence.get("overlap"))
         baseline, self._baseline = self._baseline, None
         if baseline is not None:  # the c1 baseline this condition needed: its cache use counts here too
-            cache = cache_zero_check(baseline.records, baseline.counters_delta, check_id=check.id,
-                                     **cache_hint(self.family))
-            check.evidence["baseline_cache"] = cache.evidence | {"verdict": cache.verdict}
-            if cache.verdict == "fail":
-                check.verdict = "fail"
-                check.detail = f"c1 baseline on this server: {cache.detail}; {check.detail}"
-                check.lines = cache.lines + check.lines
-        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, **cache_hint(self.family))
-        check.evidence["cache"] = cache.evidence | {"verdict": cache.verdict}
+            self._fold_cache(check, baseline, "baseline_cache", "c1 baseline on this server: ")
+        self._fold_cache(check, result, "cache", "")
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
+
+    def _fold_cache(self, check: Check, result: RunResult, key: str, prefix: str) -> None:
+        """The run's cache-zero evidence under check.evidence[key]; reuse fails the check, named first."""
+        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, **cache_hint(self.family))
+        check.evidence[key] = cache.evidence | {"verdict": cache.verdict}
         if cache.verdict == "fail":
             check.verdict = "fail"
-            check.detail = f"{cache.detail}; {check.detail}"
+            check.detail = f"{prefix}{cache.detail}; {check.detail}"
             check.lines = cache.lines + check.lines
 
     def _update_determinism(self) -> None:
@@ -661,10 +656,10 @@ class GateSession:
                 self.server.stop()
         return message
 
-    def _reference_logits(self) -> dict:
+    def _reference_logits(self, records: list[Record]) -> dict:
         """What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor."""
         return {"dtype": self.options.dtype if self.in_process else None, "top_k": self.options.logprobs,
-                "tail_mass": all(r.tail_mass for r in self.records.values()),
+                "tail_mass": bool(records) and all(r.tail_mass for r in records),
                 "backend": self.options.backend, "floor": self.logits_floor}
 
     def finish_merged(self, payloads: dict[int, dict | None]) -> str | None:
@@ -688,7 +683,7 @@ class GateSession:
         ref = write_reference(self.options.record, records, kind=self.options.reference_kind,
                               identity=self.state.identity, run=self._run_settings(), canaries=self.state.canaries,
                               overwrite=self.options.record_overwrite, noise=noise.as_json() if noise else None,
-                              logits=self._reference_logits())
+                              logits=self._reference_logits(records))
         self.state.recorded_reference = str(ref.path)
         return f"reference recorded in {ref.path}"
 

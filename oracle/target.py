@@ -100,8 +100,13 @@ class LaunchedServer:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def configured_command(self) -> str:
+        """The command with {worker} filled and {port} left as written: what configures the server."""
+        return self.command_template.replace("{worker}", self.worker)
+
+    @property
     def command(self) -> str:
-        return self.command_template.replace("{port}", str(self.port)).replace("{worker}", self.worker)
+        return self.configured_command.replace("{port}", str(self.port))
 
     def start(self, healthy: Callable[[str], bool]) -> None:
         self.boot += 1
