@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from oracle.html_report import render_html
-from oracle.report import ReportState
-from oracle.verdicts import Check
+from oracle.report.html import render_html
+from oracle.report.writer import ReportState
+from oracle.compare.verdicts import Check
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

@@ -23,11 +23,11 @@ from pathlib import Path
 import httpx
 
 from oracle.backends import CompletionRequest, make_backend
-from oracle.embedded import default_model, embedded_command, llama_cpp_tools
-from oracle.ladder import ladder_waves
+from oracle.targets.embedded import default_model, embedded_command, llama_cpp_tools
+from oracle.run.ladder import ladder_waves
 from oracle.options import GateOptions
-from oracle.session import GateSession
-from oracle.target import LaunchedServer
+from oracle.gate.session import GateSession
+from oracle.targets.launched import LaunchedServer
 
 
 def bare_level(url: str, bodies: list[dict]) -> float:

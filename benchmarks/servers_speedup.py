@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from oracle.embedded import default_model, embedded_command, llama_cpp_tools
+from oracle.targets.embedded import default_model, embedded_command, llama_cpp_tools
 
 
 def launch_command() -> str:

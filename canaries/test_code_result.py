@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.canaries_code import (ANSWER_PREFIX, CODE_SET, EXTRACTION_RULE, MAX_TOKENS, code_prompt, load_set,
+from oracle.canary.code import (ANSWER_PREFIX, CODE_SET, EXTRACTION_RULE, MAX_TOKENS, code_prompt, load_set,
                                   score_answer, stale_items)
-from oracle.canary_run import complete, finish_canary, not_run, render_ids
+from oracle.canary.run import complete, finish_canary, not_run, render_ids
 
 
 def _set_path(config: pytest.Config) -> Path:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.canary_options import needle_plan
-from oracle.canary_run import complete, finish_canary, not_run
-from oracle.items import GATE_KEY
-from oracle.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
+from oracle.canary.options import needle_plan
+from oracle.canary.run import complete, finish_canary, not_run
+from oracle.gate.items import GATE_KEY
+from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

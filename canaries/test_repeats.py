@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.canary_run import complete_many, finish_canary, not_run, render_ids
-from oracle.repeats import summarize_repeats
+from oracle.canary.run import complete_many, finish_canary, not_run, render_ids
+from oracle.canary.repeats import summarize_repeats
 
 PROMPT = [{"role": "user", "content": "List five facts about rivers, one per line."}]
 MAX_TOKENS = 48  # --max-tokens, when given, overrides it as it does for the suite

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .backends import Backend, Completion, CompletionRequest, Counters, RequestFailed, make_backend, parse_backend
-from .compare import TokenComparison, TokenSide, compare_tokens, first_divergence
-from .evidence import cache_zero_check, speculation_check, speculation_summary
-from .records import Condition, Record, load_record, save_record
-from .reference import Reference, ReferenceError, load_reference, write_reference
-from .suite import Prompt, Suite, SuiteError, load_suite
-from .verdicts import Check
+from oracle.backends import Backend, Completion, CompletionRequest, Counters, RequestFailed, make_backend, parse_backend
+from oracle.compare.tokens import TokenComparison, TokenSide, compare_tokens, first_divergence
+from oracle.compare.evidence import cache_zero_check, speculation_check, speculation_summary
+from oracle.store.records import Condition, Record, load_record, save_record
+from oracle.store.reference import Reference, ReferenceError, load_reference, write_reference
+from oracle.run.suite import Prompt, Suite, SuiteError, load_suite
+from oracle.compare.verdicts import Check
 
 __all__ = sorted([
     "Backend", "Check", "Completion", "CompletionRequest", "Condition", "Counters", "Prompt", "Record",

@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from .diff import DiffError, diff_runs
-from .report import write_html
+from oracle.report.diff import DiffError, diff_runs
+from oracle.report.writer import write_html
 
 __all__ = ["main"]
 

@@ -64,7 +64,7 @@ def _kinds(value: str) -> str:
 
 
 def _backend(value: str) -> str:
-    from .backends import parse_backend
+    from oracle.backends import parse_backend
 
     try:
         parse_backend(value)
@@ -304,7 +304,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from .backends import is_in_process
+    from oracle.backends import is_in_process
 
     in_process = is_in_process(o.backend)
     if in_process:

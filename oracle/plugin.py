@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from .backends import RequestFailed
-from .items import GATE_KEY, make_collector
-from .merge import worker_payload
-from .placement import PinnedScheduling, place, server_label, worker_index
-from .server_set import differences, probe_identities
-from .options import add_options, gate_options
-from .progress import ConditionProgress
-from .session import GateSession
-from .verdicts import INCONCLUSIVE, NOT_RUN
+from oracle.backends import RequestFailed
+from oracle.gate.items import GATE_KEY, make_collector
+from oracle.gate.controller import worker_payload
+from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
+from oracle.gate.server_set import differences, probe_identities
+from oracle.options import add_options, gate_options
+from oracle.gate.progress import ConditionProgress
+from oracle.gate.session import GateSession
+from oracle.compare.verdicts import INCONCLUSIVE, NOT_RUN
 
-pytest_plugins = ["oracle.canary_options"]  # canary options and module selection
+pytest_plugins = ["oracle.canary.options"]  # canary options and module selection
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle.embedded import cache_dir, default_model, llama_cpp_tools
-from oracle.suite import load_suite
+from oracle.targets.embedded import cache_dir, default_model, llama_cpp_tools
+from oracle.run.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).
@@ -75,8 +75,8 @@ def gate_run(pytester, tiny_suite):
 def llama_server(llama_tools, model_path, tmp_path):
     """Start real llama-servers by hand (for --url); all are stopped at teardown."""
     from oracle.backends import make_backend
-    from oracle.embedded import embedded_command
-    from oracle.target import LaunchedServer
+    from oracle.targets.embedded import embedded_command
+    from oracle.targets.launched import LaunchedServer
 
     started = []
 
@@ -106,7 +106,7 @@ def read_report():
 @pytest.fixture(scope="session")
 def vllm_tools():
     """The vLLM CPU venv (built once per version into the cache dir; a failed build fails, never skips)."""
-    from oracle.vllm_cpu import vllm_cpu_tools
+    from oracle.targets.vllm_cpu import vllm_cpu_tools
 
     return vllm_cpu_tools()
 
@@ -114,6 +114,6 @@ def vllm_tools():
 @pytest.fixture(scope="session")
 def vllm_model(vllm_tools) -> Path:
     """SmolLM2's GGUF converted to a float32 Hugging Face folder (cached by vllm-cpu version)."""
-    from oracle.vllm_cpu import hf_model
+    from oracle.targets.vllm_cpu import hf_model
 
     return hf_model(vllm_tools)

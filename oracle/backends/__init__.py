@@ -12,10 +12,10 @@ from typing import Callable
 
 import httpx
 
-from .base import Backend, Completion, CompletionRequest, Counters, RequestFailed, TeacherForced, TeacherForcing
-from .llamacpp import LlamaCppBackend
-from .openai import OpenAIBackend
-from .vllm import VLLMBackend
+from oracle.backends.base import Backend, Completion, CompletionRequest, Counters, RequestFailed, TeacherForced, TeacherForcing
+from oracle.backends.llamacpp import LlamaCppBackend
+from oracle.backends.openai import OpenAIBackend
+from oracle.backends.vllm import VLLMBackend
 
 __all__ = ["Backend", "BackendSpec", "Completion", "CompletionRequest", "Counters", "FAMILIES",
            "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "TeacherForcing", "is_in_process",
@@ -29,7 +29,7 @@ FAMILIES: dict[str, Callable[..., Backend]] = {
 
 
 def _hf(model, **kw) -> Backend:
-    from .hf import HfBackend  # imports torch: only when asked for
+    from oracle.backends.hf import HfBackend  # imports torch: only when asked for
 
     return HfBackend(model, **kw)
 

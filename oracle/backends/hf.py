@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
 
-from .base import Completion, CompletionRequest, Counters, RequestFailed, TeacherForced
+from oracle.backends.base import Completion, CompletionRequest, Counters, RequestFailed, TeacherForced
 
 __all__ = ["DTYPES", "HfBackend", "HfLoadError"]
 
@@ -82,7 +82,7 @@ class HfBackend:
     # -- what the session reads instead of a server's /props ---------------------------------
     def _read_metadata(self) -> dict:
         if self._gguf:
-            from ..gguf import gguf_metadata
+            from oracle.run.gguf import gguf_metadata
 
             meta = gguf_metadata(self.model_path)
             tokens = meta.get("tokenizer.ggml.tokens", [])
@@ -121,7 +121,7 @@ class HfBackend:
 
     def _local_tokenizer(self):
         if self._tokenizer is None:
-            from ..prompting import LocalTokenizer
+            from oracle.run.prompting import LocalTokenizer
 
             self._tokenizer = LocalTokenizer(self.model_path)
         return self._tokenizer

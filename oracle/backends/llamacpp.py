@@ -12,7 +12,7 @@ import time
 import httpcore
 import httpx
 
-from .base import (DEFAULT_TIMEOUT, STOP_REASONS, Completion, CompletionRequest, Counters, RequestFailed,
+from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, Completion, CompletionRequest, Counters, RequestFailed,
                    TeacherForced,
                    parse_prometheus, request_timeout)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from .base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, Completion, CompletionRequest, Counters, RequestFailed,
+from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, Completion, CompletionRequest, Counters, RequestFailed,
                    parse_prometheus, parse_prometheus_by_label, request_timeout, stop_reason)
 
 __all__ = ["OpenAIBackend", "TEXT_DOWNGRADE"]

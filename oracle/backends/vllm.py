@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from .base import Completion, CompletionRequest, RequestFailed
-from .openai import OpenAIBackend
+from oracle.backends.base import Completion, CompletionRequest, RequestFailed
+from oracle.backends.openai import OpenAIBackend
 
 __all__ = ["VLLMBackend", "VLLM_MAX_LOGPROBS"]
 

@@ -1,0 +1,69 @@
+"""Canary verdicts (the DESIGN table's canary rows) and the one-line summary for identity.md.
+
+    canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
+    # -> ("fail", "regression: the reference answered it right")
+    canary_summary(state.canaries)  # "code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical"
+"""
+
+from __future__ import annotations
+
+from oracle.compare.verdicts import FAIL, INFO, PASS
+
+__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "markdown_lines"]
+
+FAMILIES = ("code", "needle", "repeats", "burst")
+
+
+def canary_verdict(*, ok: bool, item_id: str, reference: dict | None, strict: bool) -> tuple[str, str]:
+    """(verdict, why) for one canary result.
+
+    Right answer: pass. Wrong where the reference was right: fail (regression). Wrong with no
+    reference, or where the reference was wrong too: info (passes), unless --canary-strict.
+    """
+    if ok:
+        return PASS, "right"
+    ref = (reference or {}).get(item_id) if reference is not None else None
+    if reference is not None and ref is not None and ref.get("ok"):
+        return FAIL, "regression: the reference answered it right"
+    if strict:
+        return FAIL, "wrong, and --canary-strict fails wrong canaries"
+    if reference is None:
+        return INFO, "wrong, reported as information (no reference; --canary-strict fails it)"
+    if ref is None:
+        return INFO, "wrong; the reference holds no result for this item, so it cannot be a regression"
+    return INFO, "wrong, and the reference was wrong too (not a regression)"
+
+
+def canary_summary(canaries: dict[str, dict]) -> str | None:
+    """'code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical' (families present only)."""
+    parts = []
+    for family in ("code", "needle"):
+        rows = [r for r in canaries.values() if r.get("family") == family]
+        if rows:
+            parts.append(f"{family} {sum(bool(r.get('ok')) for r in rows)}/{len(rows)}")
+    for family in ("repeats", "burst"):
+        rows = [r for r in canaries.values() if r.get("family") == family]
+        for r in rows:
+            rep = r.get("repeats") or {}
+            if rep:
+                parts.append(f"{family} {rep.get('identical')}/{rep.get('n')} identical")
+            else:
+                parts.append(f"{family} not run")
+    stale = [r for r in canaries.values() if r.get("family") == "code-fresh" and not r.get("ok")]
+    if stale:
+        parts.append("code set STALE")
+    return ", ".join(parts) if parts else None
+
+
+def markdown_lines(canaries: dict[str, dict]) -> list[str]:
+    """identity.md lines: the summary, then one line per canary that did not pass and why."""
+    line = canary_summary(canaries)
+    if line is None:
+        return []
+    out = [f"- canaries: {line}"]
+    for item_id, r in canaries.items():
+        if not r.get("ok"):
+            got = r.get("extracted")
+            out.append(f"  - {item_id}: {r.get('verdict')}: expected {r.get('expected')!r}, got {got!r} "
+                       f"({r.get('reason') or r.get('why')})")
+    return out

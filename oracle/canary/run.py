@@ -1,0 +1,75 @@
+"""Glue between canary modules and the gate session: render, send greedy token-id requests, judge.
+
+    ids = render_ids(gate, messages, suffix="Output:")
+    completion = complete(gate, ids, max_tokens=8)           # one request, never retried
+    finish_canary(gate, "code[mul-7-2]", "code", ok=True, result={...}, detail="answered 14")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pytest
+
+from oracle.backends import Completion, CompletionRequest
+from oracle.canary.results import canary_verdict
+from oracle.gate.items import MAX_MESSAGE_LINES
+from oracle.compare.verdicts import NOT_RUN, Check
+
+__all__ = ["complete", "complete_many", "finish_canary", "not_run", "render_ids"]
+
+
+def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
+    """The run's own rendering and tokenizer (see GateSession.render_ids)."""
+    return gate.render_ids(messages, suffix=suffix)
+
+
+def _request(gate, ids: tuple[int, ...], max_tokens: int) -> CompletionRequest:
+    return CompletionRequest(prompt_ids=tuple(ids), max_tokens=max_tokens, logprobs=0, seed=gate.options.seed)
+
+
+def complete(gate, ids: tuple[int, ...], *, max_tokens: int) -> Completion:
+    return complete_many(gate, [ids], max_tokens=max_tokens, at_once=False)[0]
+
+
+def complete_many(gate, prompts: list[tuple[int, ...]], *, max_tokens: int, at_once: bool) -> list[Completion]:
+    """Send the prompts one after another, or all at once (a burst, one connection each)."""
+
+    async def run() -> list[Completion]:
+        n = len(prompts) if at_once else 1
+        async with gate.backend.async_client(connections=n) as client:
+            if at_once:
+                return list(await asyncio.gather(*(gate.backend.complete(client, _request(gate, p, max_tokens))
+                                                   for p in prompts)))
+            return [await gate.backend.complete(client, _request(gate, p, max_tokens)) for p in prompts]
+
+    return asyncio.run(run())
+
+
+def _reference_canaries(gate) -> dict | None:
+    ref = getattr(gate, "reference", None)
+    return None if ref is None else dict(ref.manifest.get("canaries") or {})
+
+
+def finish_canary(gate, item_id: str, family: str, *, ok: bool, result: dict, detail: str, strict: bool,
+                  lines: list[str] | None = None) -> None:
+    """Store the result in the report, judge it by the verdict table, fail the item if it must."""
+    ref = _reference_canaries(gate)
+    verdict, why = canary_verdict(ok=ok, item_id=item_id, reference=ref, strict=strict)
+    ref_row = (ref or {}).get(item_id)
+    row = {"family": family, "ok": ok, **result, "verdict": verdict, "why": why,
+           "reference": None if ref_row is None else {k: ref_row.get(k) for k in ("ok", "extracted", "expected")
+                                                        if k in ref_row}}
+    gate.state.canaries[item_id] = row
+    check = Check(item_id, "canary", verdict, f"{detail} ({why})", list(lines or []),
+                  {k: v for k, v in row.items() if k not in ("raw_text",)})
+    if not gate.judge(check):
+        msg = [f"{item_id}: {verdict}: {check.detail}"] + [f"  {line}" for line in check.lines]
+        pytest.fail("\n".join(msg[:MAX_MESSAGE_LINES]), pytrace=False)
+
+
+def not_run(gate, item_id: str, family: str, reason: str) -> None:
+    """A request failed: the item is not-run (fails), and its reason is kept."""
+    gate.state.canaries[item_id] = {"family": family, "ok": False, "verdict": NOT_RUN, "why": reason}
+    gate.judge(Check(item_id, "canary", NOT_RUN, f"not run: {reason}"))
+    pytest.fail(f"{item_id}: not run: {reason}"[:2000], pytrace=False)
+

@@ -1,0 +1,1 @@
+"""Comparisons and verdicts: tokens, text, conditions, noise, splits, cache and speculation evidence."""

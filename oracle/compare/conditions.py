@@ -1,0 +1,140 @@
+"""A condition's records (a ladder level, a later boot) against the level-1 oracle and the reference.
+
+Pure: records in, rows and a Check out. Each record is compared with its prompt's c1 record
+of the same run and, when a reference is given, with the reference record too; its verdict
+is the worse of the two, and a split inside the reference's noise envelope counts as
+`within-reference-noise`.
+
+    rows = compare_condition(level_records, c1_records, reference_records, envelope, near_tie_nats=0.5)
+    check = condition_check("ladder[c8]", "ladder", "c8", rows, required=8, recording=False)
+"""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Mapping, Sequence
+
+from oracle.compare.tokens import TokenComparison, TokenSide, compare_tokens
+from oracle.compare.noise import NoiseEnvelope
+from oracle.store.records import Record
+from oracle.compare.verdicts import DIVERGENT, EXACT, INFO, NEAR_TIE, PASS, WITHIN_NOISE, Check
+
+__all__ = ["compare_condition", "condition_check", "condition_counts", "first_split", "headline_counts",
+           "required_exact", "verdict_rank", "worst"]
+
+_RANK = {EXACT: 0, WITHIN_NOISE: 1, NEAR_TIE: 2, DIVERGENT: 3}
+
+
+def verdict_rank(verdict: str) -> int:
+    """exact 0 < within-reference-noise 1 < near-tie 2 < divergent 3."""
+    return _RANK[verdict]
+
+
+def worst(*verdicts: str) -> str:
+    return max(verdicts, key=verdict_rank)
+
+
+def _side(result: TokenComparison, prompt: str, envelope: NoiseEnvelope | None) -> dict:
+    verdict = result.verdict
+    if verdict != EXACT and envelope is not None:
+        if envelope.covers(prompt, result.split_position):
+            verdict = WITHIN_NOISE
+    return {"verdict": verdict, "first_divergence": result.first_divergence, "margin_nats": result.margin_nats,
+            "reference_length": result.reference_length, "candidate_length": result.candidate_length,
+            "reason": result.reason}
+
+
+def compare_condition(records: Sequence[Record], oracle: Mapping[str, Record], reference: Mapping[str, Record] | None,
+                      envelope: NoiseEnvelope | None, *, near_tie_nats: float) -> list[dict]:
+    """One row per record: its verdict against the c1 record (vs_c1) and the reference (vs_reference)."""
+    rows = []
+    for rec in records:
+        vs_c1 = _side(compare_tokens(TokenSide.of(oracle[rec.id]), TokenSide.of(rec), near_tie_nats=near_tie_nats),
+                      rec.id, envelope)
+        row = {"record": rec.key, "prompt": rec.id, "vs_c1": vs_c1, "vs_reference": None,
+               "completion_sha256": rec.completion_sha256}
+        verdict = vs_c1["verdict"]
+        if reference is not None:
+            row["vs_reference"] = _side(compare_tokens(TokenSide.of(reference[rec.id]), TokenSide.of(rec),
+                                                       near_tie_nats=near_tie_nats), rec.id, envelope)
+            verdict = worst(verdict, row["vs_reference"]["verdict"])
+        row["verdict"] = verdict
+        rows.append(row)
+    return rows
+
+
+def required_exact(level: int, n_records: int, minimums: Sequence[tuple[int, int, int]]) -> int:
+    """Records that must match at this level: all, or the --ladder-min share (c32=29/32) of them."""
+    for c, k, m in minimums:
+        if c == level:
+            return ceil(n_records * k / m)
+    return n_records
+
+
+def condition_counts(rows: Sequence[dict]) -> dict[str, int]:
+    return {v: sum(r["verdict"] == v for r in rows) for v in (EXACT, WITHIN_NOISE, NEAR_TIE, DIVERGENT)}
+
+
+def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], *, required: int,
+                    recording: bool) -> Check:
+    """exact / within-reference-noise / pass (threshold met) / near-tie / divergent; INFO when recording."""
+    n = len(rows)
+    counts = condition_counts(rows)
+    strict = counts[EXACT] + counts[WITHIN_NOISE]
+    splits = [r for r in rows if r["verdict"] != EXACT]
+    firsts = sorted(f for f in map(first_split, splits) if f is not None)
+    detail = f"{label}: {counts[EXACT]}/{n} exact"
+    if rows and rows[0]["vs_reference"] is not None:
+        same_c1 = sum(r["vs_c1"]["verdict"] == EXACT for r in rows)
+        same_ref = sum(r["vs_reference"]["verdict"] == EXACT for r in rows)
+        detail += f" ({same_c1}/{n} vs c1, {same_ref}/{n} vs the reference)"
+    if counts[WITHIN_NOISE]:
+        detail += f", {counts[WITHIN_NOISE]} within reference noise"
+    if counts[NEAR_TIE]:
+        detail += f", {counts[NEAR_TIE]} near-tie"
+    if firsts:
+        detail += f"; first divergences at tokens {', '.join(map(str, firsts[:8]))}{' ...' if len(firsts) > 8 else ''}"
+    lines = [_row_line(r) for r in splits[:16]]
+    evidence = {"counts": counts, "records": n, "required": required, "rows": list(rows)}
+    if recording:
+        verdict = EXACT if counts[EXACT] == n else INFO
+        if verdict == INFO:
+            detail += " (recorded as the reference's own variability)"
+    elif strict == n and counts[EXACT] == n:
+        verdict = EXACT
+    elif strict == n:
+        verdict = WITHIN_NOISE
+    elif strict >= required:
+        verdict, detail = PASS, detail + f" (at least {required} required)"
+    elif strict + counts[NEAR_TIE] >= required:
+        verdict, detail = NEAR_TIE, detail + f" (at least {required} required; met only with the near-ties)"
+    else:
+        verdict, detail = DIVERGENT, detail + f" (at least {required} required)"
+    return Check(check_id, kind, verdict, detail, lines, evidence)
+
+
+def first_split(row: dict) -> int | None:
+    """A row's earliest first divergence, against c1 or the reference (None: no token split)."""
+    positions = [s["first_divergence"] for s in (row["vs_c1"], row["vs_reference"]) if s and s["verdict"] != EXACT]
+    positions = [p for p in positions if p is not None]
+    return min(positions) if positions else None
+
+
+def _row_line(row: dict) -> str:
+    parts = []
+    for name, side in (("c1", row["vs_c1"]), ("reference", row["vs_reference"])):
+        if side is None or side["verdict"] == EXACT:
+            continue
+        where = f"token {side['first_divergence']}" if side["first_divergence"] is not None else "finish reason"
+        margin = f", margin {side['margin_nats']:.3f} nats" if side["margin_nats"] is not None else ""
+        parts.append(f"vs {name}: {side['verdict']} at {where}{margin}")
+    return f"{row['record']}: " + "; ".join(parts)
+
+
+def headline_counts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[str]:
+    """["c1 12/12", "c8 1/16", ..., "boots 2/2"] for a report's headline (boot 1 counts as agreeing)."""
+    parts = [f"{level} {v['counts']['exact']}/{v['records']}" for level, v in ladder.items()]
+    if boots:
+        same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
+        parts.append(f"boots {same + 1}/{len(boots) + 1}")
+    return parts

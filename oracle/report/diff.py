@@ -1,0 +1,156 @@
+"""`oracle diff A B`: two report dirs, or a report dir and a reference, compared output by output.
+
+Per prompt: token-array hash equal or not and the first divergence; verdict changes;
+canary changes; identity changes (build, environment variable, package, model hash).
+Exit code 0 when every output is identical (identity differences are still listed),
+1 when any output differs, 2 on bad input.
+
+    result = diff_runs(Path("reports/a"), Path("references/qwen-int4-mtp0"))
+    result.outputs_identical, result.as_json()
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracle.compare.tokens import first_divergence
+from oracle.store.records import Condition, load_record
+
+__all__ = ["DiffError", "RunSide", "diff_runs", "load_side"]
+
+PRIMARY = Condition().key
+# Identity fields that differ between any two runs of one configuration.
+# Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
+_VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers")
+
+
+class DiffError(ValueError):
+    """Bad input: the message names the path and what was expected there."""
+
+
+@dataclass
+class RunSide:
+    path: Path
+    kind: str  # "report" or "reference"
+    hashes: dict[str, str]  # prompt id -> completion sha256 (primary run)
+    finish: dict[str, str]
+    verdicts: dict[str, str] = field(default_factory=dict)
+    canaries: dict[str, str] = field(default_factory=dict)
+    identity: dict = field(default_factory=dict)
+    folders: dict[str, str] = field(default_factory=dict)  # prompt id -> records folder (several servers)
+
+    def tokens(self, pid: str) -> list[int]:
+        return load_record(self.path / self.folders.get(pid, "records"), Condition(), pid).completion_ids
+
+
+def load_side(path: Path) -> RunSide:
+    if (path / "manifest.json").is_file():
+        m = _json(path / "manifest.json")
+        cases = m.get("cases") or {}
+        return RunSide(path, "reference", {k: v["completion_sha256"] for k, v in cases.items()},
+                       {k: v.get("finish_reason") for k, v in cases.items()},
+                       canaries={k: _canary(v) for k, v in (m.get("canaries") or {}).items()},
+                       identity=m.get("identity") or {})
+    if (path / "identity.json").is_file():
+        rep = _json(path / "identity.json")
+        hashes, finish, folders = {}, {}, {}
+        # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
+        metas = [m for k, m in ((rep.get("records") or {}).get("finished") or {}).items() if k.endswith(f"@{PRIMARY}")]
+        if not metas:
+            metas = [_json(m) for m in sorted((path / "records" / PRIMARY).glob("*.json"))]
+        for row in metas:
+            if row.get("repeat", 0) == 0:
+                hashes[row["id"]], finish[row["id"]] = row["completion_sha256"], row.get("finish_reason")
+                if row.get("folder"):  # a merged report: the records are in the server's own folder
+                    folders[row["id"]] = row["folder"]
+        return RunSide(path, "report", hashes, finish,
+                       verdicts={c["id"]: c["verdict"] for c in rep.get("checks", [])},
+                       canaries={k: _canary(v) for k, v in (rep.get("canaries") or {}).items()},
+                       identity=rep.get("identity") or {}, folders=folders)
+    raise DiffError(f"{path}: neither a report dir (identity.json) nor a reference (manifest.json); "
+                    "give a folder written by `pytest --backend=...` or `--record`")
+
+
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DiffError(f"{path}: cannot be read as JSON ({exc}); the folder is damaged") from None
+
+
+def _canary(row: dict) -> str:
+    return row.get("verdict") or ("pass" if row.get("ok") else "wrong")
+
+
+def _flatten(d, prefix: str = "") -> dict[str, str]:
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+    else:
+        out[prefix[:-1]] = json.dumps(d, sort_keys=True) if isinstance(d, (list, tuple)) else str(d)
+    return out
+
+
+@dataclass
+class DiffResult:
+    a: RunSide
+    b: RunSide
+    prompts: list[dict]
+    verdict_changes: list[dict]
+    canary_changes: list[dict]
+    identity_changes: list[dict]
+
+    @property
+    def outputs_identical(self) -> bool:
+        return all(p["status"] == "identical" for p in self.prompts)
+
+    def as_json(self) -> dict:
+        return {"a": str(self.a.path), "b": str(self.b.path), "outputs_identical": self.outputs_identical,
+                "prompts": self.prompts, "verdict_changes": self.verdict_changes,
+                "canary_changes": self.canary_changes, "identity_changes": self.identity_changes}
+
+    def table(self) -> str:
+        same = sum(p["status"] == "identical" for p in self.prompts)
+        lines = [f"A {self.a.kind}: {self.a.path}", f"B {self.b.kind}: {self.b.path}",
+                 f"outputs: {same}/{len(self.prompts)} identical", "",
+                 f"{'prompt':28} {'status':12} first divergence"]
+        for p in self.prompts:
+            fd = "" if p["first_divergence"] is None else str(p["first_divergence"])
+            lines.append(f"{p['prompt']:28} {p['status']:12} {fd}")
+        for title, rows, fmt in (("verdict changes", self.verdict_changes, "{id}: {a} -> {b}"),
+                                 ("canary changes", self.canary_changes, "{id}: {a} -> {b}"),
+                                 ("identity changes", self.identity_changes, "{field}: {a} -> {b}")):
+            if rows:
+                lines += ["", f"{title}:"] + ["  " + fmt.format(**r) for r in rows]
+        return "\n".join(lines)
+
+
+def diff_runs(a_path: Path, b_path: Path) -> DiffResult:
+    a, b = load_side(a_path), load_side(b_path)
+    prompts = []
+    for pid in sorted(set(a.hashes) | set(b.hashes)):
+        if pid not in a.hashes or pid not in b.hashes:
+            prompts.append({"prompt": pid, "status": "only in " + ("A" if pid in a.hashes else "B"),
+                            "first_divergence": None})
+            continue
+        if a.hashes[pid] == b.hashes[pid]:
+            status = "identical" if a.finish.get(pid) == b.finish.get(pid) else "finish differs"
+            prompts.append({"prompt": pid, "status": status, "first_divergence": None})
+            continue
+        try:
+            fd = first_divergence(a.tokens(pid), b.tokens(pid))
+        except OSError:
+            fd = None  # a side without its records folder: the hashes say "differs", not where
+        prompts.append({"prompt": pid, "status": "differs", "first_divergence": fd})
+    verdicts = [{"id": k, "a": a.verdicts[k], "b": b.verdicts[k]} for k in sorted(set(a.verdicts) & set(b.verdicts))
+                if a.verdicts[k] != b.verdicts[k]]
+    canaries = [{"id": k, "a": a.canaries.get(k, "absent"), "b": b.canaries.get(k, "absent")}
+                for k in sorted(set(a.canaries) | set(b.canaries)) if a.canaries.get(k) != b.canaries.get(k)]
+    fa, fb = _flatten(a.identity), _flatten(b.identity)
+    identity = [{"field": k, "a": fa.get(k, "absent"), "b": fb.get(k, "absent")}
+                for k in sorted(set(fa) | set(fb))
+                if fa.get(k) != fb.get(k) and not any(k == v or k.startswith(v) for v in _VOLATILE)]
+    return DiffResult(a, b, prompts, verdicts, canaries, identity)

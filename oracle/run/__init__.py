@@ -1,0 +1,1 @@
+"""Running a suite: prompts, rendering and tokenization, waves of requests, ladders, overlap."""

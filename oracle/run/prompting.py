@@ -1,0 +1,99 @@
+"""Render suite prompts with the model's chat template and tokenize them into exact ids.
+
+Every backend is then sent the same token ids. A local `tokenizers` file is used when
+given (`--tokenizer`); otherwise the server's own tokenizer endpoint.
+
+    rendered = render_suite(suite, template, tokenize, special_tokens)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from oracle.run.suite import Prompt, Suite
+
+__all__ = ["LocalTokenizer", "RenderedPrompt", "render_messages", "render_suite", "render_text", "template_sha256"]
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    prompt: Prompt
+    text: str
+    ids: tuple[int, ...]
+
+    @property
+    def id(self) -> str:
+        return self.prompt.id
+
+
+def template_sha256(template: str | None) -> str | None:
+    return hashlib.sha256(template.encode()).hexdigest() if template else None
+
+
+def render_messages(template: str, messages: list[dict], special_tokens: dict[str, str]) -> str:
+    """Render like transformers' apply_chat_template(add_generation_prompt=True)."""
+    from jinja2.exceptions import TemplateError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime(2026, 1, 1).strftime(fmt)  # fixed: prompts must not drift
+    return env.from_string(template).render(messages=messages, add_generation_prompt=True, **special_tokens)
+
+
+def _fallback_chatml(messages: list[dict]) -> str:
+    parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
+    return "".join(parts) + "<|im_start|>assistant\n"
+
+
+def render_text(template: str | None, messages: list[dict], special_tokens: dict[str, str] | None = None) -> str:
+    """The prompt text for messages: the chat template when the server has one, else ChatML."""
+    msgs = [dict(m) for m in messages]
+    return render_messages(template, msgs, special_tokens or {}) if template else _fallback_chatml(msgs)
+
+
+def render_suite(suite: Suite, template: str | None, tokenize: Callable[[str], list[int]],
+                 special_tokens: dict[str, str] | None = None) -> list[RenderedPrompt]:
+    out = []
+    for p in suite.prompts:
+        text = render_text(template, list(p.messages), special_tokens)
+        out.append(RenderedPrompt(prompt=p, text=text, ids=tuple(tokenize(text))))
+    return out
+
+
+class LocalTokenizer:
+    """A `tokenizers` tokenizer: a Hugging Face `tokenizer.json`, its model folder, or a GGUF's own vocabulary."""
+
+    def __init__(self, path: str | Path) -> None:
+        from tokenizers import Tokenizer
+
+        p = Path(path)
+        if p.is_dir():
+            p = p / "tokenizer.json"
+        if not p.is_file():
+            raise FileNotFoundError(f"--tokenizer {path}: no tokenizer.json there; give the file, its model folder "
+                                    "or a .gguf")
+        self.path = p
+        if p.suffix == ".gguf":
+            from oracle.run.gguf import tokenizer_from_gguf
+
+            self._tok = tokenizer_from_gguf(p)
+            self.source = "gguf"
+            self.sha256 = hashlib.sha256(self._tok.to_str().encode()).hexdigest()
+        else:
+            self._tok = Tokenizer.from_file(str(p))
+            self.source = "tokenizer.json"
+            self.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
+
+    def encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)

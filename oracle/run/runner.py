@@ -1,0 +1,152 @@
+"""Send a suite's token-id prompts to a backend and collect complete records.
+
+Requests go in waves (one at a time is a wave of one), one connection per in-flight request.
+Requests are never retried: a failure stops the run, and every record finished before it is
+kept (the callback has already saved it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from oracle.backends import Backend, CompletionRequest, Counters, RequestFailed
+from oracle.run.overlap import achieved_concurrency
+from oracle.run.prompting import RenderedPrompt
+from oracle.store.records import Condition, Record
+
+__all__ = ["RunInterrupted", "RunResult", "one_at_a_time", "run_waves"]
+
+LOAD_POLL_S = 0.2  # server-side gauge sampling; each sample is a /metrics request the server must answer
+
+
+class RunInterrupted(RuntimeError):
+    """A request failed mid-run; `finished` holds the records completed before it."""
+
+    def __init__(self, message: str, finished: list[Record], missing: list[str]) -> None:
+        super().__init__(message)
+        self.finished = finished
+        self.missing = missing
+
+
+@dataclass
+class RunResult:
+    condition: Condition
+    records: list[Record]
+    counters_before: Counters | None
+    counters_after: Counters | None
+    wall_s: float = 0.0
+    wave_overlap: list[int] = field(default_factory=list)  # achieved concurrency of each wave (client side)
+    server_peak: int | None = None  # most requests the server reported processing at once, when it reports it
+
+    @property
+    def counters_delta(self) -> Counters | None:
+        if self.counters_before is None or self.counters_after is None:
+            return None
+        return self.counters_after.delta(self.counters_before)
+
+
+def _record(prompt: RenderedPrompt, condition: Condition, completion, started: float, repeat: int) -> Record:
+    return Record(
+        id=prompt.id, condition=condition, prompt_ids=list(prompt.ids),
+        completion_ids=completion.completion_ids, finish_reason=completion.finish_reason,
+        text=completion.text, logprobs=completion.logprobs, top_ids=completion.top_ids,
+        top_logprobs=completion.top_logprobs, cached_prompt_tokens=completion.cached_prompt_tokens,
+        drafted=completion.drafted, accepted=completion.accepted, ttft_s=completion.ttft_s,
+        token_times_s=completion.token_times_s, started_at=started, finished_at=time.time(), repeat=repeat,
+        ids_source=completion.ids_source,
+        tail_mass=completion.tail_mass,
+    )
+
+
+async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
+    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed,
+                                messages=tuple(p.prompt.messages))
+    c = await backend.complete(client, request)
+    if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
+        raise RequestFailed(f"the server echoed other prompt token ids than were sent "
+                            f"({len(c.prompt_ids)} vs {len(p.ids)} tokens)")
+    return c
+
+
+def one_at_a_time(prompts: Sequence[RenderedPrompt]) -> list[list[tuple[RenderedPrompt, int]]]:
+    """Waves of one: every prompt once, each sent when the one before it has finished."""
+    return [[(p, 0)] for p in prompts]
+
+
+async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> None:
+    """Sample the server's own count of running requests until stop is set (None: it has no such gauge)."""
+    load = getattr(backend, "load", None)
+    if load is None:
+        return
+    while not stop.is_set():
+        value = await asyncio.to_thread(load)
+        if value is None:
+            return
+        peak.append(value)
+        try:
+            await asyncio.wait_for(stop.wait(), LOAD_POLL_S)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
+                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
+    width = max((len(w) for w in waves), default=1)
+    loop = asyncio.get_running_loop()
+    # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
+        async with backend.async_client(connections=width) as client:
+
+            async def one(p: RenderedPrompt, index: int) -> Record:
+                started = time.time()
+                c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
+                rec = _record(p, condition, c, started, index)
+                await loop.run_in_executor(writer, on_record, rec)
+                result.records.append(rec)
+                return rec
+
+            await _send_waves(backend, waves, condition, one, result)
+
+
+async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
+    """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
+    for wave in waves:
+        stop, samples = asyncio.Event(), []
+        # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
+        poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
+        outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
+        stop.set()
+        if poller is not None:
+            await poller
+        if samples:
+            result.server_peak = max(result.server_peak or 0, max(samples))
+        failed = [(p, o) for (p, _), o in zip(wave, outcomes) if isinstance(o, BaseException)]
+        if failed:
+            done = {(r.id, r.repeat) for r in result.records}
+            missing = [p.id if i == 0 else f"{p.id}~{i}" for w in waves for p, i in w if (p.id, i) not in done]
+            p, exc = failed[0]
+            if not isinstance(exc, RequestFailed):
+                raise exc
+            more = f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""
+            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}{more}", list(result.records),
+                                 missing) from exc
+        result.wave_overlap.append(achieved_concurrency(outcomes))
+
+
+def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
+              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
+    """Send each wave's requests all at once (one connection each), the waves one after another.
+
+    (prompt, index) pairs: index numbers the request within the condition, so a prompt sent
+    twice keeps two records. Counters are read right around the whole condition.
+    """
+    result = RunResult(condition, [], backend.counters(), None)
+    t0 = time.perf_counter()
+    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result))
+    result.wall_s = time.perf_counter() - t0
+    result.counters_after = backend.counters()
+    return result

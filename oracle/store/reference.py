@@ -1,0 +1,155 @@
+"""The reference store: a recorded run saved with its identity and hashes.
+
+    references/NAME/manifest.json        schema_version, kind, identity, hashes of every file
+    references/NAME/records/boot1-c1/    ID.npz + ID.json per prompt
+
+A reference is written whole into a temporary sibling folder and renamed into place, so
+a crash never leaves half a reference. One whose files do not match the manifest is
+refused as tainted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
+
+__all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
+           "load_reference", "write_reference"]
+
+REFERENCE_SCHEMA_VERSION = 1
+KINDS = ("mtp0", "f16")
+
+
+class ReferenceError(ValueError):
+    """A reference that cannot be used or written; the message names the path and the fix."""
+
+
+@dataclass
+class Reference:
+    path: Path
+    manifest: dict
+
+    @property
+    def kind(self) -> str:
+        return self.manifest["kind"]
+
+    @property
+    def case_ids(self) -> list[str]:
+        return list(self.manifest["cases"])
+
+    def record(self, rid: str, condition: Condition = Condition()) -> Record:
+        return load_record(self.path / "records", condition, rid)
+
+    def conditions(self) -> list[Condition]:
+        return [Condition.from_key(k) for k in self.manifest.get("conditions", ["boot1-c1"])]
+
+    @property
+    def noise(self) -> dict | None:
+        """The reference's own variability across its ladder levels and boots (None: not measured)."""
+        return self.manifest.get("noise")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_record_target(path: Path, *, overwrite: bool) -> None:
+    """Refuse, before any request, to record onto an existing reference without --record-overwrite."""
+    if path.exists() and not path.is_dir():
+        raise ReferenceError(f"--record {path}: exists and is not a folder; choose another path")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        what = "a reference" if (path / "manifest.json").exists() else "a non-empty folder"
+        raise ReferenceError(f"--record {path}: {what} is already there and was left untouched; "
+                             "record into a new folder, or add --record-overwrite to replace it")
+
+
+def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
+                    canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None,
+                    logits: dict | None = None) -> Reference:
+    """Write records + manifest atomically; the old reference (if overwriting) is replaced whole."""
+    check_record_target(path, overwrite=overwrite)
+    if kind not in KINDS:
+        raise ReferenceError(f"--reference-kind {kind!r}: must be one of {', '.join(KINDS)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.recording."))
+    try:
+        for r in records:
+            save_record(staging / "records", r)
+        files = {str(p.relative_to(staging)): _sha256(p)
+                 for p in sorted((staging / "records").rglob("*")) if p.is_file()}
+        primary = [r for r in records if r.condition == Condition()]
+        if len(primary) != len(records):
+            raise ReferenceError("a reference holds the primary run (boot1-c1) only; the other conditions "
+                                 "go into its noise envelope")
+        manifest = {
+            "schema_version": REFERENCE_SCHEMA_VERSION,
+            "kind": kind,
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "identity": identity,
+            "run": run,
+            "conditions": sorted({r.condition.key for r in records}),
+            "cases": {r.id: {k: r.meta()[k] for k in ("prompt_sha256", "completion_sha256", "text_sha256",
+                                                      "finish_reason", "completion_tokens")}
+                      for r in primary},
+            "canaries": canaries or {},
+            "noise": noise,
+            "logits": logits,
+            "files": files,
+        }
+        atomic_write_bytes(staging / "manifest.json", (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+        old = None
+        if path.exists():
+            old = path.with_name(f".{path.name}.replaced.{int(time.time())}")
+            path.rename(old)
+        staging.rename(path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return Reference(path, manifest)
+
+
+def load_reference(path: Path) -> Reference:
+    """Load and verify a reference; raise ReferenceError naming the file and the fix."""
+    manifest_path = path / "manifest.json"
+    if not manifest_path.is_file():
+        raise ReferenceError(f"--reference {path}: no manifest.json there; record one first with "
+                             f"`pytest --backend=... --record {path}`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ReferenceError(f"--reference {path}: manifest.json is not valid JSON ({exc.msg}); "
+                             "the reference is damaged: re-record it") from None
+    version = manifest.get("schema_version")
+    if version != REFERENCE_SCHEMA_VERSION:
+        raise ReferenceError(f"--reference {path}: schema version {version}, this oracle reads "
+                             f"{REFERENCE_SCHEMA_VERSION}; re-record with `pytest --backend=... --record {path} "
+                             "--record-overwrite`")
+    files = manifest.get("files", {})
+    for rel, digest in files.items():
+        f = path / rel
+        if not f.is_file():
+            raise ReferenceError(f"--reference {path}: tainted: {f} is missing; restore it from version "
+                                 f"control or re-record with --record {path} --record-overwrite")
+        if _sha256(f) != digest:
+            raise ReferenceError(f"--reference {path}: tainted: {f} does not match its sha256 in manifest.json; "
+                                 f"restore it or re-record with --record {path} --record-overwrite")
+    records_dir = path / "records"
+    extra = [str(p.relative_to(path)) for p in records_dir.rglob("*") if p.is_file()
+             and str(p.relative_to(path)) not in files] if records_dir.is_dir() else []
+    if extra:
+        raise ReferenceError(f"--reference {path}: tainted: {extra[0]} is not in manifest.json; "
+                             "remove it or re-record the reference")
+    return Reference(path, manifest)

@@ -1,0 +1,1 @@
+"""Targets: the server under test (a URL, a launched command, the embedded defaults) and its life."""

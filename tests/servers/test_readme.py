@@ -1,0 +1,67 @@
+"""The README's commands and the shipped example reference, as a newcomer would use them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from oracle.store.reference import load_reference
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "references" / "smollm2-135m-q4_1-llamacpp-cpu"
+
+
+def readme_command(marker: str) -> str:
+    text = (REPO / "README.md").read_text()
+    m = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```", text, re.S)
+    assert m, f"README has no command block after <!-- {marker} -->"
+    return m.group(1)
+
+
+def test_readme_test_command_is_what_ci_runs():
+    command = readme_command("tests")
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert command in ci, f".ci/run must call the README's test command {command!r}"
+
+
+def test_example_reference_loads_with_its_hashes():
+    ref = load_reference(EXAMPLE)
+    assert ref.kind == "mtp0" and len(ref.case_ids) == 12
+    assert ref.manifest["identity"]["model"]["sha256"].startswith("b179c952")
+
+
+@pytest.mark.slow
+def test_example_reference_gates_here(pytester):
+    """Same template and tokenizer path as when it was recorded (no prompt-token mismatch); every
+    selected prompt gets a token verdict. Exactness across machines is a regression finding, not a CI check."""
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp-cpu", f"--reference={EXAMPLE}",
+                                "--report-dir=rep", "-k", "math-derivative or chat-advice")
+    rep = json.loads((pytester.path / "rep" / "identity.json").read_text())
+    tokens = {c["id"]: c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"}
+    assert set(tokens) == {"tokens[math-derivative]", "tokens[chat-advice]"}, result.stdout.str()
+    assert rep["summary"]["exact"][1] == 2 and result.ret in (0, 1)
+
+
+@pytest.mark.slow
+def test_readme_main_job_runs_twice_in_a_row(tmp_path):
+    """The full-size end-to-end run: the README's main job, twice (the second overwrites explicitly).
+
+    The canaries' full sweep (8K needles) is the main job's, not CI's: they have their own small
+    self-tests, so here they are switched off through PYTEST_ADDOPTS, the command itself unchanged."""
+    command = readme_command("main-job")
+    env = dict(os.environ, PYTEST_ADDOPTS="--canaries=none")
+    for attempt in (1, 2):
+        r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+                           env=env)
+        assert r.returncode == 0, f"attempt {attempt}:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+        if attempt == 1:
+            reports = sorted((tmp_path / "reports").glob("*-llamacpp-cpu"))
+            gate = json.loads((reports[-1] / "identity.json").read_text())
+            assert gate["mode"] == "gate" and gate["summary"]["exact"][1] == 12
+            assert gate["speculation"]["drafted"] > 0
+            assert load_reference(tmp_path / "reports" / "mtp0").kind == "mtp0"

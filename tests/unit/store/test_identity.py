@@ -1,0 +1,36 @@
+import oracle
+from oracle.backends.base import Counters, parse_prometheus
+from oracle.store.identity import filtered_environment
+from oracle.targets.launched import redact_command
+
+
+def test_public_api_is_sorted_and_importable():
+    assert oracle.__all__ == sorted(oracle.__all__)
+    for name in oracle.__all__:
+        assert getattr(oracle, name) is not None
+
+
+def test_environment_allowlist_drops_secrets():
+    env = {"SYCL_CACHE_PERSISTENT": "1", "ZE_AFFINITY_MASK": "0", "HOME": "/root", "VLLM_API_KEY": "s",
+           "CUDA_VISIBLE_DEVICES": "1", "HF_TOKEN": "t", "LLAMA_ARG_PASSWORD": "p", "PATH": "/bin"}
+    assert filtered_environment(env) == {"CUDA_VISIBLE_DEVICES": "1", "SYCL_CACHE_PERSISTENT": "1",
+                                         "ZE_AFFINITY_MASK": "0"}
+
+
+def test_secret_arguments_are_redacted():
+    cmd = "vllm serve m --api-key sk-123 --port {port} --hf-token=abc --dtype float16"
+    out = redact_command(cmd)
+    assert "sk-123" not in out and "abc" not in out and "--api-key '***'" in out and "--hf-token=***" in out
+    assert "--dtype float16" in out
+    flags = "vllm serve m --enable-prompt-tokens-details --speculative-config '{\"method\":\"ngram\"}' --api_key=k"
+    out = redact_command(flags)
+    assert "--enable-prompt-tokens-details --speculative-config" in out and "ngram" in out and "--api_key=***" in out
+
+
+def test_prometheus_sums_labelled_samples_and_deltas():
+    text = ('# HELP x\nllamacpp:prompt_tokens_cached_total 5\n'
+            'vllm:prefix_cache_hits_total{model="a"} 3\nvllm:prefix_cache_hits_total{model="b"} 4\n')
+    m = parse_prometheus(text)
+    assert m["llamacpp:prompt_tokens_cached_total"] == 5 and m["vllm:prefix_cache_hits_total"] == 7
+    d = Counters(prompt_tokens_cached=9).delta(Counters(prompt_tokens_cached=5))
+    assert d.prompt_tokens_cached == 4 and d.drafts is None
