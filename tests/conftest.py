@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from oracle.targets.embedded import cache_dir, default_model, llama_cpp_tools
 from oracle.run.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
+# The test helpers (fault proxy, boot-fault wrapper, browser) are imported by name from every test folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).
 os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
 

@@ -12,14 +12,15 @@ from typing import Callable
 
 import httpx
 
-from oracle.backends.base import Backend, Completion, CompletionRequest, Counters, RequestFailed, TeacherForced, TeacherForcing
+from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
+                                 TeacherForced)
 from oracle.backends.llamacpp import LlamaCppBackend
 from oracle.backends.openai import OpenAIBackend
 from oracle.backends.vllm import VLLMBackend
 
-__all__ = ["Backend", "BackendSpec", "Completion", "CompletionRequest", "Counters", "FAMILIES",
-           "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "TeacherForcing", "is_in_process",
-           "make_backend", "make_in_process_backend", "parse_backend"]
+__all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest", "Counters",
+           "FAMILIES", "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "is_in_process", "make_backend",
+           "make_in_process_backend", "parse_backend"]
 
 FAMILIES: dict[str, Callable[..., Backend]] = {
     "llamacpp": LlamaCppBackend,

@@ -7,15 +7,14 @@ and its cache / speculation counters. Starting and stopping servers is `target`'
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import httpx
 
-__all__ = ["Backend", "Completion", "CompletionRequest", "Counters", "IDS_FROM_SERVER", "IDS_FROM_TEXT",
-           "RequestFailed", "STOP_REASONS", "TeacherForced", "TeacherForcing", "parse_prometheus",
-           "parse_prometheus_by_label", "request_timeout", "stop_reason", "DEFAULT_TIMEOUT"]
+__all__ = ["Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest", "Counters",
+           "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE",
+           "TeacherForced", "request_timeout", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -52,6 +51,7 @@ def stop_reason(engine: str, value: str | None) -> str:
 
 IDS_FROM_SERVER = "server"  # completion token ids as the server returned them
 IDS_FROM_TEXT = "text"  # the server returned no ids: only the text can be compared
+TEXT_DOWNGRADE = "compared text, not token ids: the server returned no ids"
 
 
 @dataclass(frozen=True)
@@ -97,16 +97,6 @@ class TeacherForced:
     cached_prompt_tokens: int | None = None
 
 
-class TeacherForcing(Protocol):
-    """Offered by a backend that can score a fixed token path (llama.cpp one-token steps, hf one forward
-    pass, vLLM prompt_logprobs): `teacher_forced(prompt_ids, completion_ids, logprobs=k)`."""
-
-    teacher_forcing_method: str
-
-    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
-                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced: ...
-
-
 @dataclass(frozen=True)
 class Counters:
     """Server-wide counters read from /metrics; None where the server does not expose one."""
@@ -136,45 +126,38 @@ class Counters:
                 for v in [getattr(self, k)]}
 
 
-_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+@dataclass(frozen=True)
+class CacheEvidence:
+    """How a family keeps requests off the prefix cache, and where the missing proof would come from."""
+
+    policy: str  # what each request sends so that no request reuses another's cached prompt
+    counters_hint: str  # how to get the server's counters
+    per_request_hint: str | None = None  # how to get the per-request cached-token field
+    counters_suffice: bool = False  # counter deltas alone prove cache-zero (the server has no per-request field)
 
 
-def parse_prometheus(text: str) -> dict[str, float]:
-    """Sum every sample of each metric name (labels folded) from Prometheus text format."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = _SAMPLE.match(line)
-        if m:
-            try:
-                out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
-            except ValueError:
-                continue
-    return out
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend offers beyond the protocol's core; callers read these, never probe for methods.
 
+    teacher_forcing: how it scores a fixed token path (None: it cannot); load_gauge: it reports how many
+    requests run right now; served_tokenizer: it can point to the served model's tokenizer file;
+    route_choice: it must pick its completion route before the first request; in_process: no server.
+    """
 
-def parse_prometheus_by_label(text: str, name: str, label: str) -> dict[str, float]:
-    """The samples of one metric keyed by one label's value (other labels folded), e.g. per draft position."""
-    pattern = re.compile(rf'(?:^|[{{,]){re.escape(label)}="([^"]*)"')
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        m = _SAMPLE.match(line)
-        if not m or m.group(1) != name or not m.group(2):
-            continue
-        lm = pattern.search(m.group(2))
-        if lm:
-            try:
-                out[lm.group(1)] = out.get(lm.group(1), 0.0) + float(m.group(3))
-            except ValueError:
-                continue
-    return out
+    cache: CacheEvidence
+    teacher_forcing: str | None = None
+    load_gauge: bool = False
+    served_tokenizer: bool = False
+    route_choice: bool = False
+    in_process: bool = False
 
 
 class Backend(Protocol):
     family: str
     platform: str
     base_url: str
+    capabilities: Capabilities
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion: ...
 
@@ -193,3 +176,39 @@ class Backend(Protocol):
     def healthy(self) -> bool: ...
 
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient: ...
+
+    # Offered as declared in `capabilities` (BackendBase answers "not offered" for each).
+    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
+                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced: ...
+
+    def load(self) -> int | None: ...
+
+    def speculative_config(self) -> str | None: ...
+
+    def tokenizer_path(self): ...
+
+    def choose_route(self) -> str | None: ...
+
+    def system_fingerprints(self) -> list[str]: ...
+
+
+class BackendBase:
+    """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
+
+    def teacher_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None) -> TeacherForced:
+        raise RequestFailed(f"the {self.family} backend cannot score a fixed token path (no teacher forcing)")
+
+    def load(self) -> int | None:
+        return None
+
+    def speculative_config(self) -> str | None:
+        return None
+
+    def tokenizer_path(self):
+        return None
+
+    def choose_route(self) -> str | None:
+        return None
+
+    def system_fingerprints(self) -> list[str]:
+        return []

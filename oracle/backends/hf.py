@@ -20,7 +20,8 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
 
-from oracle.backends.base import Completion, CompletionRequest, Counters, RequestFailed, TeacherForced
+from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
+                                 RequestFailed, TeacherForced)
 
 __all__ = ["DTYPES", "HfBackend", "HfLoadError"]
 
@@ -34,10 +35,12 @@ class HfLoadError(RuntimeError):
     """The model cannot be loaded in process; the message says what to install or pass."""
 
 
-class HfBackend:
+class HfBackend(BackendBase):
     family = "hf"
-    in_process = True
     teacher_forcing_method = "hf: one forward pass over prompt + reference completion (teacher forcing), full vocabulary"
+    capabilities = Capabilities(
+        cache=CacheEvidence(policy="in process: a fresh KV cache per request", counters_hint="no server, no counters"),
+        teacher_forcing=teacher_forcing_method, in_process=True)
 
     def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:
         if platform not in _DEVICES:

@@ -12,9 +12,9 @@ import time
 import httpcore
 import httpx
 
-from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, Completion, CompletionRequest, Counters, RequestFailed,
-                   TeacherForced,
-                   parse_prometheus, request_timeout)
+from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
+                                 CompletionRequest, Counters, RequestFailed, TeacherForced, request_timeout)
+from oracle.backends.metrics import Metrics
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
@@ -22,11 +22,14 @@ __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 STOP_TYPES = STOP_REASONS["llamacpp"]
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(BackendBase):
     family = "llamacpp"
     teacher_forcing_method = ("llama-server: one-token steps on the growing reference prefix (/completion, "
                               "n_predict 1, n_probs k, cache_prompt true: the server's prompt cache is used "
                               "for these diagnostic requests)")
+    capabilities = Capabilities(
+        cache=CacheEvidence(policy="cache_prompt: false", counters_hint="start llama-server with --metrics"),
+        teacher_forcing=teacher_forcing_method, load_gauge=True)
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -88,30 +91,23 @@ class LlamaCppBackend:
             "chat_template_source": "server /props",
         }
 
-    def _metrics(self, timeout: float | None = None) -> dict[str, float] | None:
+    def _metrics(self, timeout: float | None = None) -> Metrics | None:
         """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""
         try:
             r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
         except httpx.HTTPError:
             return None
-        return parse_prometheus(r.text) if r.status_code == 200 else None
+        return Metrics.parse(r.text) if r.status_code == 200 else None
 
     def counters(self) -> Counters | None:
         """Counters from /metrics, or None when the server runs without --metrics."""
         m = self._metrics()
-        if m is None:
-            return None
-        return Counters(
-            prompt_tokens_cached=m.get("llamacpp:prompt_tokens_cached_total"),
-            drafts=m.get("llamacpp:spec_decode_num_drafts_total"),
-            draft_tokens=m.get("llamacpp:spec_decode_num_draft_tokens_total"),
-            accepted_tokens=m.get("llamacpp:spec_decode_num_accepted_tokens_total"),
-        )
+        return None if m is None else m.counters()
 
     def load(self) -> int | None:
         """Requests the server is processing now (`llamacpp:requests_processing`), None without --metrics."""
-        value = (self._metrics(timeout=5.0) or {}).get("llamacpp:requests_processing")
-        return None if value is None else int(value)
+        m = self._metrics(timeout=5.0)
+        return None if m is None else m.running()
 
     def speculative_config(self) -> str | None:
         """What the server says about its speculation: a slot with a draft model (/slots), or the speculative

@@ -24,17 +24,23 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, Completion, CompletionRequest, Counters, RequestFailed,
-                   parse_prometheus, parse_prometheus_by_label, request_timeout, stop_reason)
+from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
+                                 CompletionRequest, Counters, RequestFailed, request_timeout, stop_reason)
+from oracle.backends.metrics import Metrics
 
-__all__ = ["OpenAIBackend", "TEXT_DOWNGRADE"]
+__all__ = ["OpenAIBackend"]
 
-TEXT_DOWNGRADE = "compared text, not token ids: the server returned no ids"
 _TOKEN_ID = "token_id:"
 
 
-class OpenAIBackend:
+class OpenAIBackend(BackendBase):
     family = "openai"
+    capabilities = Capabilities(
+        cache=CacheEvidence(
+            policy="cache_prompt: false and a unique cache_salt (honoured by llama.cpp and vLLM, ignored elsewhere)",
+            counters_hint="expose the server's /metrics with prefix-cache counters",
+            per_request_hint="the server returned no usage.prompt_tokens_details.cached_tokens"),
+        load_gauge=True, served_tokenizer=True, route_choice=True)
     completions_path = "/v1/completions"
     chat_path = "/v1/chat/completions"
 
@@ -46,7 +52,7 @@ class OpenAIBackend:
         self._async_transport = async_transport
         self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
         self._models: list[dict] | None = None
-        self.system_fingerprints: set[str] = set()
+        self._fingerprints: set[str] = set()
         self._key_tokenizer = None
         self.route = "completions"  # or "chat" (see choose_route)
 
@@ -164,27 +170,20 @@ class OpenAIBackend:
     def counters(self) -> Counters | None:
         """Whichever known counters /metrics has (vLLM's or llama.cpp's names); None without /metrics."""
         text = self._metrics()
-        if text is None:
-            return None
-        m = parse_prometheus(text)
-        for prefix in ("vllm:", "llamacpp:"):
-            if any(k.startswith(prefix) for k in m):
-                return _counters(text, m, prefix)
-        return Counters()
+        return None if text is None else Metrics.parse(text).counters()
 
     def load(self) -> int | None:
         text = self._metrics(timeout=5.0)
-        if text is None:
-            return None
-        m = parse_prometheus(text)
-        value = m.get("vllm:num_requests_running", m.get("llamacpp:requests_processing"))
-        return None if value is None else int(value)
+        return None if text is None else Metrics.parse(text).running()
 
     def speculative_config(self) -> str | None:
         text = self._metrics(timeout=5.0)
-        if text and "vllm:spec_decode_num_drafts" in text:
+        if text and Metrics.parse(text).speculative():
             return "speculative decoding metrics present (vllm:spec_decode_* in /metrics)"
         return None
+
+    def system_fingerprints(self) -> list[str]:
+        return sorted(self._fingerprints)
 
     def choose_route(self) -> str | None:
         """Ask /v1/completions for one token; a server without that route (404 / 405) that answers on
@@ -295,7 +294,7 @@ class OpenAIBackend:
         if out.text and not out.completion_ids:
             out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
         if out.system_fingerprint:
-            self.system_fingerprints.add(out.system_fingerprint)
+            self._fingerprints.add(out.system_fingerprint)
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
         return out
 
@@ -368,20 +367,3 @@ def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[t
             # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
             tops[i] = sorted(pairs, key=lambda p: -p[1])
     return chosen, tops
-
-
-def _counters(text: str, m: dict[str, float], prefix: str) -> Counters:
-    if prefix == "llamacpp:":
-        return Counters(prompt_tokens_cached=m.get("llamacpp:prompt_tokens_cached_total"),
-                        drafts=m.get("llamacpp:spec_decode_num_drafts_total"),
-                        draft_tokens=m.get("llamacpp:spec_decode_num_draft_tokens_total"),
-                        accepted_tokens=m.get("llamacpp:spec_decode_num_accepted_tokens_total"))
-    per_pos = parse_prometheus_by_label(text, "vllm:spec_decode_num_accepted_tokens_per_pos_total", "position")
-    return Counters(
-        prefix_cache_hits=m.get("vllm:prefix_cache_hits_total"),
-        prefix_cache_queries=m.get("vllm:prefix_cache_queries_total"),
-        drafts=m.get("vllm:spec_decode_num_drafts_total"),
-        draft_tokens=m.get("vllm:spec_decode_num_draft_tokens_total"),
-        accepted_tokens=m.get("vllm:spec_decode_num_accepted_tokens_total"),
-        accepted_per_position=tuple(per_pos[k] for k in sorted(per_pos, key=int)) if per_pos else None,
-    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from oracle.backends.base import Completion, CompletionRequest, RequestFailed
+from oracle.backends.base import CacheEvidence, Capabilities, Completion, CompletionRequest, RequestFailed
 from oracle.backends.openai import OpenAIBackend
 
 __all__ = ["VLLMBackend", "VLLM_MAX_LOGPROBS"]
@@ -23,9 +23,14 @@ VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
 
 class VLLMBackend(OpenAIBackend):
     family = "vllm"
-
-    def choose_route(self) -> str | None:
-        return None  # vLLM always serves /v1/completions: no probe request
+    capabilities = Capabilities(
+        cache=CacheEvidence(
+            policy="a unique cache_salt per request (vLLM has no per-request cache switch; gate servers with "
+                   "--no-enable-prefix-caching)",
+            counters_hint="vLLM's /metrics (vllm:prefix_cache_hits_total)",
+            per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
+            counters_suffice=True),
+        load_gauge=True, served_tokenizer=True)
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)
@@ -61,6 +66,3 @@ class VLLMBackend(OpenAIBackend):
             identity["block_size"] = labels.get("block_size")
         return identity
 
-    def speculative_config(self) -> str | None:
-        # vLLM registers its vllm:spec_decode_* counters only when a speculative config is set.
-        return super().speculative_config()

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from oracle.backends import Counters
+from oracle.backends import CacheEvidence, Counters
 from oracle.store.records import Record
 from oracle.compare.verdicts import FAIL, INCONCLUSIVE, PASS, Check
 
 __all__ = ["cache_zero_check", "speculation_summary", "speculation_check"]
 
 
-def cache_zero_check(records: Sequence[Record], delta: Counters | None, *, check_id: str = "cache-zero",
-                     counters_hint: str = "start the server with --metrics", per_request_hint: str | None = None,
-                     counters_suffice: bool = False) -> Check:
-    """counters_suffice: a server whose per-request field is optional (vLLM) is proven by its counters
-    alone when no request carries the field; the detail says so."""
+def cache_zero_check(records: Sequence[Record], delta: Counters | None, *, cache: CacheEvidence,
+                     check_id: str = "cache-zero") -> Check:
+    """cache: the family's declared cache evidence. With `counters_suffice`, a server whose per-request field
+    is optional (vLLM) is proven by its counters alone when no request carries the field; the detail says so."""
+    counters_hint, per_request_hint, counters_suffice = cache.counters_hint, cache.per_request_hint, cache.counters_suffice
     per_request = [r for r in records if r.cached_prompt_tokens is not None]
     cached = [r for r in per_request if r.cached_prompt_tokens > 0]
     moved = {}
@@ -34,7 +34,7 @@ def cache_zero_check(records: Sequence[Record], delta: Counters | None, *, check
     evidence = {
         "requests_with_cache_field": len(per_request),
         "requests": len(records),
-        "cached_requests": {f"{r.id}@{r.condition.key}": r.cached_prompt_tokens for r in cached},
+        "cached_requests": {str(r.report_key): r.cached_prompt_tokens for r in cached},
         "counter_deltas": delta.as_dict() if delta is not None else None,
     }
     if cached or moved:

@@ -10,32 +10,10 @@ import math
 from typing import Sequence
 
 from oracle.backends import Counters
-from oracle.backends.base import IDS_FROM_TEXT
-from oracle.backends.openai import TEXT_DOWNGRADE
+from oracle.backends.base import IDS_FROM_TEXT, TEXT_DOWNGRADE
 from oracle.store.records import Record
 
-__all__ = ["CACHE_POLICY", "cache_hint", "evidence_sources"]
-
-# What each family sends so that no request reuses another's cached prompt.
-CACHE_POLICY = {
-    "llamacpp": "cache_prompt: false",
-    "vllm": "a unique cache_salt per request (vLLM has no per-request cache switch; gate servers with "
-            "--no-enable-prefix-caching)",
-    "openai": "cache_prompt: false and a unique cache_salt (honoured by llama.cpp and vLLM, ignored elsewhere)",
-}
-
-
-def cache_hint(family: str) -> dict:
-    """cache_zero_check's keywords for a family: how to get the missing evidence, and whether counters alone prove it."""
-    if family == "llamacpp":
-        return {"counters_hint": "start llama-server with --metrics"}
-    if family == "vllm":
-        return {"counters_hint": "vLLM's /metrics (vllm:prefix_cache_hits_total)",
-                "per_request_hint": "start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
-                "counters_suffice": True}
-    return {"counters_hint": "expose the server's /metrics with prefix-cache counters",
-            "per_request_hint": "the server returned no usage.prompt_tokens_details.cached_tokens"}
-
+__all__ = ["evidence_sources"]
 
 def evidence_sources(records: Sequence[Record], delta: Counters | None, family: str) -> dict:
     positions = sum(len(r.completion_ids) for r in records)

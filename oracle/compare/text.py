@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from oracle.backends.openai import TEXT_DOWNGRADE
+from oracle.backends.base import TEXT_DOWNGRADE
 from oracle.compare.tokens import DIVERGENT, EXACT
 from oracle.compare.verdicts import Check
 

@@ -20,7 +20,7 @@ from oracle.compare.text import text_check
 from oracle.compare.conditions import compare_condition, condition_check, first_split, required_exact
 from oracle.run.gguf import GGUFError
 from oracle.targets.embedded import EmbeddedError, default_model, embedded_target
-from oracle.compare.sources import CACHE_POLICY, cache_hint, evidence_sources
+from oracle.compare.sources import evidence_sources
 from oracle.compare.evidence import cache_zero_check, speculation_check, speculation_summary
 from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.compare.noise import NoiseEnvelope, classify_determinism
@@ -168,7 +168,7 @@ class GateSession:
         if self.url and not self.backend.healthy():
             raise pytest.UsageError(f"--url {self.url}: the server does not answer its health check; start it "
                                     "first, or use --launch so that oracle starts it")
-        if hasattr(self.backend, "choose_route"):  # the openai family: /v1/completions, or chat when only that
+        if self.backend.capabilities.route_choice:  # the openai family: /v1/completions, or chat when only that
             try:
                 route_note = self.backend.choose_route()
             except RequestFailed as exc:
@@ -233,7 +233,7 @@ class GateSession:
                 return LocalTokenizer(self._model_path)
             except (GGUFError, OSError):
                 return None
-        served = getattr(self.backend, "tokenizer_path", lambda: None)()
+        served = self.backend.tokenizer_path() if self.backend.capabilities.served_tokenizer else None
         return LocalTokenizer(served) if served else None
 
     def _identity(self, command: str | None) -> dict:
@@ -259,7 +259,7 @@ class GateSession:
             "chat_template_sha256": self._template_sha256,
             "suite_sha256": self.suite.sha256,
             "request": {"temperature": 0.0, "top_k": 1, "seed": self.options.seed, "logprobs": self.options.logprobs,
-                        "cache": CACHE_POLICY.get(self.family)},
+                        "cache": self.backend.capabilities.cache.policy},
             "environment": filtered_environment(),
             "host": host_identity(),
             "accelerator": accelerator_identity(),
@@ -309,7 +309,7 @@ class GateSession:
         self.state.evidence = evidence_sources(self.result.records, delta, self.family)
         if self.state.evidence.get("downgrade"):
             self.state.notes.append(self.state.evidence["downgrade"])
-        fingerprints = sorted(getattr(self.backend, "system_fingerprints", ()))
+        fingerprints = self.backend.system_fingerprints()
         if fingerprints:
             self.state.identity.setdefault("server", {})["system_fingerprint"] = ", ".join(fingerprints)
         self.state.complete = True
@@ -417,7 +417,7 @@ class GateSession:
                           [], {"requests": len(self.result.records), "in_process": True})
         else:
             check = cache_zero_check(self.result.records, self.result.counters_delta, check_id=cid,
-                                     **cache_hint(self.family))
+                                     cache=self.backend.capabilities.cache)
         self.state.cache = check.evidence | {"verdict": check.verdict}
         return check
 
@@ -428,7 +428,7 @@ class GateSession:
         if (idle := self._no_prompts_here(cid, "speculation")) is not None:
             return idle
         summary = self.state.speculation or {}
-        configured = getattr(self.backend, "speculative_config", lambda: None)()
+        configured = self.backend.speculative_config()
         summary["declared"] = self.options.speculative
         summary["server_config"] = configured
         if not (self.options.speculative or configured or summary.get("drafted")):
@@ -608,7 +608,7 @@ class GateSession:
 
     def _fold_cache(self, check: Check, result: RunResult, key: str, prefix: str) -> None:
         """The run's cache-zero evidence under check.evidence[key]; reuse fails the check, named first."""
-        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, **cache_hint(self.family))
+        cache = cache_zero_check(result.records, result.counters_delta, check_id=check.id, cache=self.backend.capabilities.cache)
         check.evidence[key] = cache.evidence | {"verdict": cache.verdict}
         if cache.verdict == "fail":
             check.verdict = "fail"

@@ -71,9 +71,9 @@ def candidate_path(backend, reference: Record, candidate: Record | None, *, logp
                 rows_ids[i], rows_lps[i] = list(candidate.top_ids[i]), list(candidate.top_logprobs[i])
                 path.from_generation += 1
     wanted = [i for i in range(n) if not rows_ids[i]]
-    forced = getattr(backend, "teacher_forced", None)
-    if wanted and forced is not None:
-        result = _teacher_forced(forced, reference, wanted, logprobs=logprobs, seed=seed)
+    if wanted and backend.capabilities.teacher_forcing:
+        result = backend.teacher_forced(reference.prompt_ids, reference.completion_ids, logprobs=logprobs, seed=seed,
+                                        positions=wanted)
         for i, ids, lps in zip(wanted, result.top_ids, result.top_logprobs):
             rows_ids[i], rows_lps[i] = ids, lps
         path.teacher_forced = len(wanted)
@@ -81,10 +81,6 @@ def candidate_path(backend, reference: Record, candidate: Record | None, *, logp
         path.cached_prompt_tokens = result.cached_prompt_tokens
     path.missing = [i for i in range(n) if not rows_ids[i]]
     return path
-
-
-def _teacher_forced(forced, reference: Record, wanted: list[int], *, logprobs: int, seed: int):
-    return forced(reference.prompt_ids, reference.completion_ids, logprobs=logprobs, seed=seed, positions=wanted)
 
 
 def _f32(values) -> list[float]:

@@ -79,11 +79,10 @@ def one_at_a_time(prompts: Sequence[RenderedPrompt]) -> list[list[tuple[Rendered
 
 async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> None:
     """Sample the server's own count of running requests until stop is set (None: it has no such gauge)."""
-    load = getattr(backend, "load", None)
-    if load is None:
+    if not backend.capabilities.load_gauge:
         return
     while not stop.is_set():
-        value = await asyncio.to_thread(load)
+        value = await asyncio.to_thread(backend.load)
         if value is None:
             return
         peak.append(value)

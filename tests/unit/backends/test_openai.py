@@ -10,9 +10,11 @@ import httpx
 import pytest
 
 from oracle.backends import CompletionRequest, Counters, RequestFailed, make_backend, parse_backend
-from oracle.backends.base import parse_prometheus_by_label, stop_reason
+from oracle.backends.base import stop_reason
+from oracle.backends.metrics import Metrics
 from oracle.compare.evidence import cache_zero_check, speculation_summary
-from oracle.compare.sources import cache_hint
+from oracle.backends.llamacpp import LlamaCppBackend
+from oracle.backends.vllm import VLLMBackend
 from oracle.store.records import Condition, Record
 
 MODELS = {"object": "list", "data": [{"id": "m", "root": "/nonexistent/m", "max_model_len": 4096}]}
@@ -108,8 +110,8 @@ def test_one_stop_vocabulary_across_engines():
 def test_per_position_counters_and_their_delta():
     text = ('vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="0"} 5.0\n'
             'vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",position="1"} 2.0\n')
-    assert parse_prometheus_by_label(text, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
-                                     "position") == {"0": 5.0, "1": 2.0}
+    assert Metrics.parse(text).by_label("vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                                        "position") == {"0": 5.0, "1": 2.0}
     before = Counters(draft_tokens=4, accepted_tokens=1, drafts=1, accepted_per_position=(1.0,))
     after = Counters(draft_tokens=12, accepted_tokens=8, drafts=3, accepted_per_position=(5.0, 2.0))
     delta = after.delta(before)
@@ -125,15 +127,15 @@ def _record(cached):
 
 def test_cache_zero_falls_back_to_vllm_counters_only_when_the_field_is_absent():
     still = Counters(prefix_cache_hits=0.0, prefix_cache_queries=40.0)
-    check = cache_zero_check([_record(None)], still, **cache_hint("vllm"))
+    check = cache_zero_check([_record(None)], still, cache=VLLMBackend.capabilities.cache)
     assert check.verdict == "pass" and "counters alone" in check.detail
     assert "--enable-prompt-tokens-details" in check.lines[0]
-    moved = cache_zero_check([_record(None)], Counters(prefix_cache_hits=128.0), **cache_hint("vllm"))
+    moved = cache_zero_check([_record(None)], Counters(prefix_cache_hits=128.0), cache=VLLMBackend.capabilities.cache)
     assert moved.verdict == "fail"
-    nothing = cache_zero_check([_record(None)], None, **cache_hint("vllm"))
+    nothing = cache_zero_check([_record(None)], None, cache=VLLMBackend.capabilities.cache)
     assert nothing.verdict == "inconclusive"
     # llama.cpp: per-request counts are always there, so counters alone are not accepted in their place
-    assert cache_zero_check([_record(None)], still, **cache_hint("llamacpp")).verdict == "inconclusive"
+    assert cache_zero_check([_record(None)], still, cache=LlamaCppBackend.capabilities.cache).verdict == "inconclusive"
 
 
 def test_a_backend_without_an_embedded_server_asks_for_url_or_launch(pytester, tiny_suite):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from oracle.logits.path import candidate_path, compare_path, logits_check, shared_prefix
+from oracle.backends.openai import OpenAIBackend
 from oracle.store.records import Condition, Record
 
 
@@ -28,7 +29,7 @@ def test_generation_is_reused_through_the_split_and_not_after():
     ref = _record([5, 6, 7, 8])
     cand = _record([5, 6, 9, 8])  # splits at token 2: positions 0, 1 and 2 share the reference's context
     assert shared_prefix(cand.completion_ids, ref.completion_ids) == 2
-    path = candidate_path(None, ref, cand, logprobs=2)  # a backend without a teacher-forced method
+    path = candidate_path(OpenAIBackend("http://127.0.0.1:9"), ref, cand, logprobs=2)  # declares no teacher forcing
     assert path.from_generation == 3 and path.missing == [3]
     positions = compare_path(ref, path)
     assert [p.position for p in positions] == [0, 1, 2]

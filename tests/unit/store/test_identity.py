@@ -1,5 +1,4 @@
 import oracle
-from oracle.backends.base import Counters, parse_prometheus
 from oracle.store.identity import filtered_environment
 from oracle.targets.launched import redact_command
 
@@ -25,12 +24,3 @@ def test_secret_arguments_are_redacted():
     flags = "vllm serve m --enable-prompt-tokens-details --speculative-config '{\"method\":\"ngram\"}' --api_key=k"
     out = redact_command(flags)
     assert "--enable-prompt-tokens-details --speculative-config" in out and "ngram" in out and "--api_key=***" in out
-
-
-def test_prometheus_sums_labelled_samples_and_deltas():
-    text = ('# HELP x\nllamacpp:prompt_tokens_cached_total 5\n'
-            'vllm:prefix_cache_hits_total{model="a"} 3\nvllm:prefix_cache_hits_total{model="b"} 4\n')
-    m = parse_prometheus(text)
-    assert m["llamacpp:prompt_tokens_cached_total"] == 5 and m["vllm:prefix_cache_hits_total"] == 7
-    d = Counters(prompt_tokens_cached=9).delta(Counters(prompt_tokens_cached=5))
-    assert d.prompt_tokens_cached == 4 and d.drafts is None
