@@ -22,8 +22,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         note = (f"needle lengths not collected: {', '.join(map(str, dropped))} tokens (each needs length + "
                 f"{ANSWER_TOKENS} answer tokens <= context {ctx}, from {source})")
         gate = metafunc.config.stash.get(GATE_KEY, None)
-        if gate is not None and note not in gate.state.notes:
-            gate.state.notes.append(note)
+        if gate is not None:
+            gate.note(note)
     cases = [(n, d) for n in fit for d in depths]
     metafunc.parametrize("needle_case", cases, ids=[f"{n}-d{d}" for n, d in cases])
 

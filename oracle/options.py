@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_workers"]
+__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_role",
+           "xdist_workers"]
 
 LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
@@ -256,14 +257,21 @@ class GateOptions:
         return not self.urls and self.launch is None
 
 
+def xdist_role(config: pytest.Config) -> str:
+    """"single" (no xdist), "controller" (schedules and merges, runs no items) or "worker"."""
+    if hasattr(config, "workerinput"):
+        return "worker"
+    option = config.option
+    distributed = getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None))
+    return "controller" if distributed else "single"
+
+
 def xdist_workers(config: pytest.Config) -> int:
     """How many pytest-xdist workers this run has (1 without -n), on the controller and on each worker."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        return int(workerinput["workercount"])
-    if getattr(config.option, "dist", "no") == "no":
-        return 1
-    return max(1, len(getattr(config.option, "tx", None) or []))
+    role = xdist_role(config)
+    if role == "worker":
+        return int(config.workerinput["workercount"])
+    return len(config.option.tx) if role == "controller" else 1
 
 
 def _server_urls(o) -> tuple[str, ...]:
@@ -293,7 +301,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if urls and o.launch:
         raise pytest.UsageError("--url/--servers and --launch both given: use --url for a running server "
                                 "or --launch to let oracle start one, not both")
-    if len(urls) > 1 and workers == 1 and not hasattr(config, "workerinput"):
+    if len(urls) > 1 and workers == 1 and xdist_role(config) != "worker":
         raise pytest.UsageError(f"{len(urls)} servers given but this run has no pytest-xdist workers: add "
                                 f"-n {len(urls)} so that each server gets a worker, or give one URL")
     if urls and workers > len(urls):

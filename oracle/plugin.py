@@ -11,17 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from oracle.backends import RequestFailed
-from oracle.gate.items import GATE_KEY, make_collector
-from oracle.gate.controller import worker_payload
-from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
-from oracle.gate.server_set import differences, probe_identities
-from oracle.options import add_options, gate_options
-from oracle.gate.progress import ConditionProgress
+from oracle.gate.controller import XdistController, worker_payload
+from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
+from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
+from oracle.options import add_options, gate_options, xdist_role
+from oracle.run.progress import ConditionProgress
 from oracle.compare.verdicts import INCONCLUSIVE, NOT_RUN
 
-pytest_plugins = ["oracle.canary.options"]  # canary options and module selection
+pytest_plugins = ["oracle.canary.options"]  # which canary modules and needle lengths are collected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,36 +34,15 @@ def pytest_configure(config: pytest.Config) -> None:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
     options = gate_options(config)
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:  # an xdist worker: its own server, its own folder under the controller's report
-        index = worker_index(workerinput["workerid"])
-        folder = Path(workerinput["oracle_report_dir"]) / "servers" / server_label(index)
-        gate = GateSession(options, worker=index, role="worker", report_dir=folder)
-    elif _xdist_controller(config):
-        gate = GateSession(options, role="controller")
-        if len(options.urls) > 1:
-            _check_server_set(options)
+    role = xdist_role(config)
+    if role == "worker":  # its own server, its own folder under the controller's report
+        index = worker_index(config.workerinput["workerid"])
+        folder = Path(config.workerinput["oracle_report_dir"]) / "servers" / server_label(index)
+        config.stash[GATE_KEY] = GateSession(options, worker=index, report_dir=folder)
+    elif role == "controller":
+        config.stash[GATE_KEY] = XdistController(options)
     else:
-        gate = GateSession(options)
-    config.stash[GATE_KEY] = gate
-
-
-def _xdist_controller(config: pytest.Config) -> bool:
-    return getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
-
-
-def _check_server_set(options) -> None:
-    """Refuse servers of different configurations before any worker starts (unless --allow-mixed-servers)."""
-    labels = {server_label(i): url for i, url in enumerate(options.urls[:options.workers])}
-    try:
-        found = differences(probe_identities(options.backend, labels))
-    except RequestFailed as exc:
-        raise pytest.UsageError(f"could not read a server's identity: {exc}; check that every listed server "
-                                "is up") from None
-    if found and not options.allow_mixed_servers:
-        raise pytest.UsageError("the servers are not one configuration; these identity fields differ:\n  "
-                                + "\n  ".join(found) + "\nserve the same model and flags on every server, or pass "
-                                "--allow-mixed-servers to gate them anyway")
+        config.stash[GATE_KEY] = GateSession(options)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -80,20 +57,21 @@ def pytest_configure_node(node) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """Each worker keeps to its own server: the items go where `placement.place` puts them."""
-    if _gate(config) is not None:
-        return PinnedScheduling(config, log)
+    gate = _gate(config)
+    if gate is not None:
+        return PinnedScheduling(config, log, specs={s.nodeid: s for s in plan_specs(gate)})
     return None
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
     gate = _gate(node.config)
-    if gate is not None:
-        output = getattr(node, "workeroutput", {}) or {}
-        gate.worker_payloads[worker_index(node.gateway.id)] = output.get("oracle")
+    if isinstance(gate, XdistController):
+        output = node.workeroutput if hasattr(node, "workeroutput") else {}
+        gate.receive(worker_index(node.gateway.id), (output or {}).get("oracle"))
 
 
-def _gate(config: pytest.Config) -> GateSession | None:
+def _gate(config: pytest.Config) -> GateSession | XdistController | None:
     return config.stash.get(GATE_KEY, None)
 
 
@@ -110,24 +88,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     gate = _gate(session.config)
-    if gate is None or session.config.option.collectonly or not session.items:
+    if not isinstance(gate, GateSession) or session.config.option.collectonly or not session.items:
         return
-    if session.config.pluginmanager.hasplugin("dsession"):
-        return  # the xdist controller runs no items; its workers start their own targets
     # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
-    per_prompt = ("tokens", "record", "logits")
-    prompts = {item.key for item in session.items if getattr(item, "kind", None) in per_prompt
-               and getattr(item, "key", None) is not None}
+    per_prompt = [item for item in session.items if isinstance(item, GateItem)
+                  and item.spec.kind in PER_PROMPT_KINDS + ("logits",)]
     owned = None
-    if gate.role == "worker":
-        placement = place([item.nodeid for item in session.items], gate.options.workers)
-        owned = {item.key for item, w in zip(session.items, placement)
-                 if w == gate.server_index and getattr(item, "kind", None) in per_prompt
-                 and getattr(item, "key", None) is not None}
-    gate.select(prompts, owned)
+    if gate.worker is not None:
+        specs = {s.nodeid: s for s in plan_specs(gate)}
+        placement = dict(zip((i.nodeid for i in session.items),
+                             place([i.nodeid for i in session.items], gate.options.workers, specs)))
+        owned = {item.spec.key for item in per_prompt if placement[item.nodeid] == gate.worker}
+    gate.select({item.spec.key for item in per_prompt}, owned)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and session.config.get_verbosity() >= 0 and gate.role != "worker":
-        gate.progress = ConditionProgress(tr)
+    if tr is not None and session.config.get_verbosity() >= 0 and gate.worker is None:
+        gate.recorder.progress = ConditionProgress(tr)
     gate.start()
 
 
@@ -135,7 +110,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def oracle_gate(request: pytest.FixtureRequest) -> GateSession:
     """The running gate session (target started, prompts rendered) for canary modules."""
     gate = _gate(request.config)
-    if gate is None:
+    if not isinstance(gate, GateSession):
         pytest.fail("this test needs the oracle gate: run it with --backend=...", pytrace=False)
     return gate
 
@@ -164,14 +139,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate = _gate(session.config)
     if gate is None:
         return
-    if gate.role == "controller":
-        message = gate.finish_merged(gate.worker_payloads)
+    message = gate.finish()
+    if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
-    else:
-        message = gate.finish()
-        if gate.role == "worker":
-            session.config.workeroutput["oracle"] = worker_payload(gate)
+    elif gate.worker is not None:
+        session.config.workeroutput["oracle"] = worker_payload(gate)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 import re
-import struct
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Callable
 from oracle.run.prompting import render_text
 
 __all__ = ["ANSWER_TOKENS", "DEFAULT_DEPTHS", "HAYSTACK", "NeedlePrompt", "NeedleScore", "build_needle_prompt",
-           "default_lengths", "gguf_context_length", "load_haystack", "needle_for", "score_needle",
+           "default_lengths", "load_haystack", "needle_for", "score_needle",
            "split_lengths"]
 
 HAYSTACK = Path(str(resources.files("oracle.canaries"))) / "haystack.txt"
@@ -144,13 +143,3 @@ def split_lengths(lengths: list[int], context: int) -> tuple[list[int], list[int
     """(lengths that fit, lengths dropped because length + answer tokens exceed the context)."""
     fit = [n for n in lengths if n + ANSWER_TOKENS <= context]
     return fit, [n for n in lengths if n + ANSWER_TOKENS > context]
-
-
-def gguf_context_length(path: str | Path) -> int | None:
-    """`<arch>.context_length` from a GGUF file's metadata (oracle.run.gguf), or None when unreadable."""
-    from oracle.run.gguf import GGUFError, context_length
-
-    try:
-        return context_length(path)
-    except (OSError, GGUFError, ValueError, struct.error):
-        return None

@@ -1,24 +1,23 @@
 """Canary options, and which canary modules and needle lengths are collected (registered by plugin.py).
 
-The context used to drop needle lengths comes from --context, else (embedded default) the
-llama-server `-c` and the GGUF file's `context_length`, else 8192: never from a server query,
-so every pytest-xdist worker collects the same items.
+The context used to drop needle lengths comes from --context, else from what the target is
+started with (`targets.planned_context`): never from a server query, so every pytest-xdist
+worker collects the same items.
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pytest
 
 from oracle.options import positive_int
-from oracle.canary.needle import DEFAULT_DEPTHS, default_lengths, gguf_context_length, split_lengths
+from oracle.canary.needle import DEFAULT_DEPTHS, default_lengths, split_lengths
+from oracle.targets import planned_context
 
 __all__ = ["CANARY_KINDS", "canary_kinds", "needle_plan", "resolve_context"]
 
 CANARY_KINDS = ("code", "needle", "repeats")
-EMBEDDED_CTX = 8192  # embedded_command's -c unless --server-args sets one
 _FILES = {"test_code_result.py": "code", "test_needle.py": "needle", "test_repeats.py": "repeats"}
 
 
@@ -92,34 +91,9 @@ def resolve_context(config: pytest.Config) -> tuple[int, str]:
     explicit = config.getoption("context")
     if explicit:
         return explicit, "--context"
-    if config.getoption("url", None) or config.getoption("launch", None):
-        return 8192, "default 8192 (give --context N for a --url or --launch target)"
-    args = shlex.split(config.getoption("server_args", None) or "")
-    if (config.getoption("backend", None) or "").startswith("vllm"):
-        from oracle.targets.vllm_cpu import MAX_MODEL_LEN
-
-        ctx, source = MAX_MODEL_LEN, f"vLLM CPU --max-model-len {MAX_MODEL_LEN} (embedded default)"
-        for i, a in enumerate(args):
-            if a.startswith("--max-model-len"):
-                value = a.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else "")
-                ctx, source = int(value), "--server-args --max-model-len"
-        return ctx, source
-    ctx, source = EMBEDDED_CTX, "llama-server -c 8192 (embedded default)"
-    for flag in ("-c", "--ctx-size"):
-        if flag in args and args.index(flag) + 1 < len(args):
-            ctx, source = int(args[args.index(flag) + 1]), f"--server-args {flag}"
-    model = config.getoption("model", None)
-    if model is None:
-        from oracle.targets.embedded import default_model
-        model = default_model()
-    trained = gguf_context_length(model)
-    if trained and (ctx == 0 or trained < ctx):
-        ctx, source = trained, f"context_length {trained} in {Path(model).name}"
-    for flag in ("-np", "--parallel"):  # llama-server splits its context between the slots
-        if flag in args and args.index(flag) + 1 < len(args) and int(args[args.index(flag) + 1]) > 1:
-            slots = int(args[args.index(flag) + 1])
-            ctx, source = ctx // slots, f"{source} split over {flag} {slots} slots"
-    return ctx, source
+    started_elsewhere = bool(config.getoption("url") or config.getoption("servers") or config.getoption("launch"))
+    return planned_context(config.getoption("backend"), started_elsewhere=started_elsewhere,
+                           server_args=config.getoption("server_args") or "", model=config.getoption("model"))
 
 
 def needle_plan(config: pytest.Config) -> tuple[list[int], list[int], list[int], int, str]:

@@ -9,10 +9,12 @@ other output is an outlier, reported with its first divergence from the baseline
 
 from __future__ import annotations
 
+from oracle.compare.tokens import first_divergence
+
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Outlier", "RepeatSummary", "first_divergence", "summarize_repeats"]
+__all__ = ["Outlier", "RepeatSummary", "summarize_repeats"]
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,6 @@ class RepeatSummary:
                  f"({o.baseline_token} -> {o.outlier_token})" for o in self.outliers[:5]]
         more = f"; {len(self.outliers) - 5} more" if len(self.outliers) > 5 else ""
         return (f"{self.identical}/{self.n} identical, {self.unique} unique outputs; " + "; ".join(parts) + more)
-
-
-def first_divergence(a: list[int], b: list[int]) -> int | None:
-    """Smallest index where the arrays differ (or the shorter length); None when equal."""
-    if list(a) == list(b):
-        return None
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 def summarize_repeats(outputs: list[list[int]], finish_reasons: list[str] | None = None) -> RepeatSummary:

@@ -46,7 +46,7 @@ def complete_many(gate, prompts: list[tuple[int, ...]], *, max_tokens: int, at_o
 
 
 def _reference_canaries(gate) -> dict | None:
-    ref = getattr(gate, "reference", None)
+    ref = gate.plan.reference
     return None if ref is None else dict(ref.manifest.get("canaries") or {})
 
 
@@ -59,7 +59,7 @@ def finish_canary(gate, item_id: str, family: str, *, ok: bool, result: dict, de
     row = {"family": family, "ok": ok, **result, "verdict": verdict, "why": why,
            "reference": None if ref_row is None else {k: ref_row.get(k) for k in ("ok", "extracted", "expected")
                                                         if k in ref_row}}
-    gate.state.canaries[item_id] = row
+    gate.canary_result(item_id, row)
     check = Check(item_id, "canary", verdict, f"{detail} ({why})", list(lines or []),
                   {k: v for k, v in row.items() if k not in ("raw_text",)})
     if not gate.judge(check):
@@ -69,7 +69,7 @@ def finish_canary(gate, item_id: str, family: str, *, ok: bool, result: dict, de
 
 def not_run(gate, item_id: str, family: str, reason: str) -> None:
     """A request failed: the item is not-run (fails), and its reason is kept."""
-    gate.state.canaries[item_id] = {"family": family, "ok": False, "verdict": NOT_RUN, "why": reason}
+    gate.canary_result(item_id, {"family": family, "ok": False, "verdict": NOT_RUN, "why": reason})
     gate.judge(Check(item_id, "canary", NOT_RUN, f"not run: {reason}"))
     pytest.fail(f"{item_id}: not run: {reason}"[:2000], pytrace=False)
 

@@ -12,7 +12,7 @@ from oracle.backends import CacheEvidence, Counters
 from oracle.store.records import Record
 from oracle.compare.verdicts import FAIL, INCONCLUSIVE, PASS, Check
 
-__all__ = ["cache_zero_check", "speculation_summary", "speculation_check"]
+__all__ = ["cache_zero_check", "speculation_check", "speculation_summary", "speculation_totals"]
 
 
 def cache_zero_check(records: Sequence[Record], delta: Counters | None, *, cache: CacheEvidence,
@@ -69,7 +69,7 @@ def speculation_summary(records: Sequence[Record], delta: Counters | None) -> di
     # llama-server leaves draft counts out of a request that drafted nothing: once any request has them,
     # the others drafted 0 (listed, so the table has every request).
     speculating = any(r.drafted is not None for r in records)
-    per_request = {f"{r.key}@{r.condition.key}": {"drafted": r.drafted or 0, "accepted": r.accepted or 0}
+    per_request = {str(r.report_key): {"drafted": r.drafted or 0, "accepted": r.accepted or 0}
                    for r in records} if speculating else {}
     drafted = sum(v["drafted"] for v in per_request.values()) if per_request else None
     accepted = sum(v["accepted"] for v in per_request.values()) if per_request else None
@@ -82,6 +82,13 @@ def speculation_summary(records: Sequence[Record], delta: Counters | None) -> di
     out = {"drafted": drafted, "accepted": accepted, "source": source, "per_request": per_request}
     if delta is not None and delta.accepted_per_position:
         out["accepted_per_position"] = list(delta.accepted_per_position)  # vLLM: accepted at draft position 0, 1, ...
+    totals = speculation_totals(drafted=drafted, accepted=accepted, drafts=drafts)
+    return out | {k: v for k, v in totals.items() if k not in ("drafted", "accepted")}
+
+
+def speculation_totals(*, drafted, accepted, drafts) -> dict:
+    """The acceptance rate and the mean accepted length per draft, where the counts allow them."""
+    out = {"drafted": drafted, "accepted": accepted}
     if drafted:
         out["rate"] = accepted / drafted
     if drafts:

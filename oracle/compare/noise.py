@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from oracle.compare.verdicts import EXACT
+from oracle.store.records import REPEAT, Condition
 
-__all__ = ["ACROSS_BOOTS", "NOT_WITHIN_BOOT", "UNMEASURED", "WITHIN_BOOT", "WITHIN_BOOT_ONLY", "NoiseEnvelope",
+__all__ = ["ACROSS_BOOTS", "NOT_WITHIN_BOOT", "UNMEASURED", "WITHIN_BOOT", "WITHIN_BOOT_ONLY", "NoiseEnvelope", "determinism_of",
            "classify_determinism", "DETERMINISM_WORDS"]
 
 ACROSS_BOOTS = "across-boots"
@@ -32,6 +33,13 @@ DETERMINISM_WORDS = {
     NOT_WITHIN_BOOT: "not deterministic even within a boot",
     UNMEASURED: "determinism not measured (no repeat in the same boot)",
 }
+
+
+def determinism_of(rows_by_condition: Mapping[str, Sequence[dict]]) -> str:
+    """The determinism class from a run's condition rows (keyed by condition key): its c1 repeat in boot 1
+    and every later boot's rows against boot 1."""
+    boots = [rows for key, rows in rows_by_condition.items() if Condition.from_key(key).boot > 1]
+    return classify_determinism(rows_by_condition.get(REPEAT.key), boots)
 
 
 def classify_determinism(repeat_rows: Sequence[dict] | None, boot_rows: Sequence[Sequence[dict]]) -> str:

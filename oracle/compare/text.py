@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from oracle.backends.base import TEXT_DOWNGRADE
-from oracle.compare.tokens import DIVERGENT, EXACT
+from oracle.compare.verdicts import DIVERGENT, EXACT
 from oracle.compare.verdicts import Check
 
 __all__ = ["text_check"]

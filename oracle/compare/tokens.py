@@ -14,12 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["EXACT", "NEAR_TIE", "DIVERGENT", "TokenComparison", "TokenSide", "compare_tokens",
-           "first_divergence"]
+from oracle.backends.base import IDS_FROM_TEXT
+from oracle.compare.verdicts import DIVERGENT, EXACT, NEAR_TIE
 
-EXACT = "exact"
-NEAR_TIE = "near-tie"
-DIVERGENT = "divergent"
+__all__ = ["TokenComparison", "TokenSide", "compare_tokens", "first_divergence"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class TokenSide:
 
     @classmethod
     def of(cls, record) -> "TokenSide":
-        if getattr(record, "ids_source", "server") == "text":
+        if record.ids_source == IDS_FROM_TEXT:
             # A server that returned no ids: its characters stand in for tokens (positions are characters),
             # so ladder and boot rows still compare something real; the report carries the downgrade note.
             return cls([ord(c) for c in record.text], record.finish_reason)

@@ -1,20 +1,68 @@
-"""Gate items: one pytest item per gate check, built from the suite and options alone.
+"""Gate items: one pytest item per gate check, built from the plan alone.
 
-No server is queried to build them, so every pytest-xdist worker collects the same items.
+No server is queried to build them, so every pytest-xdist worker collects the same items, and
+the xdist controller (which collects nothing) knows each item's kind from the same specs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from oracle.gate.placement import server_label
 from oracle.compare.verdicts import Check
+from oracle.gate.placement import GATE_PREFIX, server_label
 
-__all__ = ["GateCollector", "GateFailure", "GateItem", "MAX_MESSAGE_LINES"]
+__all__ = ["GATE_KEY", "GateCollector", "GateFailure", "GateItem", "ItemSpec", "MAX_MESSAGE_LINES", "item_specs"]
 
 MAX_MESSAGE_LINES = 24
+GATE_KEY = pytest.StashKey()
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """A gate item: its name, the kind of check that answers it (the registry's key) and the check's argument."""
+
+    name: str
+    kind: str
+    key: str | int | None = None
+
+    @property
+    def nodeid(self) -> str:
+        return GATE_PREFIX + self.name
+
+
+def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int) -> list[ItemSpec]:
+    """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
+    the ladder levels, the later boots: in the order they run."""
+    specs = []
+    per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
+                         "run": ("record", "run")}[plan.mode]
+    for pid in plan.suite.ids():
+        if not plan.f16_gate or plan.mode != "gate":  # an f16 reference is gated on logits only
+            specs.append(ItemSpec(f"{label}[{pid}]", per_prompt, pid))
+        if plan.logits_gate:
+            specs.append(ItemSpec(f"logits[{pid}]", "logits", pid))
+    if servers == 1:
+        specs += [ItemSpec("cache-zero", "cache"), ItemSpec("speculation", "speculation")]
+    else:  # each server proves its own run (see placement.py)
+        specs += [ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s) for s in range(servers)]
+        specs += [ItemSpec(f"speculation[{server_label(s)}]", "speculation", s) for s in range(servers)]
+    # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
+    if plan.logits_gate:
+        specs.append(ItemSpec("logits", "logits_suite"))
+    if plan.floor_wanted:
+        specs.append(ItemSpec("logits-floor", "logits_floor"))
+    # Ladder levels run in boot 1, before any restart; then each later boot.
+    specs += [ItemSpec(f"ladder[c{level}]", "ladder", level) for level in ladder]
+    specs += [ItemSpec(f"boot[{boot}]", "boot", boot) for boot in range(2, boots + 1)]
+    return specs
+
+
+def plan_specs(gate) -> list[ItemSpec]:
+    o = gate.options
+    return item_specs(gate.plan, o.ladder, o.boots, o.workers)
 
 
 class GateFailure(Exception):
@@ -24,19 +72,16 @@ class GateFailure(Exception):
 
 
 class GateItem(pytest.Item):
-    """One check: `kind` names the session method that produces its Check, `key` its argument."""
+    """One check: `spec.kind` names the producer in the session's check registry, `spec.key` its argument."""
 
-    def __init__(self, *, kind: str, key: str | int | None = None, **kw) -> None:
+    def __init__(self, *, spec: ItemSpec, **kw) -> None:
         super().__init__(**kw)
-        self.kind = kind
-        self.key = key
+        self.spec = spec
         self.check: Check | None = None
 
     def runtest(self) -> None:
         gate = self.config.stash[GATE_KEY]
-        gate.ensure_run()
-        producer = getattr(gate, f"{self.kind}_check")
-        check = producer(self.key) if self.key is not None else producer()
+        check = gate.produce(self.spec.kind, self.spec.key)
         self.check = check
         ok = gate.judge(check)
         self.user_properties.append(("oracle_verdict", check.verdict))
@@ -57,55 +102,17 @@ class GateItem(pytest.Item):
 
 
 class GateCollector(pytest.Collector):
-    """The gate's items: record[...] / tokens[...] / run[...] per prompt, the evidence items, the ladder
-    levels, the later boots."""
+    """The gate's items, from the plan's specs."""
 
-    def __init__(self, *, prompt_ids: list[str], mode: str, ladder: tuple[int, ...], boots: int, servers: int = 1,
-                 tokens: bool = True, logits: bool = False, floor: bool = False, **kw) -> None:
+    def __init__(self, *, specs: list[ItemSpec], **kw) -> None:
         super().__init__(**kw)
-        self.prompt_ids = prompt_ids
-        self.mode = mode
-        self.ladder = ladder
-        self.boots = boots
-        self.servers = servers
-        self.tokens = tokens  # an f16 reference is gated on logits only
-        self.logits = logits
-        self.floor = floor
+        self.specs = specs
 
     def collect(self):
-        per_prompt = {"gate": "tokens", "record": "record", "run": "record"}[self.mode]
-        label = {"gate": "tokens", "record": "record", "run": "run"}[self.mode]
-        for pid in self.prompt_ids:
-            if self.tokens or self.mode != "gate":
-                yield GateItem.from_parent(self, name=f"{label}[{pid}]", kind=per_prompt, key=pid)
-            if self.logits:
-                yield GateItem.from_parent(self, name=f"logits[{pid}]", kind="logits", key=pid)
-        if self.servers == 1:
-            yield GateItem.from_parent(self, name="cache-zero", kind="cache")
-            yield GateItem.from_parent(self, name="speculation", kind="speculation")
-        else:  # each server proves its own run (see placement.py)
-            for s in range(self.servers):
-                yield GateItem.from_parent(self, name=f"cache-zero[{server_label(s)}]", kind="cache", key=s)
-            for s in range(self.servers):
-                yield GateItem.from_parent(self, name=f"speculation[{server_label(s)}]", kind="speculation", key=s)
-        # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
-        if self.logits:
-            yield GateItem.from_parent(self, name="logits", kind="logits_suite")
-        if self.floor:
-            yield GateItem.from_parent(self, name="logits-floor", kind="logits_floor")
-        # Ladder levels run in boot 1, before any restart; then each later boot.
-        for level in self.ladder:
-            yield GateItem.from_parent(self, name=f"ladder[c{level}]", kind="ladder", key=level)
-        for boot in range(2, self.boots + 1):
-            yield GateItem.from_parent(self, name=f"boot[{boot}]", kind="boot", key=boot)
+        for spec in self.specs:
+            yield GateItem.from_parent(self, name=spec.name, spec=spec)
 
 
 def make_collector(session: pytest.Session, gate) -> GateCollector:
-    return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.suite.path),
-                                     prompt_ids=gate.suite.ids(), mode=gate.mode,
-                                     ladder=gate.options.ladder, boots=gate.options.boots,
-                                     servers=gate.options.workers, tokens=not gate.f16_gate,
-                                     logits=gate.logits_gate, floor=gate.floor_wanted)
-
-
-GATE_KEY = pytest.StashKey()
+    return GateCollector.from_parent(session, name="oracle", nodeid="oracle", path=Path(gate.plan.suite.path),
+                                     specs=plan_specs(gate))

@@ -4,7 +4,10 @@ Worker gwK owns server K (its --url entry, or the server it launched). The place
 function of the collected node ids and the worker count, so the controller (which schedules) and
 every worker (which must know its own prompts before the first item) compute the same map:
 
-    place(["oracle::tokens[a]", "oracle::tokens[b]", "oracle::cache-zero[server1]", ...], workers=2)
+    place(["oracle::tokens[a]", "oracle::tokens[b]", "oracle::cache-zero[server1]", ...], 2, specs)
+
+where specs maps each gate item's node id to its `ItemSpec` (kind and key), built from the plan:
+nothing is parsed back out of a node id.
 
 - prompt items (tokens / record / run) are dealt round-robin: each worker runs its share at c1;
 - `cache-zero[serverK]` and `speculation[serverK]` prove server K's own run, so they go to worker K-1;
@@ -15,18 +18,17 @@ every worker (which must know its own prompts before the first item) compute the
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 from xdist.report import report_collection_diff
 from xdist.scheduler.each import EachScheduling
 
-__all__ = ["GATE_PREFIX", "PinnedScheduling", "place", "server_label", "worker_index"]
+__all__ = ["GATE_PREFIX", "PER_PROMPT_KINDS", "PinnedScheduling", "place", "server_label", "worker_index"]
 
 GATE_PREFIX = "oracle::"
-_PER_PROMPT = re.compile(r"(tokens|record|run)\[(.+)\]$")
-_PER_SERVER = re.compile(r"(cache-zero|speculation)\[server(\d+)\]$")
+PER_PROMPT_KINDS = ("tokens", "record")  # each prompt's c1 item: a worker runs the prompts of its share
+PER_SERVER_KINDS = ("cache", "speculation")  # with a server index as key: that server's own proof
 
 
 def server_label(index: int) -> str:
@@ -39,8 +41,8 @@ def worker_index(worker_id: str) -> int:
     return int(worker_id.removeprefix("gw"))
 
 
-def place(nodeids: Sequence[str], workers: int) -> list[int]:
-    """The worker index for each node id, in order."""
+def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> list[int]:
+    """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key)."""
     out: list[int] = []
     dealt = {"prompt": 0, "ladder": 0, "other": 0}
 
@@ -51,16 +53,15 @@ def place(nodeids: Sequence[str], workers: int) -> list[int]:
 
     boots_worker = None
     for nodeid in nodeids:
-        name = nodeid[len(GATE_PREFIX):] if nodeid.startswith(GATE_PREFIX) else None
-        if name is None:
-            out.append(deal("other"))
-        elif _PER_PROMPT.match(name):
+        spec = specs.get(nodeid)
+        kind = spec.kind if spec is not None else None
+        if kind in PER_PROMPT_KINDS:
             out.append(deal("prompt"))
-        elif m := _PER_SERVER.match(name):
-            out.append((int(m.group(2)) - 1) % workers)
-        elif name.startswith("ladder["):
+        elif kind in PER_SERVER_KINDS and spec.key is not None:
+            out.append(spec.key % workers)
+        elif kind == "ladder":
             out.append(deal("ladder"))
-        elif name.startswith("boot["):
+        elif kind == "boot":
             if boots_worker is None:
                 boots_worker = deal("ladder")  # the next worker after the ladder levels
             out.append(boots_worker)
@@ -76,6 +77,10 @@ class PinnedScheduling(EachScheduling):
     (moving them to another server would change what they prove).
     """
 
+    def __init__(self, config, log, *, specs: Mapping[str, object]) -> None:
+        super().__init__(config, log)
+        self.specs = specs
+
     def schedule(self) -> None:
         assert self.collection_is_completed
         collections = list(self.node2collection.items())
@@ -85,7 +90,7 @@ class PinnedScheduling(EachScheduling):
                 raise pytest.UsageError("oracle: the xdist workers collected different items, so they cannot share "
                                         "one gate:\n" + report_collection_diff(first, collection, first_node.gateway.id,
                                                                                node.gateway.id))
-        placement = place(first, self.numnodes)
+        placement = place(first, self.numnodes, self.specs)
         for node, pending in self.node2pending.items():
             if node in self._started:
                 continue

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle.compare.tokens import first_divergence
-from oracle.store.records import Condition, load_record
+from oracle.store.records import PRIMARY, RecordKey, load_record
 
 __all__ = ["DiffError", "RunSide", "diff_runs", "load_side"]
 
-PRIMARY = Condition().key
 # Identity fields that differ between any two runs of one configuration.
 # Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
 _VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers")
@@ -42,7 +41,7 @@ class RunSide:
     folders: dict[str, str] = field(default_factory=dict)  # prompt id -> records folder (several servers)
 
     def tokens(self, pid: str) -> list[int]:
-        return load_record(self.path / self.folders.get(pid, "records"), Condition(), pid).completion_ids
+        return load_record(self.path / self.folders.get(pid, "records"), PRIMARY, pid).completion_ids
 
 
 def load_side(path: Path) -> RunSide:
@@ -57,9 +56,10 @@ def load_side(path: Path) -> RunSide:
         rep = _json(path / "identity.json")
         hashes, finish, folders = {}, {}, {}
         # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
-        metas = [m for k, m in ((rep.get("records") or {}).get("finished") or {}).items() if k.endswith(f"@{PRIMARY}")]
+        finished = ((rep.get("records") or {}).get("finished") or {}).items()
+        metas = [m for k, m in finished if (key := RecordKey.parse(k)).condition == PRIMARY and key.server is None]
         if not metas:
-            metas = [_json(m) for m in sorted((path / "records" / PRIMARY).glob("*.json"))]
+            metas = [_json(m) for m in sorted((path / "records" / PRIMARY.key).glob("*.json"))]
         for row in metas:
             if row.get("repeat", 0) == 0:
                 hashes[row["id"]], finish[row["id"]] = row["completion_sha256"], row.get("finish_reason")

@@ -10,7 +10,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["GGUFError", "context_length", "gguf_metadata", "tokenizer_from_gguf"]
+__all__ = ["GGUFError", "context_length", "gguf_context_length", "gguf_metadata", "tokenizer_from_gguf"]
 
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
@@ -82,3 +82,11 @@ def tokenizer_from_gguf(path: str | Path):
     specials = [tokens[i] for i, t in enumerate(types) if t in (3, 4)]  # control and user-defined
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
     return tok
+
+
+def gguf_context_length(path: str | Path) -> int | None:
+    """`<arch>.context_length` from a GGUF file's metadata, or None when unreadable."""
+    try:
+        return context_length(path)
+    except (OSError, GGUFError, ValueError, struct.error):
+        return None

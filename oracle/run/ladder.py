@@ -14,7 +14,7 @@ from math import ceil
 from typing import Sequence
 
 from oracle.run.prompting import RenderedPrompt
-from oracle.store.records import Condition
+from oracle.store.records import REPEAT, Condition
 from oracle.run.runner import one_at_a_time
 
 __all__ = ["ladder_condition", "ladder_waves"]
@@ -22,7 +22,7 @@ __all__ = ["ladder_condition", "ladder_waves"]
 
 def ladder_condition(level: int) -> Condition:
     """c1 is the repeat of the primary run (boot1-c1-r2); other levels are boot1-c<level>."""
-    return Condition(boot=1, concurrency=1, run=2) if level == 1 else Condition(boot=1, concurrency=level)
+    return REPEAT if level == 1 else Condition(boot=1, concurrency=level)
 
 
 def ladder_waves(prompts: Sequence[RenderedPrompt], level: int, mode: str) -> list[list[tuple[RenderedPrompt, int]]]:

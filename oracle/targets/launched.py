@@ -1,4 +1,4 @@
-"""The server under test: reached at a URL, or launched (and restarted) by oracle.
+"""A server oracle launches from a shell command, health-checks, restarts and stops.
 
     server = LaunchedServer("llama-server -m m.gguf --port {port}", log_dir=Path("reports/x"))
     server.start(); ...; server.restart(); ...; server.stop()
@@ -18,7 +18,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["LaunchError", "LaunchedServer", "free_port", "redact_command"]
+from oracle.backends import make_backend
+from oracle.targets.base import TargetError, connect
+
+__all__ = ["LaunchError", "LaunchedServer", "LaunchedTarget", "free_port", "redact_command"]
 
 _SECRET_FLAGS = ("--api-key", "--api-key-file", "--hf-token", "--token", "--password", "--ssl-key-file")
 _SECRET_WORDS = ("key", "keys", "token", "secret", "password", "pass", "passwd")
@@ -158,3 +161,43 @@ class LaunchedServer:
     def restart(self, healthy: Callable[[str], bool]) -> None:
         self.stop()
         self.start(healthy)
+
+
+class LaunchedTarget:
+    """A server oracle starts from a command (`--launch`, or an embedded default's), health-checks and restarts."""
+
+    restartable = True
+
+    def __init__(self, backend_name: str, command: str, *, kind: str, log_dir: Path, env: dict[str, str] | None,
+                 worker: int, timeout_s: float | None, model_path: Path | None = None) -> None:
+        self.kind, self.backend_name, self.timeout_s, self.model_path = kind, backend_name, timeout_s, model_path
+        self.server = LaunchedServer(command, log_dir=log_dir, env=env, worker=str(worker))
+        self.notes: list[str] = []
+        self._health: dict[str, object] = {}
+
+    @property
+    def configured_command(self) -> str:
+        return self.server.configured_command
+
+    def _healthy(self, url: str) -> bool:
+        # One client per URL for the whole health poll (a restart gets a new port, so a new client).
+        if url not in self._health:
+            self._health[url] = make_backend(self.backend_name, url)
+        return self._health[url].healthy()
+
+    def up(self):
+        try:
+            self.server.start(self._healthy)
+        except LaunchError as exc:
+            raise TargetError(f"oracle could not start the target: {exc}") from None
+        return connect(self.backend_name, self.server.url, timeout_s=self.timeout_s, notes=self.notes)
+
+    def restart(self):
+        try:
+            self.server.restart(self._healthy)
+        except LaunchError as exc:
+            raise TargetError(f"the server did not come back after the restart: {exc}") from None
+        return connect(self.backend_name, self.server.url, timeout_s=self.timeout_s, notes=[])
+
+    def stop(self) -> None:
+        self.server.stop()

