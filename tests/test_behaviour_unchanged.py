@@ -1,0 +1,99 @@
+"""The same small runs give the same report: record, gate, ladder + boots, fault proxy (3 prompts x 32 tokens).
+
+The fixtures in `fixtures/behaviour/` were written by the code before the house was reorganised
+(`ORACLE_WRITE_BEHAVIOUR=1 pytest tests/.../test_behaviour_unchanged.py`); every later version must
+give the same verdicts, counts and identity.json contents. Left out of the comparison, and only these:
+timestamps, timings, URLs and ports, absolute paths (reduced to their last part), and the machine
+(host name, the installed package list: the dependencies change by design, and CI is another machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from proxy import FaultProxy, change_token
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "behaviour"
+WRITE = os.environ.get("ORACLE_WRITE_BEHAVIOUR") == "1"
+
+_TIME_KEY = re.compile(r"(_utc|_s|_ms|_per_s|_seconds)$")
+_URL = re.compile(r"https?://(127\.0\.0\.1|localhost|\[::1\]):\d+")
+_PATH = re.compile(r"(?<![\w.])/(?:[^\s/\"',:;()=]+/)+([^\s/\"',:;()=]*)")
+_MACHINE = {("identity", "host"), ("identity", "packages"), ("identity", "environment")}
+# Per-request timings and the server's cumulative time counters.
+_TIME_FIELDS = {"token_times_s", "ttft_s", "wall_s", "tokens_per_s", "prompt_seconds_total",
+                "tokens_predicted_seconds_total"}
+
+
+def normalise(value, path: tuple[str, ...] = ()):
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if path[-1:] == ("identity",) and (path[-1], k) in _MACHINE or (path[:1] + (k,)) in _MACHINE:
+                continue
+            if k in _TIME_FIELDS or _TIME_KEY.search(k):
+                continue
+            out[_text(k)] = normalise(v, path + (k,))
+        return out
+    if isinstance(value, list):
+        return [normalise(v, path) for v in value]
+    if isinstance(value, str):
+        return _text(value)
+    return value
+
+
+def _text(s: str) -> str:
+    s = _URL.sub("http://HOST:PORT", s)
+    return _PATH.sub(lambda m: f".../{m.group(1)}", s)
+
+
+def _compare(name: str, folder: Path) -> None:
+    got = normalise(json.loads((folder / "identity.json").read_text()))
+    fixture = FIXTURES / f"{name}.json"
+    if WRITE:
+        FIXTURES.mkdir(parents=True, exist_ok=True)
+        fixture.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        return
+    want = json.loads(fixture.read_text())
+    assert got == want, _first_difference(want, got)
+
+
+def _first_difference(want, got, path: str = "") -> str:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in sorted(set(want) | set(got)):
+            if k not in got or k not in want:
+                return f"{path}.{k}: only in {'fixture' if k in want else 'this run'}"
+            if want[k] != got[k]:
+                return _first_difference(want[k], got[k], f"{path}.{k}")
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (a, b) in enumerate(zip(want, got)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{i}]")
+    return f"{path}: fixture {json.dumps(want)[:300]} != this run {json.dumps(got)[:300]}"
+
+
+def test_record_gate_ladder_and_fault_runs_report_as_before(gate_run, llama_server):
+    record = gate_run("--record=ref", "--canaries=code,repeats", "--repeats=2", report="record")
+    assert record.ret == 0
+    _compare("record", record.folder)
+
+    gate = gate_run("--reference=ref", "--canaries=code,repeats", "--repeats=2", report="gate")
+    assert gate.ret == 0
+    _compare("gate", gate.folder)
+
+    ladder = gate_run("--reference=ref", "--server-args=-np 4", "--ladder=1,2,4", "--boots=2", report="ladder")
+    assert ladder.ret == 0
+    _compare("ladder", ladder.folder)
+
+    server = llama_server()
+    with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
+        fault = gate_run(f"--url={proxy.url}", "--reference=ref", report="fault")
+    assert fault.ret == 1
+    _compare("fault", fault.folder)
