@@ -2,6 +2,7 @@
 
 import pytest
 
+from oracle.gate.items import ItemSpec
 from oracle.gate.placement import place
 from oracle.gate.server_set import differences
 
@@ -11,10 +12,15 @@ GATE = ["oracle::tokens[a]", "oracle::tokens[b]", "oracle::tokens[c]",
         "oracle::ladder[c1]", "oracle::ladder[c2]", "oracle::ladder[c4]", "oracle::boot[2]", "oracle::boot[3]",
         "canaries/test_repeats.py::test_repeats", "canaries/test_needle.py::test_needle[1k]",
         "canaries/test_needle.py::test_needle[4k]"]
+# What the plan says each gate item is (the collector builds the same specs): no node id is parsed.
+SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x) for x in "abc"]
+         + [ItemSpec(f"cache-zero[server{k + 1}]", "cache", k) for k in range(2)]
+         + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k) for k in range(2)]
+         + [ItemSpec(f"ladder[c{c}]", "ladder", c) for c in (1, 2, 4)] + [ItemSpec(f"boot[{b}]", "boot", b) for b in (2, 3)]}
 
 
 def test_placement_pins_per_server_items_and_keeps_conditions_whole():
-    p = dict(zip(GATE, place(GATE, workers=2)))
+    p = dict(zip(GATE, place(GATE, 2, SPECS)))
     assert [p[f"oracle::tokens[{x}]"] for x in "abc"] == [0, 1, 0]  # prompts dealt round-robin
     assert p["oracle::cache-zero[server1]"] == p["oracle::speculation[server1]"] == 0
     assert p["oracle::cache-zero[server2]"] == p["oracle::speculation[server2]"] == 1
@@ -22,8 +28,8 @@ def test_placement_pins_per_server_items_and_keeps_conditions_whole():
     assert p["oracle::boot[2]"] == p["oracle::boot[3]"] == 1  # one boot sequence, one server
     assert [p[n] for n in GATE[-3:]] == [0, 1, 0]
     # The same input gives the same map (controller and workers compute it independently).
-    assert place(GATE, workers=2) == place(list(GATE), workers=2)
-    assert set(place(GATE, workers=1)) == {0}
+    assert place(GATE, 2, SPECS) == place(list(GATE), 2, SPECS)
+    assert set(place(GATE, 1, SPECS)) == {0}
 
 
 def test_identity_differences_name_each_server_value():

@@ -19,7 +19,7 @@ def _record(tokens: list[int], *, prompt=(1, 2, 3)) -> Record:
 
 def test_identical_generation_is_the_reference_path_and_gives_zero_kld():
     ref = _record([5, 6, 7, 8])
-    path = candidate_path(None, ref, _record([5, 6, 7, 8]), logprobs=2)
+    path = candidate_path(OpenAIBackend("http://127.0.0.1:9"), ref, _record([5, 6, 7, 8]), logprobs=2)
     assert path.from_generation == 4 and path.teacher_forced == 0 and path.missing == []
     positions = compare_path(ref, path)
     assert [p.kld for p in positions] == [0.0] * 4 and all(p.same_top1 for p in positions)
@@ -37,7 +37,7 @@ def test_generation_is_reused_through_the_split_and_not_after():
 
 
 def test_other_prompt_tokens_are_never_reused():
-    path = candidate_path(None, _record([5, 6]), _record([5, 6], prompt=(1, 2, 4)), logprobs=2)
+    path = candidate_path(OpenAIBackend("http://127.0.0.1:9"), _record([5, 6]), _record([5, 6], prompt=(1, 2, 4)), logprobs=2)
     assert path.from_generation == 0 and path.missing == [0, 1]
 
 
