@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.canary.options import needle_plan
+from oracle.canary.plan import needle_plan
 from oracle.canary.run import complete, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
 from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle

@@ -5,137 +5,60 @@ Values stay plain str / int / float / bool so pytest-xdist can ship them to work
 
 from __future__ import annotations
 
-import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from oracle.option_types import (DTYPES, INCONCLUSIVE_KINDS, LADDER_MODES, backend_name, bounded,
+                                 canary_kinds_list, dtype, floor_dtype, inconclusive_kinds, int_list,
+                                 ladder_levels, ladder_minimums, ladder_mode, positive_int, reference_kind,
+                                 shell_command)
+from oracle.canary.needle import DEFAULT_DEPTHS
+
 __all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_role",
            "xdist_workers"]
 
-LADDER_MODES = ("cycle", "same")
-DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
+_nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
+_kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
+_percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
-INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
-
-
-def positive_int(flag: str):
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise pytest.UsageError(f"{flag} {value!r}: expected a positive integer, e.g. {flag} 5") from None
-        if n < 1:
-            raise pytest.UsageError(f"{flag} {value!r}: must be at least 1")
-        return n
-    return parse
-
-
-def _bounded(flag: str, what: str, example: str, low: float, high: float, *, percent: bool = False):
-    """A float option in [low, high] (high excluded unless percent); the message names an example."""
-    def parse(value: str) -> float:
-        try:
-            x = float(value.rstrip("%") if percent else value)
-        except ValueError:
-            raise pytest.UsageError(f"{flag} {value!r}: expected {what}, e.g. {flag} {example}") from None
-        if not (low <= x <= high if percent else low <= x < high):
-            unit = "a percentage between" if percent else "between"
-            raise pytest.UsageError(f"{flag} {value!r}: must be {unit} {low:g} and {high:g}"
-                                    + ("" if percent else " nats"))
-        return x
-    return parse
-
-
-_nats = _bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
-_kld = _bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
-_percent = _bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
-
-
-def _kinds(value: str) -> str:
-    kinds = [k.strip() for k in value.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in INCONCLUSIVE_KINDS]
-    if bad:
-        raise pytest.UsageError(f"--allow-inconclusive {value!r}: unknown kind {bad[0]!r}; "
-                                f"known kinds: {', '.join(INCONCLUSIVE_KINDS)}")
-    return ",".join(kinds)
-
-
-def _backend(value: str) -> str:
-    from oracle.backends import parse_backend
-
-    try:
-        parse_backend(value)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    return value
-
-
-def _command(flag: str):
-    def parse(value: str) -> str:
-        try:
-            shlex.split(value)
-        except ValueError as exc:
-            raise pytest.UsageError(f"{flag} {value!r}: cannot split it as a shell command ({exc}); "
-                                    "check the quotes") from None
-        return value
-    return parse
-
-
-def _kind(value: str) -> str:
-    if value not in ("mtp0", "f16"):
-        raise pytest.UsageError(f"--reference-kind {value!r}: must be mtp0 (target only) or f16")
-    return value
-
-
-def _dtype(value: str) -> str:
-    if value not in DTYPES:
-        raise pytest.UsageError(f"--dtype {value!r}: must be one of {', '.join(DTYPES)}")
-    return value
-
-
-def _floor_dtype(value: str) -> str:
-    if value != "none" and value not in DTYPES:
-        raise pytest.UsageError(f"--floor-dtype {value!r}: must be one of {', '.join(DTYPES)}, or none")
-    return value
-
-
-def _ladder(value: str) -> tuple[int, ...]:
-    try:
-        levels = sorted({int(v) for v in value.split(",") if v.strip()})
-    except ValueError:
-        raise pytest.UsageError(f"--ladder {value!r}: expected comma-separated concurrency levels, "
-                                "e.g. --ladder 1,2,4,8") from None
-    if not levels or levels[0] < 1 or levels[-1] > 1024:
-        raise pytest.UsageError(f"--ladder {value!r}: levels must be between 1 and 1024, e.g. --ladder 1,2,4,8")
-    return tuple(levels)
-
-
-def _ladder_mode(value: str) -> str:
-    if value not in LADDER_MODES:
-        raise pytest.UsageError(f"--ladder-mode {value!r}: must be cycle (the suite's prompts cycled) or same "
-                                "(c copies of the first prompt)")
-    return value
-
-
-def _ladder_min(value: str) -> tuple[tuple[int, int, int], ...]:
-    """'c32=29/32,c64=58/64' -> ((32, 29, 32), (64, 58, 64))."""
-    out = []
-    for part in (p.strip() for p in value.split(",") if p.strip()):
-        m = re.fullmatch(r"c(\d+)=(\d+)/(\d+)", part)
-        if not m or int(m.group(3)) == 0 or int(m.group(2)) > int(m.group(3)):
-            raise pytest.UsageError(f"--ladder-min {part!r}: expected cLEVEL=EXACT/TOTAL with EXACT <= TOTAL, "
-                                    "e.g. --ladder-min c32=29/32,c64=58/64")
-        out.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
-    return tuple(out)
 
 
 def add_options(parser: pytest.Parser) -> None:
+    _gate_options(parser)
+    _canary_options(parser)
+
+
+def _canary_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats)")
+    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default="code,needle,repeats",
+                help="canary families to collect: code, needle, repeats or none (default: all three)")
+    g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
+                help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
+                     "1K,2K,4K and the largest that fits the context)")
+    g.addoption("--needle-depths", metavar="PCT,...", type=int_list("--needle-depths", low=0, high=100),
+                default=",".join(map(str, DEFAULT_DEPTHS)),
+                help="needle depths in percent of the haystack (default: 0,25,50,75,100)")
+    g.addoption("--context", metavar="N", type=positive_int("--context"), default=None,
+                help="the server's context length, to drop needle lengths that do not fit (default: the "
+                     "embedded default's -c and GGUF context_length, else 8192)")
+    g.addoption("--repeats", metavar="N", type=positive_int("--repeats"), default=5,
+                help="requests in the sequential and in the burst repeat canary (default: 5)")
+    g.addoption("--canary-strict", action="store_true", default=False,
+                help="fail wrong canary answers even without a reference (default: report them as information)")
+    g.addoption("--haystack", metavar="PATH", default=None,
+                help="haystack text file for the needle, one paragraph a line (default: the shipped one)")
+    g.addoption("--code-set", metavar="PATH", default=None,
+                help="code-result canary set (JSON built by `python -m oracle.canary.code build`) "
+                     "(default: the shipped one)")
+
+
+def _gate_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
-    g.addoption("--backend", metavar="NAME", type=_backend, default=None,
+    g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
                 help="family[-platform] of the server under test: llamacpp, vllm or openai, e.g. llamacpp-sycl, "
                      "vllm-xpu; "
                      "turns the gate on (default: off, the project's own tests run)")
@@ -146,13 +69,13 @@ def add_options(parser: pytest.Parser) -> None:
                 help="a file with one server URL per line (# comments allowed), like a --url list (default: none)")
     g.addoption("--allow-mixed-servers", action="store_true", default=False,
                 help="gate several servers whose identities differ (default: refuse, naming the fields)")
-    g.addoption("--launch", metavar="CMD", type=_command("--launch"), default=None,
+    g.addoption("--launch", metavar="CMD", type=shell_command("--launch"), default=None,
                 help="start this server command, with {port} replaced by a free loopback port and {worker} by "
                      "the pytest-xdist worker number (0 without -n), e.g. CUDA_VISIBLE_DEVICES={worker} "
                      "(default: none; without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
     g.addoption("--model", metavar="PATH", default=None,
                 help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
-    g.addoption("--server-args", metavar="ARGS", type=_command("--server-args"), default="",
+    g.addoption("--server-args", metavar="ARGS", type=shell_command("--server-args"), default="",
                 help="extra flags for the embedded server, e.g. '-np 4' for llama-server or `vllm serve` flags "
                      "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics unless "
                      "overridden)")
@@ -164,7 +87,7 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
     g.addoption("--record-overwrite", action="store_true", default=False,
                 help="allow --record to replace an existing reference (default: refuse)")
-    g.addoption("--reference-kind", metavar="KIND", type=_kind, default="mtp0",
+    g.addoption("--reference-kind", metavar="KIND", type=reference_kind, default="mtp0",
                 help="kind of reference --record writes: mtp0 or f16 (default: mtp0)")
     g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
     g.addoption("--report-dir", metavar="DIR", default=None,
@@ -183,24 +106,24 @@ def add_options(parser: pytest.Parser) -> None:
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
                 help="pass near-tie items (still reported) (default: fail them)")
-    g.addoption("--allow-inconclusive", metavar="KIND,...", type=_kinds, default="",
+    g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
     g.addoption("--speculative", action="store_true", default=False,
                 help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off; "
                      "also required when the server's config or counters show speculation)")
-    g.addoption("--ladder", metavar="C,...", type=_ladder, default=(),
+    g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
                 help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
                      "independent streamed requests in flight, each compared with its prompt's c1 record "
                      "(default: none)")
-    g.addoption("--ladder-mode", metavar="MODE", type=_ladder_mode, default="cycle",
+    g.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
                 help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
                      "(default: cycle)")
-    g.addoption("--ladder-min", metavar="cN=K/M,...", type=_ladder_min, default=(),
+    g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
-    g.addoption("--dtype", metavar="DTYPE", type=_dtype, default="float32",
+    g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")
-    g.addoption("--floor-dtype", metavar="DTYPE", type=_floor_dtype, default="bfloat16",
+    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
                 help="when recording an f16 reference with the hf backend, also score the reference path with "
                      "the same weights in this dtype and store it as the reference's noise floor; none to skip "
                      "(default: bfloat16)")

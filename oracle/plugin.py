@@ -19,7 +19,7 @@ from oracle.options import add_options, gate_options, xdist_role
 from oracle.run.progress import ConditionProgress
 from oracle.compare.verdicts import INCONCLUSIVE, NOT_RUN
 
-pytest_plugins = ["oracle.canary.options"]  # which canary modules and needle lengths are collected
+pytest_plugins = ["oracle.canary.plan"]  # which canary modules and needle lengths are collected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,0 +1,155 @@
+"""The validating types of oracle's options: each turns a command-line string into a plain value, or raises
+pytest.UsageError whose message names the fix.
+
+    g.addoption("--ladder", type=ladder_levels, ...)
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+__all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
+           "canary_kinds_list", "dtype", "floor_dtype", "inconclusive_kinds", "int_list", "ladder_levels",
+           "ladder_minimums", "ladder_mode", "positive_int", "reference_kind", "shell_command"]
+
+LADDER_MODES = ("cycle", "same")
+DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
+INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
+CANARY_KINDS = ("code", "needle", "repeats")
+
+
+def positive_int(flag: str):
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected a positive integer, e.g. {flag} 5") from None
+        if n < 1:
+            raise pytest.UsageError(f"{flag} {value!r}: must be at least 1")
+        return n
+    return parse
+
+
+def bounded(flag: str, what: str, example: str, low: float, high: float, *, percent: bool = False):
+    """A float option in [low, high] (high excluded unless percent); the message names an example."""
+    def parse(value: str) -> float:
+        try:
+            x = float(value.rstrip("%") if percent else value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected {what}, e.g. {flag} {example}") from None
+        if not (low <= x <= high if percent else low <= x < high):
+            unit = "a percentage between" if percent else "between"
+            raise pytest.UsageError(f"{flag} {value!r}: must be {unit} {low:g} and {high:g}"
+                                    + ("" if percent else " nats"))
+        return x
+    return parse
+
+
+
+
+def inconclusive_kinds(value: str) -> str:
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in INCONCLUSIVE_KINDS]
+    if bad:
+        raise pytest.UsageError(f"--allow-inconclusive {value!r}: unknown kind {bad[0]!r}; "
+                                f"known kinds: {', '.join(INCONCLUSIVE_KINDS)}")
+    return ",".join(kinds)
+
+
+def backend_name(value: str) -> str:
+    from oracle.backends import parse_backend
+
+    try:
+        parse_backend(value)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return value
+
+
+def shell_command(flag: str):
+    def parse(value: str) -> str:
+        try:
+            shlex.split(value)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{flag} {value!r}: cannot split it as a shell command ({exc}); "
+                                    "check the quotes") from None
+        return value
+    return parse
+
+
+def reference_kind(value: str) -> str:
+    if value not in ("mtp0", "f16"):
+        raise pytest.UsageError(f"--reference-kind {value!r}: must be mtp0 (target only) or f16")
+    return value
+
+
+def dtype(value: str) -> str:
+    if value not in DTYPES:
+        raise pytest.UsageError(f"--dtype {value!r}: must be one of {', '.join(DTYPES)}")
+    return value
+
+
+def floor_dtype(value: str) -> str:
+    if value != "none" and value not in DTYPES:
+        raise pytest.UsageError(f"--floor-dtype {value!r}: must be one of {', '.join(DTYPES)}, or none")
+    return value
+
+
+def ladder_levels(value: str) -> tuple[int, ...]:
+    try:
+        levels = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise pytest.UsageError(f"--ladder {value!r}: expected comma-separated concurrency levels, "
+                                "e.g. --ladder 1,2,4,8") from None
+    if not levels or levels[0] < 1 or levels[-1] > 1024:
+        raise pytest.UsageError(f"--ladder {value!r}: levels must be between 1 and 1024, e.g. --ladder 1,2,4,8")
+    return tuple(levels)
+
+
+def ladder_mode(value: str) -> str:
+    if value not in LADDER_MODES:
+        raise pytest.UsageError(f"--ladder-mode {value!r}: must be cycle (the suite's prompts cycled) or same "
+                                "(c copies of the first prompt)")
+    return value
+
+
+def ladder_minimums(value: str) -> tuple[tuple[int, int, int], ...]:
+    """'c32=29/32,c64=58/64' -> ((32, 29, 32), (64, 58, 64))."""
+    out = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        m = re.fullmatch(r"c(\d+)=(\d+)/(\d+)", part)
+        if not m or int(m.group(3)) == 0 or int(m.group(2)) > int(m.group(3)):
+            raise pytest.UsageError(f"--ladder-min {part!r}: expected cLEVEL=EXACT/TOTAL with EXACT <= TOTAL, "
+                                    "e.g. --ladder-min c32=29/32,c64=58/64")
+        out.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return tuple(out)
+
+
+def int_list(flag: str, *, low: int, high: int | None = None):
+    def parse(value: str) -> str:
+        out = []
+        for part in (p.strip() for p in value.split(",") if p.strip()):
+            mult = 1024 if part[-1:] in "kK" else 1
+            try:
+                n = int(part[:-1] if mult > 1 else part) * mult
+            except ValueError:
+                raise pytest.UsageError(f"{flag} {value!r}: expected comma-separated integers, e.g. {flag} "
+                                        f"{'1K,2K,4K' if flag == '--needle-lengths' else '0,50,100'}") from None
+            if n < low or (high is not None and n > high):
+                raise pytest.UsageError(f"{flag} {value!r}: {part} is out of range ({low}..{high or 'max'})")
+            out.append(n)
+        if not out:
+            raise pytest.UsageError(f"{flag}: give at least one value")
+        return ",".join(map(str, out))
+    return parse
+
+
+def canary_kinds_list(value: str) -> str:
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in CANARY_KINDS + ("none",)]
+    if bad:
+        raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: {', '.join(CANARY_KINDS)}, none")
+    return ",".join(kinds)

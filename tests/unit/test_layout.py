@@ -1,0 +1,85 @@
+"""The house keeps its shape: no import cycle, no module past ~400 lines, a session that only orchestrates,
+no probing of backends for methods, no record key built as a string and parsed elsewhere."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ORACLE = Path(__file__).resolve().parents[2] / "oracle"
+MODULES = sorted(p for p in ORACLE.rglob("*.py"))
+MAX_LINES = 400
+
+
+def _name(path: Path) -> str:
+    parts = ["oracle", *path.relative_to(ORACLE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """oracle modules imported at module level (lazy imports inside functions do not make a cycle), plus the
+    packages that importing them runs first (importing oracle.a.b runs oracle/a/__init__.py)."""
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                 else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        for name in names:
+            if name.startswith("oracle."):
+                parts = name.split(".")
+                out.update(".".join(parts[:k]) for k in range(2, len(parts) + 1))
+    return out
+
+
+def test_no_import_cycle():
+    graph = {}
+    for p in MODULES:
+        # A package's __init__ may import its own submodules: a submodule's reach back to its own packages
+        # is Python's normal partial initialisation, not a cycle.
+        parts = _name(p).split(".")
+        own = {".".join(parts[:k]) for k in range(1, len(parts))}
+        graph[_name(p)] = _imports(p) - own
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == node:
+                continue
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(nxt):] + [nxt]))
+            if nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for name in graph:
+        if name not in state:
+            visit(name, [name])
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[_name(p) for p in MODULES])
+def test_no_module_past_the_limit(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{_name(path)} has {lines} lines: split it by concept"
+
+
+def test_the_session_orchestrates_in_about_200_lines():
+    source = (ORACLE / "gate" / "session.py").read_text()
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "GateSession")
+    assert cls.end_lineno - cls.lineno + 1 <= 200
+
+
+def test_backends_are_read_by_declared_capabilities_not_probed():
+    probing = re.compile(r"\b(getattr|hasattr)\(\s*[\w.]*backend\b")
+    found = [f"{_name(p)}: {line.strip()}" for p in MODULES for line in p.read_text().splitlines()
+             if probing.search(line)]
+    assert found == []
+
+
+def test_record_keys_are_typed_not_parsed_from_strings():
+    parsing = re.compile(r"""(partition|split|rsplit|endswith)\(\s*(f?["'][^"']*@)""")
+    found = [f"{_name(p)}: {line.strip()}" for p in MODULES if p.name != "records.py"
+             for line in p.read_text().splitlines() if parsing.search(line)]
+    assert found == []
