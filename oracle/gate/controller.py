@@ -9,7 +9,6 @@ crash loses nothing) and, when it finishes, sends `worker_payload(session)` thro
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,7 @@ from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.recording import write_run_reference
 from oracle.gate.server_set import differences, probe_identities
-from oracle.report.writer import ReportFile
+from oracle.report.writer import ReportFile, ReportOwner
 from oracle.store.records import PRIMARY, Record, RecordKey, load_record
 
 __all__ = ["XdistController", "worker_payload"]
@@ -33,7 +32,7 @@ def worker_payload(session) -> dict:
             "condition_rows": json.loads(json.dumps(rows, default=str))}
 
 
-class XdistController:
+class XdistController(ReportOwner):
     def __init__(self, options) -> None:
         self.plan = GatePlan.open(options)
         self.options = self.plan.options
@@ -41,14 +40,6 @@ class XdistController:
         self.payloads: dict[int, dict | None] = {}
         if len(self.options.urls) > 1:
             self._check_servers()
-
-    @property
-    def state(self):
-        return self.report.state
-
-    @property
-    def report_dir(self) -> Path:
-        return self.report.folder
 
     def _check_servers(self) -> None:
         """Refuse servers of different configurations before any worker starts (unless --allow-mixed-servers)."""

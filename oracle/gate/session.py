@@ -24,7 +24,7 @@ from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.options import GateOptions
-from oracle.report.writer import ReportFile
+from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
@@ -40,7 +40,7 @@ PREFIX_CACHING_NOTE = ("the server runs with prefix caching on: each request's o
                        "--no-enable-prefix-caching")
 
 
-class GateSession:
+class GateSession(ReportOwner):
     """One server's run: without xdist, or as xdist worker `worker` (whose report goes to report_dir)."""
 
     def __init__(self, options: GateOptions, *, worker: int | None = None, report_dir: Path | None = None) -> None:
@@ -56,14 +56,6 @@ class GateSession:
         self.conditions: ConditionChecks | None = None
         self.logits: LogitsChecks | None = None
         self.checks = CheckRegistry()
-
-    @property
-    def state(self):
-        return self.report.state
-
-    @property
-    def report_dir(self) -> Path:
-        return self.report.folder
 
     @property
     def backend(self):

@@ -17,7 +17,7 @@ from oracle.report.markdown import markdown
 from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
 from oracle.store.records import atomic_write_bytes
 
-__all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportState", "write_html", "write_report"]
+__all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", "write_html", "write_report"]
 
 
 class ReportFile:
@@ -28,6 +28,20 @@ class ReportFile:
 
     def write(self) -> dict:
         return write_report(self.folder, self.state)
+
+
+class ReportOwner:
+    """What the plugin reads of whoever owns a run's report (a session, or the xdist controller)."""
+
+    report: ReportFile
+
+    @property
+    def state(self) -> ReportState:
+        return self.report.state
+
+    @property
+    def report_dir(self) -> Path:
+        return self.report.folder
 
 
 def write_report(folder: Path, state: ReportState) -> dict:
