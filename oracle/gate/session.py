@@ -10,6 +10,7 @@ report state holds what the report says.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ class GateSession(ReportOwner):
         owned: the prompts this server runs at c1 (an xdist worker's share)."""
         if prompt_ids:
             suite = self.plan.suite.only(prompt_ids)
-            self.plan = GatePlan(**{**self.plan.__dict__, "suite": suite})
+            self.plan = dataclasses.replace(self.plan, suite=suite)
             self.state.prompt_ids = suite.ids()
             self.state.suite["selected"] = len(suite.prompts)
         self.owned = owned
