@@ -1,0 +1,35 @@
+"""The check registry and the item specs: kinds answered by registered producers, items planned from the plan."""
+
+import pytest
+
+from oracle.compare.verdicts import Check
+from oracle.gate.items import item_specs
+from oracle.gate.registry import CheckRegistry, Finding
+
+
+def test_each_kind_is_answered_by_its_producer_with_its_key():
+    registry = CheckRegistry()
+    registry.register("tokens", lambda pid: Finding(Check(f"tokens[{pid}]", "tokens", "exact", "")))
+    registry.register("cache", lambda server=None: Finding(Check("cache-zero", "cache", "pass", "")))
+    assert registry.produce("tokens", "p").check.id == "tokens[p]"
+    assert registry.produce("cache").check.verdict == "pass"
+    with pytest.raises(KeyError, match="no producer registered for gate items of kind 'ladder'; known: cache, tokens"):
+        registry.produce("ladder", 4)
+
+
+class _Suite:
+    def ids(self):
+        return ["a", "b"]
+
+
+class _Plan:
+    suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
+
+
+def test_items_follow_the_plan_in_the_order_they_run():
+    names = [(s.name, s.kind, s.key) for s in item_specs(_Plan(), (1, 4), 2, 1)]
+    assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
+                     ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
+                     ("boot[2]", "boot", 2)]
+    two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
+    assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]
