@@ -88,17 +88,17 @@ def main() -> None:
     render_s = time.perf_counter() - t0
     print(f"{a.prompts} prompts x {a.tokens} tokens, ladder {a.levels} + boot 2: identity.html "
           f"{len(page.encode()) / 1e6:.2f} MB, written in {render_s:.2f} s")
-    from webdriver import Chromium
+    from helpers.browser import headless_chromium
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "identity.html"
         path.write_text(page)
         loads = []
-        with Chromium() as browser:
+        with headless_chromium() as browser:
             for _ in range(5):
-                browser.open(path)
-                loads.append(browser.run("const n = performance.getEntriesByType('navigation')[0];"
-                                         "return n.loadEventEnd - n.startTime;"))
+                browser.get(path.resolve().as_uri())
+                loads.append(browser.execute_script("const n = performance.getEntriesByType('navigation')[0];"
+                                                    "return n.loadEventEnd - n.startTime;"))
     print(f"headless Chromium load (navigation start to load event end) over 5 loads: "
           f"min {min(loads):.0f} ms, median {statistics.median(loads):.0f} ms, max {max(loads):.0f} ms")
 

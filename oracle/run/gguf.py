@@ -1,60 +1,114 @@
-"""Read a GGUF file's metadata (no tensors) and build a `tokenizers` tokenizer from it.
+"""A GGUF file's metadata through `gguf`'s GGUFReader (llama.cpp's own reader), and a `tokenizers` tokenizer
+built from it.
 
     meta = gguf_metadata("model.gguf"); meta["llama.context_length"]
     tok = tokenizer_from_gguf("model.gguf")  # BPE (gpt2-style) vocabularies only
+
+No library builds a `tokenizers` tokenizer from a GGUF's own vocabulary (transformers does, but only by loading
+the model); that part stays here.
 """
 
 from __future__ import annotations
 
-import struct
+import sys
 from pathlib import Path
-from typing import BinaryIO
+
+import numpy as np
+from gguf import GGUFReader, GGUFValueType
 
 __all__ = ["GGUFError", "context_length", "gguf_context_length", "gguf_metadata", "tokenizer_from_gguf"]
-
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-_STRING, _ARRAY = 8, 9
 
 
 class GGUFError(ValueError):
     pass
 
 
-def _read(f: BinaryIO, fmt: str):
-    size = struct.calcsize(fmt)
-    data = f.read(size)
-    if len(data) != size:
-        raise GGUFError("truncated GGUF header")
-    return struct.unpack(fmt, data)[0]
+class _Reader(GGUFReader):
+    """GGUFReader, reading arrays whole.
+
+    The stock reader (gguf 0.19.0) makes numpy views of its memory map per array element, and per string two
+    (length and bytes): a vocabulary of 49k tokens and 49k merges took it 4 s where the file's metadata is read
+    in 0.1 s. Here an array of numbers is one view, and an array of strings one view per string made from a
+    plain (not np.memmap) view of the map. Files of the other byte order, and arrays of arrays, keep the stock
+    path. Upstream: ggml-org/llama.cpp pull 13378 (open).
+
+    A field's parts differ from the stock reader's for arrays: an array of numbers is a single part (its
+    `contents()` is the whole list; `contents(i)` is not the i-th value), an array of strings has no length parts.
+    """
+
+    def _get_field_parts(self, orig_offs: int, raw_type: int):
+        if raw_type != GGUFValueType.ARRAY or self.byte_order != "I":
+            return super()._get_field_parts(orig_offs, raw_type)
+        raw_itype = self._get(orig_offs, np.uint32)
+        alen = self._get(orig_offs + 4, np.uint64)
+        itype, count, offs = GGUFValueType(int(raw_itype[0])), int(alen[0]), orig_offs + 12
+        types = [GGUFValueType.ARRAY, itype]
+        nptype = self.gguf_scalar_to_np.get(itype)
+        if nptype is not None:
+            values = self._get(offs, nptype, count)
+            if len(values) != count:
+                raise ValueError("truncated array")
+            return 12 + int(values.nbytes), [raw_itype, alen, values], [2], types
+        if itype == GGUFValueType.STRING:
+            plain = self.data.view(np.ndarray)
+            raw = memoryview(plain)
+            parts: list = [raw_itype, alen]
+            for _ in range(count):
+                n = int.from_bytes(raw[offs:offs + 8], sys.byteorder)
+                if offs + 8 + n > len(plain):
+                    raise ValueError("truncated array")
+                parts.append(plain[offs + 8:offs + 8 + n])
+                offs += 8 + n
+            return offs - orig_offs, parts, list(range(2, 2 + count)), types
+        return super()._get_field_parts(orig_offs, raw_type)
 
 
-def _string(f: BinaryIO) -> str:
-    n = _read(f, "<Q")
-    return f.read(n).decode("utf-8", errors="replace")
+def _text(part: np.ndarray) -> str:
+    return part.tobytes().decode("utf-8", errors="replace")
 
 
-def _value(f: BinaryIO, vtype: int):
-    if vtype in _SCALARS:
-        return _read(f, _SCALARS[vtype])
-    if vtype == _STRING:
-        return _string(f)
-    if vtype == _ARRAY:
-        itype, count = _read(f, "<I"), _read(f, "<Q")
-        return [_value(f, itype) for _ in range(count)]
-    raise GGUFError(f"unknown GGUF value type {vtype}")
+def _value(field):
+    if field.types[0] == GGUFValueType.STRING:
+        return _text(field.parts[-1])
+    if field.types[0] == GGUFValueType.ARRAY and field.types[-1] == GGUFValueType.STRING:
+        return [_text(field.parts[i]) for i in field.data]
+    return field.contents()
+
+
+_FIX = ("re-download the model, or pass another .gguf (a Git LFS pointer, an HTML error page or an unfinished "
+        "download is not one)")
+
+
+def _read(path: str | Path) -> GGUFReader:
+    """The file's GGUFReader, its errors as GGUFError (OSError as is: the file is missing or unreadable)."""
+    try:
+        return _Reader(path)
+    except OSError:
+        raise
+    except (ValueError, IndexError, KeyError, OverflowError) as exc:
+        # GGUFReader: ValueError('GGUF magic invalid'), ValueError('Sorry, file appears to be version N ...');
+        # np.memmap: ValueError('cannot mmap an empty file'); IndexError and others on a file cut short.
+        text = str(exc)
+        if "magic" in text or "empty file" in text:
+            with open(path, "rb") as f:
+                head = f.read(16)
+            raise GGUFError(f"{path}: not a GGUF file (it starts with {head!r}); {_FIX}") from None
+        if "version" in text:
+            raise GGUFError(f"{path}: {text} (gguf {_gguf_version()}); upgrade the gguf package or convert the "
+                            "model again with a current llama.cpp") from None
+        raise GGUFError(f"{path}: truncated or corrupt GGUF ({type(exc).__name__}: {text}); {_FIX}") from None
+
+
+def _gguf_version() -> str:
+    from importlib.metadata import version
+
+    return version("gguf")
 
 
 def gguf_metadata(path: str | Path) -> dict:
-    """All key/value metadata of a GGUF file (versions 2 and 3)."""
-    with open(path, "rb") as f:
-        if f.read(4) != b"GGUF":
-            raise GGUFError(f"{path}: not a GGUF file")
-        version = _read(f, "<I")
-        if version < 2:
-            raise GGUFError(f"{path}: GGUF version {version} is too old")
-        _read(f, "<Q")  # tensor count
-        kv_count = _read(f, "<Q")
-        return {_string(f): _value(f, _read(f, "<I")) for _ in range(kv_count)}
+    """All key/value metadata of a GGUF file (versions 2 and 3), as Python values and lists."""
+    reader = _read(path)
+    return {name: _value(field) for name, field in reader.fields.items() if not name.startswith("GGUF.")}
 
 
 def context_length(path: str | Path) -> int | None:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from proxy import FaultProxy, change_token
-from webdriver import Chromium, png_distinct_bytes
+from browser import headless_chromium, png_distinct_bytes
 
 pytestmark = pytest.mark.slow
 
@@ -47,10 +47,10 @@ def test_html_report_in_headless_chromium(runs, tmp_path):
     page = fault / "identity.html"
     text = page.read_text()
     assert "<script" not in text and not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", text)
-    with Chromium() as browser:
-        browser.open(page)
-        grid = browser.run(GRID)
-        png = browser.screenshot()
+    with headless_chromium() as browser:
+        browser.get(page.resolve().as_uri())
+        grid = browser.execute_script(GRID)
+        png = browser.get_screenshot_as_png()
     (tmp_path / "fault.png").write_bytes(png)
     assert grid["head"] == ["prompt", "vs reference", "c1", "c2"]
     assert [r[0] for r in grid["rows"]] == ["code-palindrome", "code-hashmap", "math-derivative"]
