@@ -142,5 +142,5 @@ def gguf_context_length(path: str | Path) -> int | None:
     """`<arch>.context_length` from a GGUF file's metadata, or None when unreadable."""
     try:
         return context_length(path)
-    except (OSError, GGUFError, ValueError, struct.error):
+    except (OSError, GGUFError, ValueError):
         return None
