@@ -98,7 +98,7 @@ class ConditionChecks:
             check.verdict, check.inconclusive_kind = INCONCLUSIVE, "overlap"
             check.lines.insert(0, f"only {reached} of {level} requests generated at the same time: the level "
                                   "was not proven (give the server more slots, e.g. llama-server -np N)")
-        runs = self._evidence(check, result, overlap=overlap)
+        runs = self._evidence(check, result)
         return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap}},
                                "determinism": determinism_of(self.rows)})
 
@@ -124,7 +124,7 @@ class ConditionChecks:
         return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): _summary(check, rows)},
                                "determinism": determinism_of(self.rows)})
 
-    def _evidence(self, check: Check, result: RunResult, **extra) -> list[dict]:
+    def _evidence(self, check: Check, result: RunResult) -> list[dict]:
         """Cache reuse under any condition fails it; its speculation counts are kept beside it. Returns the
         report's run log rows (the c1 baseline this condition needed first, then the condition)."""
         runs = []
@@ -132,7 +132,7 @@ class ConditionChecks:
         if baseline is not None:  # the c1 baseline this condition needed: its cache use counts here too
             runs.append(run_log(baseline, baseline=True))
             self._fold_cache(check, baseline, "baseline_cache", "c1 baseline on this server: ")
-        runs.append(run_log(result, **extra))
+        runs.append(run_log(result, overlap=check.evidence.get("overlap")))
         self._fold_cache(check, result, "cache", "")
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
         return runs
