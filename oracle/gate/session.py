@@ -86,9 +86,7 @@ class GateSession(ReportOwner):
                                                launch_command=redact_command(command) if command else None)
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
-        except (TargetError, PromptMismatch) as exc:
-            raise pytest.UsageError(str(exc)) from None
-        except (OSError, GGUFError) as exc:
+        except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
             raise pytest.UsageError(str(exc)) from None
         except (RequestFailed, EmbeddedError) as exc:
             raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
