@@ -54,7 +54,8 @@ def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_su
     server = llama_server()
     report = tmp_path / "killed"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", f"--url={server.url}",
-           f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}", "--rootdir", str(tmp_path)]
+           f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}", "--rootdir", str(tmp_path),
+           "--canaries=none"]
     gate = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list((report / "records" / "boot1-c1").glob("*.json")):
@@ -65,12 +66,18 @@ def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_su
     assert "the run stopped midway" in out and "No request was retried" in out
     rep = json.loads((report / "identity.json").read_text())
     assert rep["verdict"] == "partial"
+    # The server dies as soon as the first record lands: the second prompt (up to 200 tokens) cannot finish
+    # in the 50 ms that takes.
     finished = sorted(p.stem for p in (report / "records" / "boot1-c1").glob("*.json"))
-    assert finished and len(finished) < 3, out
-    assert sorted(rep["missing"]) == sorted({"code-palindrome", "code-hashmap", "math-derivative"} - set(finished))
+    assert finished == ["code-palindrome"], out
+    assert rep["missing"] == ["code-hashmap", "math-derivative"]
+    assert list(rep["records"]["finished"]) == ["code-palindrome@boot1-c1"]
     assert "partial" in (report / "identity.md").read_text().splitlines()[0].lower()
-    not_run = [c for c in rep["checks"] if c["verdict"] == "not-run"]
-    assert not_run and all(c["outcome"] == "failed" for c in not_run)
+    assert {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]} == {
+        "record[code-palindrome]": ("pass", "passed"), "record[code-hashmap]": ("not-run", "failed"),
+        "record[math-derivative]": ("not-run", "failed"), "cache-zero": ("not-run", "failed"),
+        "speculation": ("not-run", "failed")}
+    assert "1 passed, 4 not-run" in out
 
 
 def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, read_report):
@@ -81,9 +88,18 @@ def test_speculative_candidate_shows_drafted_and_accepted(gate_run, tmp_path, re
                       suite=suite, max_tokens=None, report="spec")
     rep = read_report(result.folder)
     spec = rep["speculation"]
-    assert spec["drafted"] > 0 and spec["accepted"] is not None and "rate" in spec
-    assert all(v["drafted"] is not None for v in spec["per_request"].values())
-    assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"]  # token verdicts beside it
+    # llama-server gives each request's draft counts in its timings; the totals are their sums. How many tokens
+    # are drafted follows the output path, which this machine's build fixes (60 drafted, 11 accepted measured
+    # here), so the relations are asserted, not a count from one CPU.
+    per_request = spec["per_request"]
+    assert set(per_request) == {"repeat-list@boot1-c1", "repeat-code@boot1-c1"}
+    assert spec["source"] == "per-request timings" and spec["declared"] is True
+    assert spec["drafted"] == sum(v["drafted"] for v in per_request.values()) > 0
+    assert spec["accepted"] == sum(v["accepted"] for v in per_request.values()) > 0
+    assert all(0 <= v["accepted"] <= v["drafted"] for v in per_request.values())
+    assert spec["rate"] == spec["accepted"] / spec["drafted"]
+    # token verdicts beside it: ngram speculation keeps greedy output identical on this model
+    assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"] == ["exact", "exact"]
     md = (result.folder / "identity.md").read_text()
     assert f"drafted {spec['drafted']:g}, accepted {spec['accepted']:g}, rate" in md
     assert "| repeat-list@boot1-c1 |" in md

