@@ -110,14 +110,14 @@ class LlamaCppBackend(BackendBase):
         return None if m is None else m.running()
 
     def speculative_config(self) -> str | None:
-        """What the server says about its speculation: a slot with a draft model (/slots), or the speculative
-        types in /props. None when it says nothing (this llama-server shows n-gram speculation in neither)."""
+        """What the server says about its speculation: a speculative slot (/slots: a draft model, and with this
+        llama-server n-gram speculation too), or the speculative types in /props. None when it says nothing."""
         try:
             slots = self._get_json("/slots")
         except RequestFailed:
             slots = []
         if isinstance(slots, list) and any(isinstance(x, dict) and x.get("speculative") for x in slots):
-            return "draft model (/slots speculative: true)"
+            return "speculative decoding on (/slots speculative: true)"
         params = (self.props().get("default_generation_settings") or {}).get("params") or {}
         types = params.get("speculative.types") or params.get("speculative.type")
         return None if not types or types == "none" else f"speculative types {types} (/props)"
