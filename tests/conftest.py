@@ -18,6 +18,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).
 os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
 
+SLOWEST = 25  # durations listed at the end of every run of the project's tests
+SLOWEST_MIN_S = 1.0
+
+
+def pytest_configure(config):
+    """Every run of the project's tests ends with its slowest tests, so each CI log shows where the time goes.
+    Only this project's test runs load this file: a user's gate (`pytest --backend=...`) and the gates that
+    the tests run through pytester are unaffected; --durations / --durations-min given by hand win."""
+    if config.option.durations is None:
+        config.option.durations = SLOWEST
+        if config.option.durations_min is None:
+            config.option.durations_min = SLOWEST_MIN_S
+
 
 @pytest.fixture(scope="session")
 def llama_tools():
