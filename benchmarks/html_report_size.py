@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 from oracle.report.html import render_html
-from oracle.report.writer import ReportState
+from oracle.report.state import ReportState
 from oracle.compare.verdicts import Check
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))  # the browser helper
 
 
 def split(rng: random.Random, position: int) -> dict:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +19,30 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).
 os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
+
+# pytester's in-process runs drop the modules they imported first; numpy's C modules refuse a second load
+# ("cannot load module more than once per process"). Load the stacks the gates use once, out here.
+import numpy.fft  # noqa: E402,F401
+import numpy.testing  # noqa: E402,F401
+import datasets  # noqa: E402,F401
+try:
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+except ImportError:  # the hf tests then fail on their own plain `import torch`
+    pass
+
+SLOWEST = 25  # durations listed at the end of every run of the project's tests
+SLOWEST_MIN_S = 1.0
+
+
+def pytest_configure(config):
+    """Every run of the project's tests ends with its slowest tests, so each CI log shows where the time goes.
+    Only this project's test runs load this file: a user's gate (`pytest --backend=...`) and the gates that
+    the tests run through pytester are unaffected; --durations / --durations-min given by hand win."""
+    if config.option.durations is None:
+        config.option.durations = SLOWEST
+        if config.option.durations_min is None:
+            config.option.durations_min = SLOWEST_MIN_S
 
 
 @pytest.fixture(scope="session")
@@ -48,11 +74,14 @@ def write_suite(folder: Path, name: str, prompts: list[dict]) -> Path:
     return path
 
 
+def tiny_rows() -> list[dict]:
+    return [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()[:3]]
+
+
 @pytest.fixture
 def tiny_suite(tmp_path) -> Path:
     """The first 3 prompts of the default suite (run them with --max-tokens 32)."""
-    rows = [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()[:3]]
-    return write_suite(tmp_path, "tiny", rows)
+    return write_suite(tmp_path, "tiny", tiny_rows())
 
 
 @pytest.fixture
@@ -95,6 +124,50 @@ def llama_server(llama_tools, model_path, tmp_path):
     yield start
     for s in started:
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_server(llama_tools, model_path, tmp_path_factory):
+    """One real llama-server for the whole test run, as the embedded default starts it (`-np 1 -c 8192 --metrics`),
+    for tests that need "a server" and nothing of their own. Never stop it, restart it or change its flags in a
+    test: start your own with `llama_server(...)`. Its counters add up over the run (compare deltas), and a test
+    that turns prompt caching on through a proxy leaves cached slots behind, which oracle's own requests never
+    reuse (cache_prompt: false)."""
+    from oracle.backends import make_backend
+    from oracle.targets.embedded import embedded_command
+    from oracle.targets.launched import LaunchedServer
+
+    server = LaunchedServer(embedded_command(llama_tools, model_path, ""), env=llama_tools.env,
+                            log_dir=tmp_path_factory.mktemp("shared-server"))
+    server.start(lambda url: make_backend("llamacpp", url).healthy())
+    yield server
+    server.stop()
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def shared_reference(shared_server, tmp_path_factory) -> Path:
+    """A reference of the tiny suite at 32 tokens (what `gate_run` runs), recorded once per test run against
+    `shared_server` (so its prompt ids came from the server's /tokenize). Gate against it with
+    `--reference={shared_reference}`; tests that check the record run itself, or change the reference, record
+    their own. Left as it was found: a test that writes into it fails the run at teardown."""
+    folder = tmp_path_factory.mktemp("shared-reference")
+    (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
+    suite = write_suite(folder, "tiny", tiny_rows())
+    ref = folder / "ref"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp",
+           f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=32", "--canaries=none", f"--record={ref}",
+           f"--report-dir={folder / 'rec'}"]
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert done.returncode == 0, f"recording the shared reference failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+    before = tree_digest(ref)
+    yield ref
+    assert tree_digest(ref) == before, f"a test changed the shared reference {ref}: record your own instead"
 
 
 def report_json(folder: Path) -> dict:

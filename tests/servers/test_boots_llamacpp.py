@@ -53,7 +53,7 @@ def test_a_token_changed_only_after_restart_fails_the_boot(gate_run, llama_tools
 
 
 def test_reference_noise_envelope_separates_known_variability_from_new_splits(gate_run, llama_tools, model_path,
-                                                                            llama_server, tmp_path, read_report):
+                                                                            shared_server, tmp_path, read_report):
     launch = faulty_launch(llama_tools, model_path, tmp_path / "boots", position=20, request_index=2)
     rec = gate_run(f"--launch={launch}", "--boots=2", "--record=ref", report="rec")
     rec.assert_outcomes(passed=3 + 2 + 2)  # the reference's own variability is information, not a failure
@@ -61,7 +61,7 @@ def test_reference_noise_envelope_separates_known_variability_from_new_splits(ga
     assert noise["determinism"] == "within-boot-only"
     assert noise["varies"] == {"code-hashmap": {"first_position": 20, "conditions": {"boot2-c1": 20}}}
 
-    server = llama_server()
+    server = shared_server
     # A candidate split after token 20 on that prompt is inside the reference's own noise ...
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=25)) as proxy:
         late = gate_run(f"--url={proxy.url}", "--reference=ref", report="late")

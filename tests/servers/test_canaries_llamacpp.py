@@ -94,7 +94,7 @@ def test_requantized_candidate_regresses_a_canary(gate_run, q4_0_model):
     result.stdout.fnmatch_lines([f"*{escaped}: fail: *regression: the reference answered it right*"])
 
 
-def test_needle_absent_from_the_haystack_is_not_found_by_the_real_model(llama_server, model_path):
+def test_needle_absent_from_the_haystack_is_not_found_by_the_real_model(shared_server, model_path):
     """Negative control on the served model: the same prompt with and without its needle."""
     import asyncio
 
@@ -102,7 +102,7 @@ def test_needle_absent_from_the_haystack_is_not_found_by_the_real_model(llama_se
     from oracle.run.gguf import gguf_metadata, tokenizer_from_gguf
     from oracle.canary.needle import build_needle_prompt, load_haystack, score_needle
 
-    server = llama_server()
+    server = shared_server
     backend = make_backend("llamacpp", server.url)
     tok = tokenizer_from_gguf(model_path)
     template = gguf_metadata(model_path).get("tokenizer.chat_template")

@@ -34,9 +34,8 @@ def test_record_then_gate_same_config_passes(gate_run, read_report):
     assert len(list((gate_report / "records" / "boot1-c1").glob("*.npz"))) == 3
 
 
-def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_model, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
-    result = gate_run("--reference=ref", f"--model={q4_0_model}", report="q4_0")
+def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_model, shared_reference, read_report):
+    result = gate_run(f"--reference={shared_reference}", f"--model={q4_0_model}", report="q4_0")
     folder = result.folder
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*tokens[[]*]: divergent: first divergence at token *",
@@ -46,11 +45,10 @@ def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_m
     assert rep["identity"]["model"]["path"] == str(q4_0_model)
 
 
-def test_planted_fault_is_named_at_its_position(gate_run, llama_server, read_report):
-    server = llama_server()
-    gate_run(f"--url={server.url}", "--record=ref", report="rec").assert_outcomes(passed=5)
+def test_planted_fault_is_named_at_its_position(gate_run, shared_server, shared_reference, read_report):
+    server = shared_server
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--reference=ref", report="fault")
+        result = gate_run(f"--url={proxy.url}", f"--reference={shared_reference}", report="fault")
     folder = result.folder
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)
@@ -60,12 +58,12 @@ def test_planted_fault_is_named_at_its_position(gate_run, llama_server, read_rep
     assert [(c["id"], c["evidence"]["first_divergence"]) for c in bad] == [("tokens[code-hashmap]", 7)]
 
 
-def test_cached_prompt_tokens_fail_cache_zero(gate_run, llama_server, tmp_path, read_report):
+def test_cached_prompt_tokens_fail_cache_zero(gate_run, shared_server, tmp_path, read_report):
     """A proxy turns prompt caching back on; the same prompt twice reuses the slot's cache."""
     row = json.loads((tmp_path / "tiny.jsonl").read_text().splitlines()[0])
     suite = tmp_path / "twice.jsonl"
     suite.write_text(json.dumps(row) + "\n" + json.dumps(dict(row, id="again")) + "\n")
-    server = llama_server()
+    server = shared_server
 
     def cache_on(path, body):
         return dict(body, cache_prompt=True) if path.startswith("/completion") else body
@@ -91,26 +89,23 @@ def test_url_without_metrics_is_inconclusive_not_pass(gate_run, llama_server, re
     result.assert_outcomes(passed=5)
 
 
-def test_prompt_token_mismatch_is_refused_before_any_request(gate_run, tmp_path, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
+def test_prompt_token_mismatch_is_refused_before_any_request(gate_run, shared_reference, tmp_path, read_report):
     rows = [json.loads(line) for line in (tmp_path / "tiny.jsonl").read_text().splitlines()]
     rows[1]["messages"][1]["content"] += " Be brief."
     changed = tmp_path / "changed.jsonl"
     changed.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = gate_run("--reference=ref", suite=changed, report="mismatch")
+    result = gate_run(f"--reference={shared_reference}", suite=changed, report="mismatch")
     folder = result.folder
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*prompt-token mismatch for 'code-hashmap'*re-record the reference*"])
     assert not (folder / "records").exists()
 
 
-def test_gguf_tokenizer_and_server_tokenizer_give_the_same_prompt_ids(gate_run, llama_server, read_report):
+def test_gguf_tokenizer_and_server_tokenizer_give_the_same_prompt_ids(gate_run, shared_reference, read_report):
     """Recorded through the server's /tokenize, gated with `tokenizers` built from the GGUF: no mismatch."""
-    server = llama_server()
-    rec = gate_run(f"--url={server.url}", "--record=ref", report="rec")
-    rec.assert_outcomes(passed=5)
-    assert read_report(rec.folder)["identity"]["tokenizer"]["source"] == "server endpoint"
-    gate = gate_run("--reference=ref", report="gate")
+    manifest = json.loads((shared_reference / "manifest.json").read_text())  # recorded with --url
+    assert manifest["identity"]["tokenizer"]["source"] == "server endpoint"
+    gate = gate_run(f"--reference={shared_reference}", report="gate")
     gate.assert_outcomes(passed=5)
     tok = read_report(gate.folder)["identity"]["tokenizer"]
     assert tok["source"] == "gguf" and len(tok["sha256"]) == 64

@@ -56,9 +56,9 @@ def test_ladder_min_accepts_a_level_with_enough_exact_records(gate_run, llama_se
     assert c4["verdict"] == "pass" and "(at least 0 required)" in c4["detail"]
 
 
-def test_prefix_cache_reused_at_a_level_fails_it(gate_run, llama_server, read_report):
+def test_prefix_cache_reused_at_a_level_fails_it(gate_run, shared_server, read_report):
     """A proxy turns prompt caching back on: the c1 repeat finds its prompts cached and fails the level."""
-    server = llama_server()
+    server = shared_server
 
     def cache_on(path, body):
         return dict(body, cache_prompt=True) if path.startswith("/completion") else body

@@ -123,9 +123,8 @@ def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run,
     assert "mean accepted length" in (result.folder / "identity.md").read_text()
 
 
-def test_speculation_that_never_drafts_is_inconclusive(gate_run, read_report):
-    gate_run("--record=ref", report="rec").assert_outcomes(passed=5)
-    result = gate_run("--reference=ref", "--speculative", report="nospec")
+def test_speculation_that_never_drafts_is_inconclusive(gate_run, shared_reference, read_report):
+    result = gate_run(f"--reference={shared_reference}", "--speculative", report="nospec")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*speculation INCONCLUSIVE*"])
     check = [c for c in read_report(result.folder)["checks"] if c["kind"] == "speculation"][0]
@@ -150,11 +149,11 @@ def _cut_after(tokens: int, *, stall_s: float = 0.0):
     ({"stall_s": 12.0}, "ReadTimeout"),
     ({}, "stream ended without its final message"),
 ])
-def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run, llama_server, read_report,
+def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run, shared_server, read_report,
                                                                        fault, expect):
     from proxy import FaultProxy
 
-    server = llama_server()
+    server = shared_server
     with FaultProxy(server.url, rewrite_chunk=_cut_after(5, **fault)) as proxy:
         result = gate_run(f"--url={proxy.url}", "--request-timeout=5", report="faulted")
     assert result.ret == 1

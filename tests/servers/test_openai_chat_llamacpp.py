@@ -10,9 +10,9 @@ from proxy import FaultProxy
 pytestmark = pytest.mark.slow
 
 
-def test_a_chat_only_server_is_gated_on_the_chat_route_and_the_report_says_so(gate_run, llama_server, q4_0_model,
-                                                                             read_report):
-    server, other = llama_server("-t 1"), llama_server("-t 1", model=q4_0_model)
+def test_a_chat_only_server_is_gated_on_the_chat_route_and_the_report_says_so(gate_run, shared_server, llama_server,
+                                                                             q4_0_model, read_report):
+    server, other = shared_server, llama_server("-t 1", model=q4_0_model)
     with FaultProxy(server.url, refuse_paths=("/v1/completions",)) as proxy:
         rec = gate_run("--backend=openai", f"--url={proxy.url}", "--record=ref", report="rec")
         rec.assert_outcomes(passed=5)

@@ -60,21 +60,34 @@ def test_example_reference_gates_here(pytester):
     result.assert_outcomes(failed=len(near), passed=2 - len(near), deselected=49)
 
 
-@pytest.mark.slow
-def test_readme_main_job_runs_twice_in_a_row(tmp_path):
-    """The full-size end-to-end run: the README's main job, twice (the second overwrites explicitly).
+# The small second run: one prompt that copies text from itself, so ngram speculation drafts and is accepted.
+AGAIN = {"id": "repeat-list", "class": "repetition", "max_tokens": 48, "messages": [
+    {"role": "system", "content": "Session a91f03c7e2. You are a helpful assistant."},
+    {"role": "user", "content": "Copy this text exactly, three times, one copy per line: The quick brown fox jumps "
+                                "over the lazy dog near the river bank at dawn."}]}
 
-    The canaries' full sweep (8K needles) is the main job's, not CI's: they have their own small
-    self-tests, so here they are switched off through PYTEST_ADDOPTS, the command itself unchanged."""
+
+@pytest.mark.slow
+def test_readme_main_job_runs_then_runs_again_in_the_same_folder(tmp_path):
+    """The full-size end-to-end run, the README's main job, once; then the same command again in the same folder,
+    small: its --record-overwrite replaces the reference the first run left there, and its gate reads the new one.
+
+    The canaries' full sweep (8K needles) is the main job's, not CI's: they have their own small self-tests, so
+    here they are switched off through PYTEST_ADDOPTS, the command itself unchanged. The second run is made small
+    the same way (one prompt x 48 tokens): what it proves is that the command runs again, not at which size."""
     command = readme_command("main-job")
-    env = dict(os.environ, PYTEST_ADDOPTS="--canaries=none")
-    for attempt in (1, 2):
+    again = tmp_path / "again.jsonl"
+    again.write_text(json.dumps(AGAIN) + "\n")
+    for attempt, addopts in ((1, "--canaries=none"), (2, f"--canaries=none --suite={again}")):
         r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
-                           env=env)
+                           env=dict(os.environ, PYTEST_ADDOPTS=addopts))
         assert r.returncode == 0, f"attempt {attempt}:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+        reports = sorted((tmp_path / "reports").glob("*-llamacpp-cpu*"))
+        gate = json.loads((reports[-1] / "identity.json").read_text())
+        reference = load_reference(tmp_path / "reports" / "mtp0")
+        assert gate["mode"] == "gate" and reference.kind == "mtp0" and gate["speculation"]["drafted"] > 0
         if attempt == 1:
-            reports = sorted((tmp_path / "reports").glob("*-llamacpp-cpu"))
-            gate = json.loads((reports[-1] / "identity.json").read_text())
-            assert gate["mode"] == "gate" and gate["summary"]["exact"][1] == 12
-            assert gate["speculation"]["drafted"] > 0
-            assert load_reference(tmp_path / "reports" / "mtp0").kind == "mtp0"
+            assert gate["summary"]["exact"][1] == 12 and len(reference.case_ids) == 12
+        else:  # the reference was overwritten (not added to), and each run wrote reports of its own
+            assert gate["summary"]["exact"][1] == 1 and reference.case_ids == ["repeat-list"]
+            assert len(reports) == 4, [p.name for p in reports]

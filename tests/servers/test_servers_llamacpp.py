@@ -69,11 +69,10 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
     assert [p["status"] for p in diff.prompts] == ["identical"] * 3 and diff.identity_changes == []
 
 
-def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_server, read_report):
+def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_server, shared_reference, read_report):
     a, b = llama_server("-t 1"), llama_server("-t 1")
-    gate_run(f"--url={a.url}", "--record=ref", report="rec").assert_outcomes(passed=5)
     with FaultProxy(b.url, rewrite_chunk=change_token(request_index=1, position=7)) as proxy:
-        result = gate_run("-n", "2", f"--url={a.url},{proxy.url}", "--reference=ref", report="fault")
+        result = gate_run("-n", "2", f"--url={a.url},{proxy.url}", f"--reference={shared_reference}", report="fault")
     assert result.ret == 1
     result.assert_outcomes(passed=6, failed=1)
     result.stdout.fnmatch_lines([f"*tokens[[]code-hashmap[]]: divergent: first divergence at token 7 of 32*"

@@ -145,7 +145,7 @@ def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_ru
     assert rep["evidence"]["cached_tokens"] == "absent"
 
 
-def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(gate_run, vllm_servers, llama_server,
+def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(gate_run, vllm_servers, shared_server,
                                                                               read_report):
     v = gate_run("--backend=openai", f"--url={vllm_servers.get().url}", report="openai-vllm")
     v.assert_outcomes(passed=5)
@@ -153,7 +153,7 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
     assert ev["token_ids"] == "returned by the server" and ev["cached_tokens"] == "per request in 3 of 3 requests"
     assert "prefix_cache_hits" in ev["counters"] and "top-k at 96 of 96" in ev["logprobs"]
 
-    server = llama_server()
+    server = shared_server
     rec = gate_run("--backend=openai", f"--url={server.url}", "--record=ref", report="openai-llama")
     rec.assert_outcomes(passed=5)
     rep = read_report(rec.folder)

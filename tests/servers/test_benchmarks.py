@@ -1,0 +1,43 @@
+"""Every script in benchmarks/ runs, in a smoke size (one round, a few tokens), so none can rot unseen.
+
+At this size, on a shared CI machine, their figures say little; they are printed to the log all the same."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+# script -> (its smallest arguments, a pattern for each figure it must print)
+SMOKE = {
+    "ladder_overhead.py": (["--levels", "2", "--rounds", "1", "--max-tokens", "8"],
+                           [r"^c2: 12 requests in 6 wave\(s\); oracle/bare wall-time ratio min [\d.]+ median [\d.]+",
+                            r"achieved overlap min \d+ max \d+ of 2$"]),
+    "html_report_size.py": (["--prompts", "4", "--tokens", "16", "--levels", "1,2"],
+                            [r"identity\.html [\d.]+ MB, written in [\d.]+ s",
+                             r"headless Chromium load .* median \d+ ms"]),
+    "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4"],
+                           [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
+}
+
+
+def test_every_benchmark_has_a_smoke_size():
+    assert sorted(p.name for p in BENCHMARKS.glob("*.py")) == sorted(SMOKE), "add the new script to SMOKE"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(SMOKE))
+def test_benchmark_runs_in_smoke_size(script, tmp_path, capsys):
+    args, figures = SMOKE[script]
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=900)
+    with capsys.disabled():  # the figures go to the log, as when the script is run by hand
+        print(f"\n$ python benchmarks/{script} {' '.join(args)}\n{done.stdout.rstrip()}")
+    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    for pattern in figures:
+        assert re.search(pattern, done.stdout, re.M), f"{script} printed no figure matching {pattern!r}:\n{done.stdout}"
