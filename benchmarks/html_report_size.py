@@ -88,7 +88,7 @@ def main() -> None:
     render_s = time.perf_counter() - t0
     print(f"{a.prompts} prompts x {a.tokens} tokens, ladder {a.levels} + boot 2: identity.html "
           f"{len(page.encode()) / 1e6:.2f} MB, written in {render_s:.2f} s")
-    from helpers.browser import headless_chromium
+    from browser import headless_chromium
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "identity.html"

@@ -119,7 +119,7 @@ def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run,
     assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"] == ["exact"] * 3
     speculation = [c for c in rep["checks"] if c["id"] == "speculation"][0]
     assert speculation["verdict"] == "pass" and "rate" in speculation["detail"]
-    assert speculation["evidence"]["server_config"].startswith("draft model") and not speculation["evidence"]["declared"]
+    assert speculation["evidence"]["server_config"] == "speculative decoding on (/slots speculative: true)" and not speculation["evidence"]["declared"]
     assert "mean accepted length" in (result.folder / "identity.md").read_text()
 
 
