@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.option_types import (DTYPES, INCONCLUSIVE_KINDS, LADDER_MODES, backend_name, bounded,
+from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
                                  canary_kinds_list, dtype, floor_dtype, inconclusive_kinds, int_list,
                                  ladder_levels, ladder_minimums, ladder_mode, positive_int, reference_kind,
                                  shell_command)
