@@ -1,0 +1,1 @@
+"""The speed card: decode rates from token arrival times, their validity labels, and candidate vs reference."""
