@@ -13,11 +13,12 @@ import pytest
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
            "canary_kinds_list", "dtype", "floor_dtype", "inconclusive_kinds", "int_list", "ladder_levels",
-           "ladder_minimums", "ladder_mode", "positive_int", "reference_kind", "shell_command"]
+           "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
+           "speedup"]
 
 LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
-INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary")
+INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
 CANARY_KINDS = ("code", "needle", "repeats")
 
 
@@ -31,6 +32,31 @@ def positive_int(flag: str):
             raise pytest.UsageError(f"{flag} {value!r}: must be at least 1")
         return n
     return parse
+
+
+def non_negative_int(flag: str):
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected a whole number, e.g. {flag} 1") from None
+        if n < 0:
+            raise pytest.UsageError(f"{flag} {value!r}: must be 0 or more")
+        return n
+    return parse
+
+
+def speedup(value: str) -> float:
+    """--min-speedup: a ratio candidate / reference above 0 (1.0: at least as fast; 1.2: 20% faster)."""
+    try:
+        x = float(value.rstrip("xX"))
+    except ValueError:
+        raise pytest.UsageError(f"--min-speedup {value!r}: expected a ratio, e.g. --min-speedup 1.1 (10% faster "
+                                "than the reference)") from None
+    if not 0 < x < 1000:
+        raise pytest.UsageError(f"--min-speedup {value!r}: must be a ratio above 0, e.g. 1.0 (no slower than "
+                                "the reference)")
+    return x
 
 
 def bounded(flag: str, what: str, example: str, low: float, high: float, *, percent: bool = False):

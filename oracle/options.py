@@ -12,8 +12,8 @@ import pytest
 
 from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
                                  canary_kinds_list, dtype, floor_dtype, inconclusive_kinds, int_list,
-                                 ladder_levels, ladder_minimums, ladder_mode, positive_int, reference_kind,
-                                 shell_command)
+                                 ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
+                                 reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
 
 __all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_role",
@@ -111,6 +111,14 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--speculative", action="store_true", default=False,
                 help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off; "
                      "also required when the server's config or counters show speculation)")
+    g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
+                help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
+                     "verdicts and speed; a speed card is headline only after one (default: 1)")
+    g.addoption("--min-speedup", metavar="X", type=speedup, default=None,
+                help="add the speed item: pass when the 95%% interval of the median per-prompt speed-up over the "
+                     "reference (conventional decode rate) lies at or above X, fail when it lies below; "
+                     "inconclusive (kind speed) when X is inside it or either speed card is not headline "
+                     "(default: speed reported, not judged)")
     g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
                 help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
                      "independent streamed requests in flight, each compared with its prompt's c1 record "
@@ -174,6 +182,8 @@ class GateOptions:
     same_top1_min: float | None = None  # percent
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
+    warmup: int = 1  # throwaway requests before the c1 run
+    min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
 
     @property
     def embedded(self) -> bool:
@@ -258,6 +268,12 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if unknown:
         raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
+    if o.min_speedup is not None and not o.reference:
+        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
+                                "add --reference DIR (a reference recorded on the same hardware)")
+    if o.min_speedup is not None and workers > 1:
+        raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
+                                "at once and share the machine: gate the speed without -n")
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     return GateOptions(
@@ -271,5 +287,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
-        workers=workers, allow_mixed_servers=o.allow_mixed_servers,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
     )

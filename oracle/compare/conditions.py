@@ -132,8 +132,13 @@ def _row_line(row: dict) -> str:
 
 
 def headline_counts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[str]:
-    """["c1 12/12", "c8 1/16", ..., "boots 2/2"] for a report's headline (boot 1 counts as agreeing)."""
-    parts = [f"{level} {v['counts']['exact']}/{v['records']}" for level, v in ladder.items()]
+    """["c1 12/12 (98 tok/s)", "c8 1/16 (412 tok/s)", ..., "boots 2/2"] for a report's headline (boot 1 counts as
+    agreeing); a level's tok/s is its aggregate throughput (tokens / wall time of its waves)."""
+    def tput(v):
+        t = (v.get("speed") or {}).get("throughput_tok_s")
+        return f" ({t:.0f} tok/s)" if t else ""
+
+    parts = [f"{level} {v['counts']['exact']}/{v['records']}{tput(v)}" for level, v in ladder.items()]
     if boots:
         same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
         parts.append(f"boots {same + 1}/{len(boots) + 1}")

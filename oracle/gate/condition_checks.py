@@ -16,6 +16,7 @@ from oracle.gate.primary import not_run, run_log
 from oracle.gate.registry import Finding
 from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.run.runner import RunResult, one_at_a_time
+from oracle.speed.card import level_speed
 from oracle.store.records import PRIMARY, Condition, Record
 from oracle.targets import TargetError
 
@@ -99,7 +100,9 @@ class ConditionChecks:
             check.lines.insert(0, f"only {reached} of {level} requests generated at the same time: the level "
                                   "was not proven (give the server more slots, e.g. llama-server -np N)")
         runs = self._evidence(check, result)
-        return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap}},
+        speed = level_speed(result.records, result.wall_s)
+        return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap,
+                                                                                              "speed": speed}},
                                "determinism": determinism_of(self.rows)})
 
     def boot_check(self, boot: int) -> Finding:

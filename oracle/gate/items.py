@@ -33,7 +33,7 @@ class ItemSpec:
         return GATE_PREFIX + self.name
 
 
-def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int) -> list[ItemSpec]:
+def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None) -> list[ItemSpec]:
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots: in the order they run."""
     specs = []
@@ -49,6 +49,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int) -> list[
     else:  # each server proves its own run (see placement.py)
         specs += [ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s) for s in range(servers)]
         specs += [ItemSpec(f"speculation[{server_label(s)}]", "speculation", s) for s in range(servers)]
+    if min_speedup is not None and plan.mode == "gate":
+        specs.append(ItemSpec("speed", "speed"))  # judged from the c1 run's card, after its cache evidence
     # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
     if plan.logits_gate:
         specs.append(ItemSpec("logits", "logits_suite"))
@@ -62,7 +64,7 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int) -> list[
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.ladder, o.boots, o.workers)
+    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup)
 
 
 class GateFailure(Exception):

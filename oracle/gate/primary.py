@@ -37,8 +37,9 @@ def run_log(result: RunResult, **extra) -> dict:
 
 
 class PrimaryRun:
-    def __init__(self, plan, recorder, prompts, state, *, server_index: int = 0, owned: set[str] | None = None) -> None:
-        self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
+    def __init__(self, plan, recorder, prompts, state, speed, *, server_index: int = 0,
+                 owned: set[str] | None = None) -> None:
+        self.plan, self.recorder, self.prompts, self.state, self.speed = plan, recorder, prompts, state, speed
         self.server_index, self.owned = server_index, owned
         self.result: RunResult | None = None
         self.ran = False
@@ -53,6 +54,9 @@ class PrimaryRun:
             return {}
         self.ran = True
         mine = [p for p in self.prompts.rendered if self.owned is None or p.id in self.owned]
+        warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
+        if warmup is None:
+            return {}
         self.result = self.recorder.run(PRIMARY, one_at_a_time(mine))
         if self.result is None:
             return {}
@@ -74,6 +78,7 @@ class PrimaryRun:
         if fingerprints:
             findings["identity"] = {"server": self.state.identity.get("server", {})
                                     | {"system_fingerprint": ", ".join(fingerprints)}}
+        findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend)
         findings["complete"] = True
         return findings
 

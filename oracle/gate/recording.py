@@ -27,8 +27,11 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
     logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
               "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}
+    # The reference's speed card is rebuilt from its records' token times; what they cannot tell is kept here.
+    speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup")}
+             if state.speed else None)
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
                           canaries=state.canaries, overwrite=o.record_overwrite,
-                          noise=noise.as_json() if noise else None, logits=logits)
+                          noise=noise.as_json() if noise else None, logits=logits, speed=speed)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

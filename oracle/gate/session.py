@@ -24,6 +24,7 @@ from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
+from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
@@ -56,6 +57,7 @@ class GateSession(ReportOwner):
         self.primary: PrimaryRun | None = None
         self.conditions: ConditionChecks | None = None
         self.logits: LogitsChecks | None = None
+        self.speed: SpeedChecks | None = None
         self.checks = CheckRegistry()
 
     @property
@@ -99,14 +101,15 @@ class GateSession(ReportOwner):
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
-        self.primary = PrimaryRun(*parts, server_index=self.worker or 0, owned=self.owned)
+        self.speed = SpeedChecks(self.plan, self.prompts, self.state)
+        self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned)
         self.conditions = ConditionChecks(*parts, self.target)
         self.logits = LogitsChecks(*parts, self.target)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
                                ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
-                               ("boot", self.conditions.boot_check)):
+                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Iterable
 
 from oracle.canary.results import canary_summary
 from oracle.compare.conditions import first_split, headline_counts, verdict_rank
+from oracle.speed.report import headline as speed_headline, html_section as speed_html
 
 __all__ = ["grid", "render_html"]
 
@@ -119,6 +120,9 @@ def _header(data: dict) -> str:
     spec = data.get("speculation") or {}
     if spec.get("rate") is not None:
         parts.append(f"acceptance {spec['rate']:.1%}")
+    speed = speed_headline(data.get("speed"))
+    if speed:
+        parts.insert(1, speed)
     verdict = data.get("verdict", "partial")
     server = ident.get("server") or {}
     model = ident.get("model") or {}
@@ -320,6 +324,6 @@ def render_html(data: dict) -> str:
             f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{_CSS}</style></head><body>"
             f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
-            f"{_logits(data)}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
+            f"{_logits(data)}{speed_html(data.get('speed'))}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
             f"<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"
             "</body></html>\n")

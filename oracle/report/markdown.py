@@ -7,6 +7,7 @@ from oracle.compare.conditions import headline_counts
 from oracle.compare.noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT
 from oracle.logits.report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from oracle.report.state import ReportState
+from oracle.speed.report import headline as speed_headline, markdown_lines as speed_markdown_lines
 
 __all__ = ["markdown"]
 
@@ -31,6 +32,9 @@ def _headline(state: ReportState, data: dict) -> str:
     extra = headline_counts(state.ladder, state.boots)
     if logits and tokens_gated and state.mode == "gate":
         extra = [logits] + extra
+    speed = speed_headline(state.speed)
+    if speed:
+        extra = [speed] + extra
     return head + (" · " + " · ".join(extra) if extra else "")
 
 
@@ -100,6 +104,7 @@ def markdown(state: ReportState, data: dict) -> str:
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
     lines += logits_markdown_lines(state.logits)
+    lines += speed_markdown_lines(state.speed)
     spec = data["speculation"]
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""

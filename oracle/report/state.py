@@ -16,11 +16,12 @@ from oracle.compare.noise import UNMEASURED, determinism_of
 from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
+from oracle.speed.card import merge_cards
 from oracle.store.records import PRIMARY, RecordKey
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2  # 2: the speed card (`speed`), Wilson intervals on counts; see docs/report-schema.md
 
 
 def _utc() -> str:
@@ -53,6 +54,7 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
+    speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
 
     # -- filling ---------------------------------------------------------------------------
@@ -131,6 +133,7 @@ class ReportState:
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
+            "speed": self.speed,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -145,7 +148,7 @@ class ReportState:
         A payload is what `gate.controller.worker_payload` sent: the worker's `as_json()` under "state", its
         condition rows, server index, URL and the prompts it owned at c1."""
         rows: dict[str, list[dict]] = {}
-        servers, identities, problems, spec_parts, cache_parts = [], {}, [], [], {}
+        servers, identities, problems, spec_parts, cache_parts, speed_parts = [], {}, [], [], {}, []
         complete = True
         for index in range(workers):
             label = server_label(index)
@@ -182,6 +185,8 @@ class ReportState:
                 spec_parts.append(data["speculation"])
             if data.get("cache"):
                 cache_parts[label] = data["cache"]
+            if data.get("speed"):
+                speed_parts.append(data["speed"])
             self.canaries.update(data.get("canaries") or {})
             self.evidence = self.evidence or data.get("evidence")
             self.ladder.update({k: v | {"server": label} for k, v in (data.get("ladder") or {}).items()})
@@ -197,6 +202,7 @@ class ReportState:
         self.identity["servers_c1_crosscheck"] = self._c1_crosscheck()
         self.speculation = _merged_speculation(spec_parts)
         self.cache = _merged_cache(cache_parts)
+        self.speed = merge_cards(speed_parts, servers=workers)
         mismatch = differences(identities) if len(identities) > 1 else []
         if mismatch:
             if allow_mixed:

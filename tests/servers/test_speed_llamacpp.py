@@ -1,0 +1,142 @@
+"""The speed card and the speed item on a real llama-server: a planted slowdown is measured and fails the
+item, n-gram speculation is diagnostic, a reference without token times is not comparable."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, write_suite
+from proxy import FaultProxy
+
+pytestmark = pytest.mark.slow
+
+MAX_TOKENS = 104  # >= 101: every prompt gets a conventional rate
+TARGET_RATIO = 0.7  # the planted delay slows the candidate to this share of the reference's median rate
+
+
+def speed_rows() -> list[dict]:
+    """Six prompts of the default suite that run past 101 tokens (the short tool-summary one left out)."""
+    rows = [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["id"] != "tool-summary"][:6]
+
+
+@pytest.fixture(scope="module")
+def speed_suite(tmp_path_factory) -> Path:
+    return write_suite(tmp_path_factory.mktemp("speed-suite"), "speed", speed_rows())
+
+
+@pytest.fixture(scope="module")
+def speed_reference(shared_server, speed_suite, tmp_path_factory) -> Path:
+    """A headline reference: six prompts x 104 tokens, warmed up, cache-zero proven, on the shared server."""
+    folder = tmp_path_factory.mktemp("speed-reference")
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    ref = folder / "ref"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp",
+           f"--url={shared_server.url}", f"--suite={speed_suite}", f"--max-tokens={MAX_TOKENS}", "--canaries=none",
+           f"--record={ref}", f"--report-dir={folder / 'rec'}"]
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert done.returncode == 0, done.stdout[-3000:]
+    card = json.loads((folder / "rec" / "identity.json").read_text())["speed"]
+    assert card["label"] == "headline", card["reasons"]
+    return ref
+
+
+def reference_median(ref: Path) -> float:
+    rates = []
+    for npz in sorted((ref / "records" / "boot1-c1").glob("*.npz")):
+        t = np.load(npz)["token_times_s"]
+        rates.append(99 / (t[99] - t[0]))
+    return float(np.median(rates))
+
+
+def speed_check(rep: dict) -> dict:
+    return next(c for c in rep["checks"] if c["id"] == "speed")
+
+
+def test_a_planted_delay_is_measured_and_fails_the_speed_item(gate_run, shared_server, speed_suite, speed_reference,
+                                                               read_report):
+    pace_s = 1 / (TARGET_RATIO * reference_median(speed_reference))
+    predicted = 1 / pace_s  # the proxy releases pieces pace_s apart; the server alone is faster
+    with FaultProxy(shared_server.url, pace_s=pace_s) as proxy:
+        slow = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
+                        suite=speed_suite, max_tokens=MAX_TOKENS, report="slow")
+        rep = read_report(slow.folder)
+        assert slow.ret == 1
+        slow.assert_outcomes(passed=8, failed=1)
+        card = rep["speed"]
+        measured = card["summary"]["conventional_tok_s"]["median"]
+        assert abs(measured - predicted) / predicted < 0.15, (measured, predicted)
+        check = speed_check(rep)
+        assert (check["verdict"], check["outcome"]) == ("fail", "failed")
+        assert check["evidence"]["ci95"][1] < 1.0 and check["evidence"]["label"] == "headline"
+        assert "x slower [" in check["detail"] and "--min-speedup 1: the whole interval is below it" in check["detail"]
+        assert rep["summary"]["exact"] == [6, 6]  # identical and slower: the tokens pass, the speed fails
+
+        ok = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=0.5",
+                      suite=speed_suite, max_tokens=MAX_TOKENS, report="slow-ok")
+    rep = read_report(ok.folder)
+    assert ok.ret == 0, ok.stdout.str()[-2000:]
+    check = speed_check(rep)
+    assert (check["verdict"], check["outcome"]) == ("pass", "passed") and check["evidence"]["ci95"][0] >= 0.5
+    md = (ok.folder / "identity.md").read_text()
+    assert md.startswith("# oracle gate: PASS: 6/6 exact · 0.") and "x slower [" in md.splitlines()[0]
+    assert "6 prompts, headline)" in md.splitlines()[0]
+
+
+def test_ngram_speculation_is_diagnostic_and_the_speed_item_inconclusive(gate_run, llama_tools, model_path,
+                                                                         speed_suite, speed_reference, read_report):
+    from oracle.targets.embedded import embedded_command
+
+    launch = embedded_command(llama_tools, model_path, "--spec-type ngram-simple").removeprefix("exec ")
+    args = (f"--launch={launch}", f"--reference={speed_reference}", "--min-speedup=0.5", "--speculative")
+    strict = gate_run(*args, suite=speed_suite, max_tokens=MAX_TOKENS, report="ngram")
+    rep = read_report(strict.folder)
+    assert strict.ret == 1
+    card = rep["speed"]
+    assert card["label"] == "diagnostic"
+    assert card["reasons"][0].startswith("history-based speculation (ngram-simple in the launch command)")
+    check = speed_check(rep)
+    assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
+    assert check["detail"].startswith("speed comparison diagnostic: candidate: history-based speculation")
+
+    allowed = gate_run(*args, "--allow-inconclusive=speed", suite=speed_suite, max_tokens=MAX_TOKENS,
+                       report="ngram-allowed")
+    rep = read_report(allowed.folder)
+    assert allowed.ret == 0, allowed.stdout.str()[-2000:]
+    assert (speed_check(rep)["verdict"], speed_check(rep)["outcome"]) == ("inconclusive", "passed")
+
+
+def test_a_reference_without_token_times_is_not_comparable(gate_run, shared_server, speed_suite, speed_reference,
+                                                           tmp_path, read_report):
+    ref = tmp_path / "no-times"
+    shutil.copytree(speed_reference, ref)
+    manifest = json.loads((ref / "manifest.json").read_text())
+    for npz in (ref / "records" / "boot1-c1").glob("*.npz"):
+        arrays = dict(np.load(npz))
+        arrays["token_times_s"] = np.zeros(0)
+        with open(npz, "wb") as f:
+            np.savez(f, **arrays)
+        rel = str(npz.relative_to(ref))
+        import hashlib
+        manifest["files"][rel] = hashlib.sha256(npz.read_bytes()).hexdigest()
+    (ref / "manifest.json").write_text(json.dumps(manifest))
+    result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", "--min-speedup=1.0", suite=speed_suite,
+                      max_tokens=MAX_TOKENS, report="no-times")
+    rep = read_report(result.folder)
+    assert result.ret == 1
+    result.assert_outcomes(passed=8, failed=1)
+    versus = rep["speed"]["vs_reference"]
+    assert versus["label"] == "not comparable" and versus["median"] is None
+    assert versus["reasons"][0].startswith("the reference holds no token times")
+    check = speed_check(rep)
+    assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
+    assert check["detail"].startswith("speed comparison not comparable: the reference holds no token times")
