@@ -1,7 +1,9 @@
 """`oracle diff A B`: two report dirs, or a report dir and a reference, compared output by output.
 
 Per prompt: token-array hash equal or not and the first divergence; verdict changes;
-canary changes; identity changes (build, environment variable, package, model hash).
+canary changes; identity changes (build, environment variable, package, model hash); the speed change
+(B against A, paired per prompt, when both ran on the same hardware and hold token times; else "not
+comparable" with the reason). Reports of every schema are read; one without a speed card is "not comparable".
 Exit code 0 when every output is identical (identity differences are still listed),
 1 when any output differs, 2 on bad input.
 
@@ -16,9 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle.compare.tokens import first_divergence
+from oracle.speed.card import reference_card
+from oracle.speed.report import speed_words
+from oracle.speed.validity import NOT_COMPARABLE
+from oracle.speed.versus import compare_cards, hardware
 from oracle.store.records import PRIMARY, RecordKey, load_record
+from oracle.store.reference import ReferenceError, load_reference
 
-__all__ = ["DiffError", "RunSide", "diff_runs", "load_side"]
+__all__ = ["DiffError", "RunSide", "diff_runs", "load_side", "speed_change"]
 
 # Identity fields that differ between any two runs of one configuration.
 # Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
@@ -39,6 +46,8 @@ class RunSide:
     canaries: dict[str, str] = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
     folders: dict[str, str] = field(default_factory=dict)  # prompt id -> records folder (several servers)
+    speed: dict | None = None  # the speed card (a report's; a reference's is rebuilt from its records)
+    no_speed: str | None = None  # why there is no card
 
     def tokens(self, pid: str) -> list[int]:
         return load_record(self.path / self.folders.get(pid, "records"), PRIMARY, pid).completion_ids
@@ -48,10 +57,11 @@ def load_side(path: Path) -> RunSide:
     if (path / "manifest.json").is_file():
         m = _json(path / "manifest.json")
         cases = m.get("cases") or {}
+        card, why = _reference_card(path, list(cases))
         return RunSide(path, "reference", {k: v["completion_sha256"] for k, v in cases.items()},
                        {k: v.get("finish_reason") for k, v in cases.items()},
                        canaries={k: _canary(v) for k, v in (m.get("canaries") or {}).items()},
-                       identity=m.get("identity") or {})
+                       identity=m.get("identity") or {}, speed=card, no_speed=why)
     if (path / "identity.json").is_file():
         rep = _json(path / "identity.json")
         hashes, finish, folders = {}, {}, {}
@@ -68,9 +78,32 @@ def load_side(path: Path) -> RunSide:
         return RunSide(path, "report", hashes, finish,
                        verdicts={c["id"]: c["verdict"] for c in rep.get("checks", [])},
                        canaries={k: _canary(v) for k, v in (rep.get("canaries") or {}).items()},
-                       identity=rep.get("identity") or {}, folders=folders)
+                       identity=rep.get("identity") or {}, folders=folders, speed=rep.get("speed"),
+                       no_speed=None if rep.get("speed") else
+                       f"{path} has no speed card (report schema {rep.get('schema_version', 1)}, or no primary run)")
     raise DiffError(f"{path}: neither a report dir (identity.json) nor a reference (manifest.json); "
                     "give a folder written by `pytest --backend=...` or `--record`")
+
+
+def _reference_card(path: Path, prompt_ids: list[str]) -> tuple[dict | None, str | None]:
+    try:
+        return reference_card(load_reference(path), prompt_ids)
+    except (ReferenceError, OSError) as exc:
+        return None, f"{path}: its token times cannot be read ({exc})"
+
+
+def speed_change(a: RunSide, b: RunSide) -> dict:
+    """B's speed against A's: the paired speed-up with its interval, or not comparable and why."""
+    missing = a.no_speed if a.speed is None else b.no_speed if b.speed is None else None
+    if missing:
+        return {"label": NOT_COMPARABLE, "reasons": [missing], "median": None, "ci95": None}
+    return compare_cards(b.speed, a.speed, candidate_hw=hardware(b.identity), reference_hw=hardware(a.identity))
+
+
+def speed_change_words(change: dict) -> str:
+    if change.get("median") is None or change["label"] == NOT_COMPARABLE:
+        return f"{change['label']} ({'; '.join(change.get('reasons') or []) or 'no prompt timed on both sides'})"
+    return speed_words(change)
 
 
 def _json(path: Path) -> dict:
@@ -102,6 +135,7 @@ class DiffResult:
     verdict_changes: list[dict]
     canary_changes: list[dict]
     identity_changes: list[dict]
+    speed: dict = field(default_factory=dict)  # B against A
 
     @property
     def outputs_identical(self) -> bool:
@@ -110,12 +144,14 @@ class DiffResult:
     def as_json(self) -> dict:
         return {"a": str(self.a.path), "b": str(self.b.path), "outputs_identical": self.outputs_identical,
                 "prompts": self.prompts, "verdict_changes": self.verdict_changes,
-                "canary_changes": self.canary_changes, "identity_changes": self.identity_changes}
+                "canary_changes": self.canary_changes, "identity_changes": self.identity_changes,
+                "speed": self.speed}
 
     def table(self) -> str:
         same = sum(p["status"] == "identical" for p in self.prompts)
         lines = [f"A {self.a.kind}: {self.a.path}", f"B {self.b.kind}: {self.b.path}",
-                 f"outputs: {same}/{len(self.prompts)} identical", "",
+                 f"outputs: {same}/{len(self.prompts)} identical",
+                 f"speed, B against A: {speed_change_words(self.speed)}", "",
                  f"{'prompt':28} {'status':12} first divergence"]
         for p in self.prompts:
             fd = "" if p["first_divergence"] is None else str(p["first_divergence"])
@@ -153,4 +189,4 @@ def diff_runs(a_path: Path, b_path: Path) -> DiffResult:
     identity = [{"field": k, "a": fa.get(k, "absent"), "b": fb.get(k, "absent")}
                 for k in sorted(set(fa) | set(fb))
                 if fa.get(k) != fb.get(k) and not any(k == v or k.startswith(v) for v in _VOLATILE)]
-    return DiffResult(a, b, prompts, verdicts, canaries, identity)
+    return DiffResult(a, b, prompts, verdicts, canaries, identity, speed_change(a, b))

@@ -104,8 +104,8 @@ def markdown(state: ReportState, data: dict) -> str:
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
     lines += logits_markdown_lines(state.logits)
-    lines += speed_markdown_lines(state.speed)
     spec = data["speculation"]
+    lines += speed_markdown_lines(state.speed, spec)
     if spec and spec.get("drafted") is not None:
         rate = f", rate {spec['rate']:.1%}" if spec.get("rate") is not None else ""
         mal = f", mean accepted length {spec['mean_accepted_length']:.2f}" if spec.get("mean_accepted_length") else ""

@@ -11,7 +11,7 @@ from html import escape
 from oracle.speed.card import FIGURES
 from oracle.speed.validity import NOT_COMPARABLE
 
-__all__ = ["headline", "html_section", "markdown_lines", "speed_words"]
+__all__ = ["headline", "html_section", "markdown_lines", "speculation_words", "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
@@ -43,15 +43,29 @@ def headline(card: dict | None) -> str | None:
     return f"conventional decode median {conv['median']:.1f} tok/s ({conv['prompts']} prompts, {card['label']})"
 
 
+def speculation_words(spec: dict | None) -> str | None:
+    """Acceptance beside the speed: a speculative config can keep the text right while acceptance drops to ~0%
+    (graph capture, a broken draft), and then it is not faster for the reason it claims."""
+    if not spec or spec.get("drafted") is None:
+        return None
+    rate = f"acceptance {spec['rate']:.1%}" if spec.get("rate") is not None else "acceptance unknown"
+    mal = (f", mean accepted length {spec['mean_accepted_length']:.2f}"
+           if spec.get("mean_accepted_length") is not None else "")
+    return f"{rate}{mal} (drafted {spec['drafted']:g}, accepted {spec.get('accepted') or 0:g})"
+
+
 def _num(x) -> str:
     return "-" if x is None else f"{x:g}" if isinstance(x, int) else f"{x:.4g}"
 
 
-def markdown_lines(card: dict | None) -> list[str]:
+def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[str]:
     if not card:
         return []
     lines = ["", f"## Speed card: {card['label']}", ""]
     lines += [f"- not a headline: {r}" for r in card["reasons"]]
+    spec = speculation_words(speculation)
+    if spec:
+        lines.append(f"- speculation: {spec}")
     lines.append(f"- token times: {card['token_times']}; the primary run ({card['condition']}), each prompt once")
     w = card.get("warmup") or {}
     lines.append(f"- warm-up: {w.get('requests', 0)} request(s)" + (f" of a fixed prompt outside the suite "
@@ -84,7 +98,7 @@ def markdown_lines(card: dict | None) -> list[str]:
     return lines
 
 
-def html_section(card: dict | None) -> str:
+def html_section(card: dict | None, speculation: dict | None = None) -> str:
     """The card as HTML: label and reasons, the summary table, the comparison, the per-prompt rows."""
     if not card:
         return ""
@@ -92,6 +106,7 @@ def html_section(card: dict | None) -> str:
     reasons = "".join(f"<li>{e(r)}</li>" for r in card["reasons"])
     head = (f"<h2>Speed card: <span class='speed {e(card['label'].replace(' ', '-'))}'>{e(card['label'])}</span></h2>"
             + (f"<ul>{reasons}</ul>" if reasons else "")
+            + (f"<p>speculation: {e(speculation_words(speculation))}</p>" if speculation_words(speculation) else "")
             + f"<p>token times: {e(card['token_times'])} · warm-up: {e((card.get('warmup') or {}).get('requests', 0))} "
               f"request(s) · prompts left out of the conventional rate (under {card['min_tokens']} tokens): "
               f"{e(', '.join(f'{k} ({n})' for k, n in card['excluded'].items()) or 'none')}</p>")

@@ -49,3 +49,42 @@ def test_bad_input_exits_2_with_the_fix(tmp_path, capsys):
     assert "neither a report dir (identity.json) nor a reference (manifest.json)" in capsys.readouterr().err
     assert main(["diff", str(CPU_REFERENCE)]) == 2
     assert main(["html", str(tmp_path)]) == 2
+
+
+def _report_with_card(folder: Path, rate: float, cpu: str) -> Path:
+    """A report dir holding only what diff reads: identity (hardware) and a speed card of 6 prompts."""
+    from oracle.speed.card import speed_card
+    from oracle.speed.figures import BYTES_ARRIVAL, prompt_figures
+
+    rows = {f"p{i}": prompt_figures([0.1 + k / (rate + i) for k in range(120)]) for i in range(6)}
+    folder.mkdir()
+    (folder / "identity.json").write_text(json.dumps({
+        "schema_version": 2, "identity": {"host": {"cpu": cpu, "cpu_count": 2}, "model": {"sha256": "m"}},
+        "speed": speed_card(rows, reasons=[], clock=BYTES_ARRIVAL), "checks": []}))
+    return folder
+
+
+def test_speed_change_between_two_reports_on_the_same_hardware(tmp_path):
+    a = _report_with_card(tmp_path / "a", 100.0, "Xeon")
+    b = _report_with_card(tmp_path / "b", 150.0, "Xeon")
+    speed = diff_runs(a, b).speed
+    assert speed["label"] == "headline" and 1.45 < speed["ci95"][0] <= speed["median"] <= speed["ci95"][1] < 1.5
+    assert main(["diff", str(a), str(b)]) == 0  # identical (empty) outputs; the speed change is listed, not judged
+
+
+def test_speed_change_across_hardware_or_old_reports_is_not_comparable(tmp_path, capsys):
+    a = _report_with_card(tmp_path / "a", 100.0, "Xeon")
+    b = _report_with_card(tmp_path / "b", 150.0, "EPYC")
+    speed = diff_runs(a, b).speed
+    assert speed["label"] == "not comparable" and speed["median"] is None
+    assert speed["reasons"] == ["different hardware: cpu: Xeon (reference) vs EPYC (candidate)"]
+    # A report written before speed cards (schema 1) is still read; its speed is not comparable.
+    old = diff_runs(GPU_RECORD, b)
+    assert old.speed["label"] == "not comparable" and "has no speed card (report schema 1" in old.speed["reasons"][0]
+    main(["diff", str(GPU_RECORD), str(b)])
+    assert "speed, B against A: not comparable (" in capsys.readouterr().out
+
+
+def test_a_reference_speed_card_is_rebuilt_from_its_records():
+    speed = diff_runs(CPU_REFERENCE, CPU_REFERENCE).speed
+    assert speed["median"] == 1.0 and speed["ci95"] == [1.0, 1.0]
