@@ -54,6 +54,11 @@ def speculation_words(spec: dict | None) -> str | None:
     return f"{rate}{mal} (drafted {spec['drafted']:g}, accepted {spec.get('accepted') or 0:g})"
 
 
+def _tokens(warmup: dict) -> str:
+    n = warmup.get("completion_tokens")
+    return ", ".join(map(str, n)) if isinstance(n, list) else str(n)
+
+
 def _num(x) -> str:
     return "-" if x is None else f"{x:g}" if isinstance(x, int) else f"{x:.4g}"
 
@@ -69,7 +74,7 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
     lines.append(f"- token times: {card['token_times']}; the primary run ({card['condition']}), each prompt once")
     w = card.get("warmup") or {}
     lines.append(f"- warm-up: {w.get('requests', 0)} request(s)" + (f" of a fixed prompt outside the suite "
-                                                                     f"({w.get('completion_tokens')} tokens)"
+                                                                     f"({_tokens(w)} tokens)"
                                                                      if w.get("requests") else ""))
     if card["excluded"]:
         lines.append(f"- left out of the conventional rate (fewer than {card['min_tokens']} tokens): "
