@@ -22,28 +22,24 @@ INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
 CANARY_KINDS = ("code", "needle", "repeats")
 
 
-def positive_int(flag: str):
+def _int_at_least(flag: str, least: int, expected: str, example: int, floor_words: str):
     def parse(value: str) -> int:
         try:
             n = int(value)
         except ValueError:
-            raise pytest.UsageError(f"{flag} {value!r}: expected a positive integer, e.g. {flag} 5") from None
-        if n < 1:
-            raise pytest.UsageError(f"{flag} {value!r}: must be at least 1")
+            raise pytest.UsageError(f"{flag} {value!r}: expected {expected}, e.g. {flag} {example}") from None
+        if n < least:
+            raise pytest.UsageError(f"{flag} {value!r}: must be {floor_words}")
         return n
     return parse
+
+
+def positive_int(flag: str):
+    return _int_at_least(flag, 1, "a positive integer", 5, "at least 1")
 
 
 def non_negative_int(flag: str):
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise pytest.UsageError(f"{flag} {value!r}: expected a whole number, e.g. {flag} 1") from None
-        if n < 0:
-            raise pytest.UsageError(f"{flag} {value!r}: must be 0 or more")
-        return n
-    return parse
+    return _int_at_least(flag, 0, "a whole number", 1, "0 or more")
 
 
 def speedup(value: str) -> float:
