@@ -70,6 +70,8 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
         unproven = c["verdict"] == "inconclusive"
         note = f"overlap {overlap['reached']}/{overlap['asked']}" if overlap else ""
         title = c["id"].replace("ladder[", "").replace("boot[", "boot ").rstrip("]")
+        tok_s = (((data.get("ladder") or {}).get(title) or {}).get("speed") or {}).get("throughput_tok_s")
+        note += f" · {tok_s:.0f} tok/s" if tok_s else ""
         columns.append({"key": key, "title": title, "note": note + (" (not proven)" if unproven else "")})
         if c["verdict"] == "not-run":
             for pid in prompts:
@@ -243,6 +245,11 @@ def _plots(data: dict, cells: dict[str, dict[str, dict]]) -> str:
         out.append(_bars("Achieved overlap per ladder level (requests generating at once)",
                          [(k, v["overlap"]["reached"], f"{v['overlap']['reached']} of {v['overlap']['asked']}")
                           for k, v in ladder.items() if v.get("overlap")], ""))
+        speeds = [(k, v["speed"]["throughput_tok_s"], f"{v['speed']['throughput_tok_s']:.0f} tok/s")
+                  for k, v in ladder.items() if (v.get("speed") or {}).get("throughput_tok_s")]
+        if speeds:
+            out.append(_bars("Aggregate throughput per ladder level (tokens / wall time of its waves, tok/s)",
+                             speeds, ""))
     return "".join(out) or "<p>Nothing to plot: no splits, no ladder.</p>"
 
 

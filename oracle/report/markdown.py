@@ -38,6 +38,10 @@ def _headline(state: ReportState, data: dict) -> str:
     return head + (" · " + " · ".join(extra) if extra else "")
 
 
+def _tok_s(x) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
 def _condition_lines(state: ReportState) -> list[str]:
     if not (state.ladder or state.boots):
         return []
@@ -45,16 +49,18 @@ def _condition_lines(state: ReportState) -> list[str]:
     on = any("server" in v for _, v in rows)  # several servers: say which one ran each condition
     lines = ["", f"Determinism: {DETERMINISM_WORDS[state.determinism]}.", "",
              "| condition | exact | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
-             + (" server |" if on else ""),
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
+             " throughput tok/s | median request tok/s |" + (" server |" if on else ""),
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
     for name, v in rows:
         c = v["counts"]
         ov = v.get("overlap")
         overlap = f"{ov['reached']}/{ov['asked']}" + (f" (server {ov['server_peak']})" if ov.get("server_peak") is not None
                                                       else "") if ov else "-"
         firsts = ", ".join(map(str, v["first_divergences"][:8])) or "-"
+        sp = v.get("speed") or {}  # ladder levels only; boots have none
         lines.append(f"| {name} | {c['exact']}/{v['records']} | {c['near-tie']} | {c['within-reference-noise']} | "
-                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} |"
+                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} | "
+                     f"{_tok_s(sp.get('throughput_tok_s'))} | {_tok_s(sp.get('median_conventional_tok_s'))} |"
                      + (f" {v.get('server', '-')} |" if on else ""))
     return lines
 
