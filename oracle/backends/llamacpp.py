@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import aclosing
 
 import httpcore
 import httpx
@@ -15,6 +16,7 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, request_timeout)
 from oracle.backends.metrics import Metrics
+from oracle.backends.stream import loads, sse_events
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
@@ -152,18 +154,16 @@ class LlamaCppBackend(BackendBase):
                 if r.status_code != 200:
                     detail = (await r.aread()).decode(errors="replace")[:300]
                     raise RequestFailed(f"POST /completion: HTTP {r.status_code}: {detail}")
-                async for line in r.aiter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    chunk = json.loads(line[6:])
-                    if "error" in chunk:
-                        raise RequestFailed(f"POST /completion: server error {chunk['error']}")
-                    now = time.perf_counter() - start
-                    self._take_chunk(out, chunk, now)
-                    text.append(chunk.get("content", ""))
-                    if chunk.get("stop"):
-                        final = chunk
-                        break
+                async with aclosing(sse_events(r.aiter_bytes())) as events:
+                    async for arrived, payload in events:
+                        chunk = loads(payload)
+                        if "error" in chunk:
+                            raise RequestFailed(f"POST /completion: server error {chunk['error']}")
+                        self._take_chunk(out, chunk, arrived - start)
+                        text.append(chunk.get("content", ""))
+                        if chunk.get("stop"):
+                            final = chunk
+                            break
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
             raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "

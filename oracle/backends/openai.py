@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from contextlib import aclosing
 from pathlib import Path
 
 import httpcore
@@ -27,6 +28,7 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, request_timeout, stop_reason)
 from oracle.backends.metrics import Metrics
+from oracle.backends.stream import DONE, loads, sse_events
 
 __all__ = ["OpenAIBackend"]
 
@@ -249,38 +251,23 @@ class OpenAIBackend(BackendBase):
         text: list[str] = []
         finish: str | None = None
         done = False
-        pieces = 0
         try:
             async with client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     detail = (await r.aread()).decode(errors="replace")[:400]
                     raise self._refused(r.status_code, detail, request)
-                async for line in r.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        done = True
-                        break
-                    chunk = json.loads(payload)
-                    if "error" in chunk:
-                        error = chunk["error"]
-                        code = error.get("code") if isinstance(error, dict) else None
-                        raise self._refused(code if isinstance(code, int) else 0, f"server error {error}", request)
-                    now = time.perf_counter() - start
-                    if chunk.get("system_fingerprint"):
-                        out.system_fingerprint = chunk["system_fingerprint"]
-                    _take_usage(out, chunk.get("usage"))
-                    for choice in chunk.get("choices") or []:
-                        pieces += 1
-                        if "delta" in choice:  # a chat chunk: the text is the delta's content
-                            choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
-                        text.append(choice.get("text") or "")
-                        if choice.get("prompt_token_ids") is not None and self.route != "chat":
-                            out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
-                        self._take_tokens(out, choice, now)
-                        if choice.get("finish_reason"):
-                            finish = choice["finish_reason"]
+                async with aclosing(sse_events(r.aiter_bytes())) as events:
+                    async for arrived, payload in events:
+                        if payload.strip() == DONE:
+                            done = True
+                            break
+                        chunk = loads(payload)
+                        if "error" in chunk:
+                            error = chunk["error"]
+                            code = error.get("code") if isinstance(error, dict) else None
+                            raise self._refused(code if isinstance(code, int) else 0, f"server error {error}",
+                                                request)
+                        finish = self._take_chunk(out, chunk, arrived - start, text) or finish
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise RequestFailed(f"POST {self.base_url}{self.path}: {type(exc).__name__}: {exc} "
                                 f"after {len(out.completion_ids)} tokens") from exc
@@ -297,6 +284,22 @@ class OpenAIBackend(BackendBase):
             self._fingerprints.add(out.system_fingerprint)
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
         return out
+
+    def _take_chunk(self, out: Completion, chunk: dict, now: float, text: list[str]) -> str | None:
+        """One streamed chunk into the completion, its tokens at time `now`; its finish reason, if any."""
+        finish = None
+        if chunk.get("system_fingerprint"):
+            out.system_fingerprint = chunk["system_fingerprint"]
+        _take_usage(out, chunk.get("usage"))
+        for choice in chunk.get("choices") or []:
+            if "delta" in choice:  # a chat chunk: the text is the delta's content
+                choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
+            text.append(choice.get("text") or "")
+            if choice.get("prompt_token_ids") is not None and self.route != "chat":
+                out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
+            self._take_tokens(out, choice, now)
+            finish = choice.get("finish_reason") or finish
+        return finish
 
     def _key_to_id(self, key: str) -> int | None:
         """A top-k key that is a token string, as an id: by the served model's tokenizer when it encodes the
