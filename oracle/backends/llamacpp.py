@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import aclosing
+from operator import itemgetter
 
 import httpcore
 import httpx
@@ -22,6 +23,7 @@ __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
+_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
 
 
 class LlamaCppBackend(BackendBase):
@@ -198,8 +200,8 @@ class LlamaCppBackend(BackendBase):
                 continue
             out.logprobs.append(float(p.get("logprob", float("nan"))))
             tops = p.get("top_logprobs") or []
-            out.top_ids.append([int(t["id"]) for t in tops])
-            out.top_logprobs.append([float(t["logprob"]) for t in tops])
+            out.top_ids.append(list(map(int, map(_ID, tops))))  # map: C loops, the inner loop of every token
+            out.top_logprobs.append(list(map(float, map(_LOGPROB, tops))))
 
     # -- teacher forcing (diagnostic, apart from the gated run) ---------------------------------
     def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
