@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import aclosing
+from operator import itemgetter
 
 import httpcore
 import httpx
@@ -15,11 +17,13 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, request_timeout)
 from oracle.backends.metrics import Metrics
+from oracle.backends.stream import loads, sse_events
 
 __all__ = ["LlamaCppBackend", "STOP_TYPES"]
 
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
+_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
 
 
 class LlamaCppBackend(BackendBase):
@@ -152,18 +156,16 @@ class LlamaCppBackend(BackendBase):
                 if r.status_code != 200:
                     detail = (await r.aread()).decode(errors="replace")[:300]
                     raise RequestFailed(f"POST /completion: HTTP {r.status_code}: {detail}")
-                async for line in r.aiter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    chunk = json.loads(line[6:])
-                    if "error" in chunk:
-                        raise RequestFailed(f"POST /completion: server error {chunk['error']}")
-                    now = time.perf_counter() - start
-                    self._take_chunk(out, chunk, now)
-                    text.append(chunk.get("content", ""))
-                    if chunk.get("stop"):
-                        final = chunk
-                        break
+                async with aclosing(sse_events(r.aiter_bytes())) as events:
+                    async for arrived, payload in events:
+                        chunk = loads(payload)
+                        if "error" in chunk:
+                            raise RequestFailed(f"POST /completion: server error {chunk['error']}")
+                        self._take_chunk(out, chunk, arrived - start)
+                        text.append(chunk.get("content", ""))
+                        if chunk.get("stop"):
+                            final = chunk
+                            break
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
             raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "
@@ -198,8 +200,8 @@ class LlamaCppBackend(BackendBase):
                 continue
             out.logprobs.append(float(p.get("logprob", float("nan"))))
             tops = p.get("top_logprobs") or []
-            out.top_ids.append([int(t["id"]) for t in tops])
-            out.top_logprobs.append([float(t["logprob"]) for t in tops])
+            out.top_ids.append(list(map(int, map(_ID, tops))))  # map: C loops, the inner loop of every token
+            out.top_logprobs.append(list(map(float, map(_LOGPROB, tops))))
 
     # -- teacher forcing (diagnostic, apart from the gated run) ---------------------------------
     def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,

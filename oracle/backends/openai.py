@@ -19,6 +19,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from contextlib import aclosing
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 
 import httpcore
@@ -27,10 +30,12 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, request_timeout, stop_reason)
 from oracle.backends.metrics import Metrics
+from oracle.backends.stream import DONE, loads, sse_events
 
 __all__ = ["OpenAIBackend"]
 
 _TOKEN_ID = "token_id:"
+_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
 
 
 class OpenAIBackend(BackendBase):
@@ -249,38 +254,23 @@ class OpenAIBackend(BackendBase):
         text: list[str] = []
         finish: str | None = None
         done = False
-        pieces = 0
         try:
             async with client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     detail = (await r.aread()).decode(errors="replace")[:400]
                     raise self._refused(r.status_code, detail, request)
-                async for line in r.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        done = True
-                        break
-                    chunk = json.loads(payload)
-                    if "error" in chunk:
-                        error = chunk["error"]
-                        code = error.get("code") if isinstance(error, dict) else None
-                        raise self._refused(code if isinstance(code, int) else 0, f"server error {error}", request)
-                    now = time.perf_counter() - start
-                    if chunk.get("system_fingerprint"):
-                        out.system_fingerprint = chunk["system_fingerprint"]
-                    _take_usage(out, chunk.get("usage"))
-                    for choice in chunk.get("choices") or []:
-                        pieces += 1
-                        if "delta" in choice:  # a chat chunk: the text is the delta's content
-                            choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
-                        text.append(choice.get("text") or "")
-                        if choice.get("prompt_token_ids") is not None and self.route != "chat":
-                            out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
-                        self._take_tokens(out, choice, now)
-                        if choice.get("finish_reason"):
-                            finish = choice["finish_reason"]
+                async with aclosing(sse_events(r.aiter_bytes())) as events:
+                    async for arrived, payload in events:
+                        if payload.strip() == DONE:
+                            done = True
+                            break
+                        chunk = loads(payload)
+                        if "error" in chunk:
+                            error = chunk["error"]
+                            code = error.get("code") if isinstance(error, dict) else None
+                            raise self._refused(code if isinstance(code, int) else 0, f"server error {error}",
+                                                request)
+                        finish = self._take_chunk(out, chunk, arrived - start, text) or finish
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise RequestFailed(f"POST {self.base_url}{self.path}: {type(exc).__name__}: {exc} "
                                 f"after {len(out.completion_ids)} tokens") from exc
@@ -297,6 +287,22 @@ class OpenAIBackend(BackendBase):
             self._fingerprints.add(out.system_fingerprint)
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
         return out
+
+    def _take_chunk(self, out: Completion, chunk: dict, now: float, text: list[str]) -> str | None:
+        """One streamed chunk into the completion, its tokens at time `now`; its finish reason, if any."""
+        finish = None
+        if chunk.get("system_fingerprint"):
+            out.system_fingerprint = chunk["system_fingerprint"]
+        _take_usage(out, chunk.get("usage"))
+        for choice in chunk.get("choices") or []:
+            if "delta" in choice:  # a chat chunk: the text is the delta's content
+                choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
+            text.append(choice.get("text") or "")
+            if choice.get("prompt_token_ids") is not None and self.route != "chat":
+                out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
+            self._take_tokens(out, choice, now)
+            finish = choice.get("finish_reason") or finish
+        return finish
 
     def _key_to_id(self, key: str) -> int | None:
         """A top-k key that is a token string, as an id: by the served model's tokenizer when it encodes the
@@ -323,13 +329,12 @@ class OpenAIBackend(BackendBase):
             if choice.get("text"):
                 out.token_times_s.append(now)
             return
-        chosen, tops = _logprob_rows(lp, len(ids), self._key_to_id)
-        for i, tid in enumerate(ids):
-            out.completion_ids.append(int(tid))
-            out.token_times_s.append(now)
-            out.logprobs.append(chosen[i])
-            out.top_ids.append([t for t, _ in tops[i]])
-            out.top_logprobs.append([v for _, v in tops[i]])
+        chosen, top_ids, top_logprobs = _logprob_rows(lp, len(ids), self._key_to_id)
+        out.completion_ids.extend(map(int, ids))
+        out.token_times_s.extend([now] * len(ids))
+        out.logprobs.extend(chosen)
+        out.top_ids.extend(top_ids)
+        out.top_logprobs.extend(top_logprobs)
 
 
 def _take_usage(out: Completion, usage: dict | None) -> None:
@@ -347,23 +352,42 @@ def _key_id(key, key_to_id) -> int | None:
     return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else key_to_id(key)
 
 
-def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[tuple[int, float]]]]:
-    """(chosen-token logprob, top-k as (id, logprob) best first) for n tokens; NaN / [] where absent.
+def _keyed_row(row: dict, key_to_id) -> tuple[list[int], list[float]]:
+    """One top-k object (key -> logprob) as ids and logprobs, best first; ([], []) when a key maps to no id.
+    The loops run in C (map): this is the inner loop of every streamed token."""
+    keys = list(row)
+    if all(map(str.startswith, keys, repeat(_TOKEN_ID))):  # vLLM's return_tokens_as_token_ids
+        ids = list(map(int, map(str.removeprefix, keys, repeat(_TOKEN_ID))))
+    else:
+        ids = [_key_id(k, key_to_id) for k in keys]
+        if None in ids:
+            return [], []
+    values = list(map(float, row.values()))
+    if values != sorted(values, reverse=True):
+        # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
+        order = sorted(range(len(values)), key=lambda j: -values[j])
+        ids, values = [ids[j] for j in order], [values[j] for j in order]
+    return ids, values
+
+
+def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[int]], list[list[float]]]:
+    """(chosen-token logprob, top-k ids best first, their logprobs) for n tokens; NaN / [] where absent.
     A row whose token-string keys do not all map to one id each is left empty, never guessed."""
     chosen = [float("nan")] * n
-    tops: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    top_ids: list[list[int]] = [[] for _ in range(n)]
+    top_logprobs: list[list[float]] = [[] for _ in range(n)]
     if not lp:
-        return chosen, tops
+        return chosen, top_ids, top_logprobs
     if lp.get("content") is not None:  # llama.cpp: per-token objects with ids
         for i, c in enumerate(lp["content"][:n]):
             chosen[i] = float(c.get("logprob", float("nan")))
-            tops[i] = [(int(t["id"]), float(t["logprob"])) for t in c.get("top_logprobs") or [] if "id" in t]
-        return chosen, tops
+            tops = [t for t in c.get("top_logprobs") or [] if "id" in t]
+            top_ids[i] = list(map(int, map(_ID, tops)))
+            top_logprobs[i] = list(map(float, map(_LOGPROB, tops)))
+        return chosen, top_ids, top_logprobs
     for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
         chosen[i] = float("nan") if v is None else float(v)
     for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
-        pairs = [(_key_id(k, key_to_id), float(v)) for k, v in (row or {}).items()]
-        if pairs and all(k is not None for k, _ in pairs):
-            # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
-            tops[i] = sorted(pairs, key=lambda p: -p[1])
-    return chosen, tops
+        if row:
+            top_ids[i], top_logprobs[i] = _keyed_row(row, key_to_id)
+    return chosen, top_ids, top_logprobs

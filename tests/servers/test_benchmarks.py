@@ -21,6 +21,12 @@ SMOKE = {
     "html_report_size.py": (["--prompts", "4", "--tokens", "16", "--levels", "1,2"],
                             [r"identity\.html [\d.]+ MB, written in [\d.]+ s",
                              r"headless Chromium load .* median \d+ ms"]),
+    "client_ingest.py": (["--levels", "8", "--requests", "16", "--rounds", "1", "--fidelity-requests", "1"],
+                         [r"^llamacpp c8: oracle [\d,]+ tok/s \([\d.]+ us CPU/token\), bare httpx aiter_lines [\d,]+ "
+                          r"tok/s \([\d.]+ us CPU/token\), oracle/bare [\d.]+",
+                          r"^vllm c8: oracle [\d,]+ tok/s",
+                          r"^llamacpp fidelity c1: conventional rate median [\d.]+ tok/s .* ok",
+                          r"^vllm fidelity c64: conventional rate median [\d.]+ tok/s .* ok"]),
     "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
 }
