@@ -4,8 +4,9 @@ The fixtures in `fixtures/behaviour/` were written by the code before the house 
 (`ORACLE_WRITE_BEHAVIOUR=1 pytest tests/.../test_behaviour_unchanged.py`); every later version must
 give the same verdicts, counts and identity.json contents. Left out of the comparison, and only these:
 timestamps, timings, URLs and ports, absolute paths (reduced to their last part), the order in which a
-wave's concurrent requests finished, and the machine (host name, environment, the installed package
-list: the dependencies change by design, and CI is another machine).
+wave's concurrent requests finished, the machine (host name, environment, the installed package
+list: the dependencies change by design, and CI is another machine), and the `confidence` keys added
+since (Wilson intervals derived from the counts that are compared).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ _MACHINE = {("identity", "host"), ("identity", "packages"), ("identity", "enviro
 # Per-request timings and the server's cumulative time counters.
 _TIME_FIELDS = {"token_times_s", "ttft_s", "wall_s", "tokens_per_s", "prompt_seconds_total",
                 "tokens_predicted_seconds_total", "started_at", "finished_at"}
+# Keys added after the fixtures were written, each derived from values the comparison already covers.
+_ADDED = {"confidence"}
 
 
 def normalise(value, path: tuple[str, ...] = ()):
@@ -39,7 +42,7 @@ def normalise(value, path: tuple[str, ...] = ()):
         for k, v in value.items():
             if path[-1:] == ("identity",) and (path[-1], k) in _MACHINE or (path[:1] + (k,)) in _MACHINE:
                 continue
-            if k in _TIME_FIELDS or _TIME_KEY.search(k):
+            if k in _TIME_FIELDS or _TIME_KEY.search(k) or k in _ADDED:
                 continue
             out[_text(k)] = normalise(v, path + (k,))
         return out
