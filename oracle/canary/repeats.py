@@ -9,6 +9,7 @@ other output is an outlier, reported with its first divergence from the baseline
 
 from __future__ import annotations
 
+from oracle.compare.confidence import count_json
 from oracle.compare.tokens import first_divergence
 
 from collections import Counter
@@ -41,7 +42,8 @@ class RepeatSummary:
 
     def as_dict(self) -> dict:
         return {"n": self.n, "unique": self.unique, "identical": self.identical,
-                "baseline_index": self.baseline_index, "outliers": [asdict(o) for o in self.outliers]}
+                "baseline_index": self.baseline_index, "outliers": [asdict(o) for o in self.outliers],
+                "confidence": {"identical": count_json(self.identical, self.n)}}
 
     def describe(self) -> str:
         if self.all_identical:

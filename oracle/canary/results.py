@@ -3,13 +3,14 @@
     canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
     # -> ("fail", "regression: the reference answered it right")
     canary_summary(state.canaries)  # "code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical"
+    family_counts(state.canaries)   # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5)}
 """
 
 from __future__ import annotations
 
 from oracle.compare.verdicts import FAIL, INFO, PASS
 
-__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "markdown_lines"]
+__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts", "markdown_lines"]
 
 FAMILIES = ("code", "needle", "repeats", "burst")
 
@@ -53,6 +54,21 @@ def canary_summary(canaries: dict[str, dict]) -> str | None:
     if stale:
         parts.append("code set STALE")
     return ", ".join(parts) if parts else None
+
+
+def family_counts(canaries: dict[str, dict]) -> dict[str, tuple[int, int]]:
+    """(k, n) per family present: right answers of code and needle items; identical outputs of the repeats and
+    burst requests (over every such item that ran)."""
+    out = {}
+    for family in ("code", "needle"):
+        rows = [r for r in canaries.values() if r.get("family") == family]
+        if rows:
+            out[family] = (sum(bool(r.get("ok")) for r in rows), len(rows))
+    for family in ("repeats", "burst"):
+        ran = [r["repeats"] for r in canaries.values() if r.get("family") == family and r.get("repeats")]
+        if ran:
+            out[family] = (sum(rep["identical"] for rep in ran), sum(rep["n"] for rep in ran))
+    return out
 
 
 def markdown_lines(canaries: dict[str, dict]) -> list[str]:

@@ -14,13 +14,14 @@ from __future__ import annotations
 from math import ceil
 from typing import Mapping, Sequence
 
+from oracle.compare.confidence import count_json
 from oracle.compare.tokens import TokenComparison, TokenSide, compare_tokens
 from oracle.compare.noise import NoiseEnvelope
 from oracle.store.records import Record
 from oracle.compare.verdicts import DIVERGENT, EXACT, INFO, NEAR_TIE, PASS, WITHIN_NOISE, Check
 
-__all__ = ["compare_condition", "condition_check", "condition_counts", "first_split", "headline_counts",
-           "required_exact", "verdict_rank", "worst"]
+__all__ = ["boots_agreeing", "compare_condition", "condition_check", "condition_confidence", "condition_counts",
+           "first_split", "headline_counts", "headline_parts", "required_exact", "verdict_rank", "worst"]
 
 _RANK = {EXACT: 0, WITHIN_NOISE: 1, NEAR_TIE: 2, DIVERGENT: 3}
 
@@ -73,6 +74,17 @@ def required_exact(level: int, n_records: int, minimums: Sequence[tuple[int, int
 
 def condition_counts(rows: Sequence[dict]) -> dict[str, int]:
     return {v: sum(r["verdict"] == v for r in rows) for v in (EXACT, WITHIN_NOISE, NEAR_TIE, DIVERGENT)}
+
+
+def condition_confidence(rows: Sequence[dict]) -> dict:
+    """A condition's counts with their Wilson 95% intervals: exact overall, and against c1 and the reference
+    apart (the latter only when there is one)."""
+    n = len(rows)
+    out = {"exact": count_json(sum(r["verdict"] == EXACT for r in rows), n),
+           "vs_c1": count_json(sum(r["vs_c1"]["verdict"] == EXACT for r in rows), n)}
+    if rows and rows[0]["vs_reference"] is not None:
+        out["vs_reference"] = count_json(sum(r["vs_reference"]["verdict"] == EXACT for r in rows), n)
+    return out
 
 
 def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], *, required: int,
@@ -131,15 +143,27 @@ def _row_line(row: dict) -> str:
     return f"{row['record']}: " + "; ".join(parts)
 
 
-def headline_counts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[str]:
-    """["c1 12/12 (98 tok/s)", "c8 1/16 (412 tok/s)", ..., "boots 2/2"] for a report's headline (boot 1 counts as
-    agreeing); a level's tok/s is its aggregate throughput (tokens / wall time of its waves)."""
+def boots_agreeing(boots: Mapping[str, dict]) -> tuple[int, int]:
+    """(boots whose every record matched boot 1, all boots): boot 1 counts as agreeing with itself."""
+    same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
+    return same + 1, len(boots) + 1
+
+
+def headline_parts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[tuple[str, tuple[int, int]]]:
+    """Each headline part with the count it states: ("c8 1/16 (412 tok/s)", (1, 16)), ..., ("boots 2/2", (2, 2))."""
     def tput(v):
         t = (v.get("speed") or {}).get("throughput_tok_s")
         return f" ({t:.0f} tok/s)" if t else ""
 
-    parts = [f"{level} {v['counts']['exact']}/{v['records']}{tput(v)}" for level, v in ladder.items()]
+    parts = [(f"{level} {v['counts']['exact']}/{v['records']}{tput(v)}", (v["counts"]["exact"], v["records"]))
+             for level, v in ladder.items()]
     if boots:
-        same = sum(v["counts"]["exact"] == v["records"] for v in boots.values())
-        parts.append(f"boots {same + 1}/{len(boots) + 1}")
+        same, all_boots = boots_agreeing(boots)
+        parts.append((f"boots {same}/{all_boots}", (same, all_boots)))
     return parts
+
+
+def headline_counts(ladder: Mapping[str, dict], boots: Mapping[str, dict]) -> list[str]:
+    """["c1 12/12 (98 tok/s)", "c8 1/16 (412 tok/s)", ..., "boots 2/2"] for a report's headline (boot 1 counts as
+    agreeing); a level's tok/s is its aggregate throughput (tokens / wall time of its waves)."""
+    return [text for text, _ in headline_parts(ladder, boots)]

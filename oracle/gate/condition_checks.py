@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from oracle.compare.conditions import compare_condition, condition_check, first_split, required_exact
+from oracle.compare.conditions import (compare_condition, condition_check, condition_confidence, first_split,
+                                      required_exact)
 from oracle.compare.evidence import cache_zero_check, speculation_summary
 from oracle.compare.noise import determinism_of
 from oracle.compare.splits import split_view
@@ -153,6 +154,6 @@ class ConditionChecks:
 
 def _summary(check: Check, rows: list[dict]) -> dict:
     return {"verdict": check.verdict, "detail": check.detail, "counts": check.evidence["counts"],
-            "records": len(rows), "required": check.evidence["required"],
+            "records": len(rows), "required": check.evidence["required"], "confidence": condition_confidence(rows),
             "first_divergences": sorted(r["vs_c1"]["first_divergence"] for r in rows
                                         if r["vs_c1"]["first_divergence"] is not None)}

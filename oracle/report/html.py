@@ -16,7 +16,8 @@ from html import escape
 from typing import Iterable
 
 from oracle.canary.results import canary_summary
-from oracle.compare.conditions import first_split, headline_counts, verdict_rank
+from oracle.compare.conditions import first_split, headline_parts, verdict_rank
+from oracle.compare.confidence import interval_words
 from oracle.speed.report import headline as speed_headline, html_section as speed_html
 
 __all__ = ["grid", "render_html"]
@@ -53,7 +54,10 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
     per_prompt = [c for c in checks if c["kind"] in ("tokens", "record")]
     if per_prompt:
         key = "reference" if data.get("mode") == "gate" else "c1"
-        columns.append({"key": key, "title": "vs reference" if key == "reference" else "c1 (recorded)", "note": ""})
+        exact = ((data.get("summary") or {}).get("confidence") or {}).get("exact")
+        columns.append({"key": key, "title": "vs reference" if key == "reference" else "c1 (recorded)", "note": "",
+                        "hover": f"exact {exact['k']}/{exact['n']}, {_hover(exact)}" if key == "reference" and exact
+                        else ""})
         for c in per_prompt:
             pid = c["id"][c["id"].index("[") + 1:-1]
             ev = c.get("evidence") or {}
@@ -72,7 +76,10 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
         title = c["id"].replace("ladder[", "").replace("boot[", "boot ").rstrip("]")
         tok_s = (((data.get("ladder") or {}).get(title) or {}).get("speed") or {}).get("throughput_tok_s")
         note += f" · {tok_s:.0f} tok/s" if tok_s else ""
-        columns.append({"key": key, "title": title, "note": note + (" (not proven)" if unproven else "")})
+        rows_n, exact_n = len(ev.get("rows", [])), sum(r["verdict"] == "exact" for r in ev.get("rows", []))
+        hover = f"exact {exact_n}/{rows_n}, Wilson 95% {interval_words(exact_n, rows_n)}" if rows_n else ""
+        columns.append({"key": key, "title": title, "note": note + (" (not proven)" if unproven else ""),
+                        "hover": hover})
         if c["verdict"] == "not-run":
             for pid in prompts:
                 cells.setdefault(pid, {})[key] = {"verdict": "not-run", "label": "not-run", "split": None}
@@ -84,13 +91,15 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
             label = worst["verdict"] + (f" @{min(firsts)}" if firsts else "")
             if worst["verdict"] != "exact" and worst["vs_c1"]["verdict"] == "exact":
                 label += " (vs ref)"  # the same tokens as this run's c1; the candidate itself differs
+            hover = ""
             if len(rows) > 1:
                 label += f" ({agree}/{len(rows)})"
+                hover = f"{agree}/{len(rows)} of this prompt's requests exact, Wilson 95% {interval_words(agree, len(rows))}"
             verdict = "inconclusive" if unproven and worst["verdict"] == "exact" else worst["verdict"]
             if unproven:
                 label = f"inconclusive: {label}"
             split = next((r.get("split") for r in rows if r.get("split")), None)
-            cells.setdefault(pid, {})[key] = {"verdict": verdict, "label": label, "split": split}
+            cells.setdefault(pid, {})[key] = {"verdict": verdict, "label": label, "split": split, "hover": hover}
     for pid in cells:
         if pid not in prompts:
             prompts.append(pid)
@@ -107,24 +116,29 @@ def _group(rows: Iterable[dict]) -> dict[str, list[dict]]:
 def _header(data: dict) -> str:
     s = data.get("summary", {})
     ident = data.get("identity", {})
-    parts = []
+    conf = s.get("confidence") or {}
+    parts: list[tuple[str, str]] = []  # (text, hover)
     logits = s.get("logits")
     if data.get("mode") != "gate":
-        parts.append(f"{s.get('records', [0, 0])[0]}/{s.get('records', [0, 0])[1]} recorded")
+        parts.append((f"{s.get('records', [0, 0])[0]}/{s.get('records', [0, 0])[1]} recorded", ""))
     elif s.get("exact", [0, 0])[1] or not logits:
-        parts.append(f"{s.get('exact', [0, 0])[0]}/{s.get('exact', [0, 0])[1]} exact")
+        k, n = s.get("exact", [0, 0])
+        parts.append((f"{k}/{n} exact", _hover(conf.get("exact"))))
     if logits:
-        parts.append(f"Mean KLD {logits['mean_kld']:.6f} (lower bound), Same top p {100 * logits['same_top1']:.2f} %")
-    parts += headline_counts(data.get("ladder") or {}, data.get("boots") or {})
+        parts.append((f"Mean KLD {logits['mean_kld']:.6f} (lower bound), Same top p {100 * logits['same_top1']:.2f} %",
+                      ""))
+    parts += [(text, f"Wilson 95% {interval_words(*count)}")
+              for text, count in headline_parts(data.get("ladder") or {}, data.get("boots") or {})]
     canaries = canary_summary(data.get("canaries") or {})
     if canaries:
-        parts.append(f"canaries {canaries}")
+        parts.append((f"canaries {canaries}", "; ".join(f"{family} {c['k']}/{c['n']}: {_hover(c)}"
+                                                         for family, c in (conf.get("canaries") or {}).items())))
     spec = data.get("speculation") or {}
     if spec.get("rate") is not None:
-        parts.append(f"acceptance {spec['rate']:.1%}")
+        parts.append((f"acceptance {spec['rate']:.1%}", ""))
     speed = speed_headline(data.get("speed"))
     if speed:
-        parts.insert(1, speed)
+        parts.insert(1, (speed, ""))
     verdict = data.get("verdict", "partial")
     server = ident.get("server") or {}
     model = ident.get("model") or {}
@@ -142,11 +156,43 @@ def _header(data: dict) -> str:
     interrupted = (f"<p class=fail><b>Stopped midway:</b> {_e(data['interruption'])}</p>"
                    if data.get("interruption") else "")
     return (f"<h1>oracle {_e(data.get('mode'))}: <span class='verdict {_e(verdict)}'>{_e(verdict.upper())}</span></h1>"
-            f"<p><b>{_e(' · '.join(parts))}</b></p>{interrupted}<table>{table}</table>")
+            f"<p><b>{' · '.join(_span(text, hover) for text, hover in parts)}</b></p>{interrupted}<table>{table}</table>"
+            f"{_counts(data)}")
+
+
+def _hover(count: dict | None) -> str:
+    """'Wilson 95% 0.76–1.00' from a count identity.json holds ({"k", "n", "wilson95"}); '' without one."""
+    return f"Wilson 95% {count['wilson95'][0]:.2f}–{count['wilson95'][1]:.2f}" if count else ""
+
+
+def _title(hover: str | None) -> str:
+    return f" title='{_e(hover)}'" if hover else ""
+
+
+def _span(text: str, hover: str) -> str:
+    return f"<span{_title(hover)}>{_e(text)}</span>" if hover else _e(text)
+
+
+def _counts(data: dict) -> str:
+    """Every count identity.json gives an interval (its `confidence` keys), one row each, in a closed details."""
+    conf = (data.get("summary") or {}).get("confidence") or {}
+    rows = [("exact prompts", conf.get("exact"))] if (conf.get("exact") or {}).get("n") else []
+    for name, part in [(k, v) for k, v in (data.get("ladder") or {}).items()] + \
+            [(f"boot {k}", v) for k, v in (data.get("boots") or {}).items()]:
+        rows += [(f"{name} {side.replace('_', ' ')}", c) for side, c in (part.get("confidence") or {}).items()]
+    rows += [("boots agreeing with boot 1", conf.get("boots")), ("c1 identical on two servers", conf.get("servers_c1"))]
+    rows += [(f"canaries {family}", c) for family, c in (conf.get("canaries") or {}).items()]
+    body = "".join(f"<tr><td>{_e(name)}</td><td>{c['k']}/{c['n']}</td><td>{c['wilson95'][0]:.4f}–"
+                   f"{c['wilson95'][1]:.4f}</td></tr>" for name, c in rows if c)
+    if not body:
+        return ""
+    return ("<details class=counts><summary>Counts with their Wilson 95% intervals</summary><table><tr><th>count</th>"
+            f"<th>k/n</th><th>Wilson 95%</th></tr>{body}</table></details>")
 
 
 def _grid_html(columns: list[dict], cells: dict[str, dict[str, dict]]) -> str:
-    head = "".join(f"<th>{_e(c['title'])}<br><small>{_e(c['note'])}</small></th>" for c in columns)
+    head = "".join(f"<th{_title(c.get('hover'))}>{_e(c['title'])}<br><small>{_e(c['note'])}</small></th>"
+                   for c in columns)
     body = []
     for pid, row in cells.items():
         tds = []
@@ -158,7 +204,8 @@ def _grid_html(columns: list[dict], cells: dict[str, dict[str, dict]]) -> str:
             label = _e(cell["label"])
             if cell.get("split"):
                 label = f"<a href='#{_cell_id(pid, c['key'])}'>{label}</a>"
-            tds.append(f"<td class='cell {_e(cell['verdict'])}' data-verdict='{_e(cell['verdict'])}'>{label}</td>")
+            tds.append(f"<td class='cell {_e(cell['verdict'])}' data-verdict='{_e(cell['verdict'])}'"
+                       f"{_title(cell.get('hover'))}>{label}</td>")
         body.append(f"<tr data-prompt='{_e(pid)}'><th class=mono>{_e(pid)}</th>{''.join(tds)}</tr>")
     return (f"<table class=grid><thead><tr><th>prompt</th>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")

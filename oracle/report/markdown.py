@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oracle.canary.results import markdown_lines as canary_markdown_lines
 from oracle.compare.conditions import headline_counts
+from oracle.compare.confidence import count_words
 from oracle.compare.noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT
 from oracle.logits.report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from oracle.report.state import ReportState
@@ -48,7 +49,7 @@ def _condition_lines(state: ReportState) -> list[str]:
     rows = [(level, v) for level, v in state.ladder.items()] + [(f"boot {b}", v) for b, v in state.boots.items()]
     on = any("server" in v for _, v in rows)  # several servers: say which one ran each condition
     lines = ["", f"Determinism: {DETERMINISM_WORDS[state.determinism]}.", "",
-             "| condition | exact | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
+             "| condition | exact (Wilson 95%) | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
              " throughput tok/s | median request tok/s |" + (" server |" if on else ""),
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
     for name, v in rows:
@@ -58,11 +59,24 @@ def _condition_lines(state: ReportState) -> list[str]:
                                                       else "") if ov else "-"
         firsts = ", ".join(map(str, v["first_divergences"][:8])) or "-"
         sp = v.get("speed") or {}  # ladder levels only; boots have none
-        lines.append(f"| {name} | {c['exact']}/{v['records']} | {c['near-tie']} | {c['within-reference-noise']} | "
+        lines.append(f"| {name} | {count_words(c['exact'], v['records'])} | {c['near-tie']} | {c['within-reference-noise']} | "
                      f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} | "
                      f"{_tok_s(sp.get('throughput_tok_s'))} | {_tok_s(sp.get('median_conventional_tok_s'))} |"
                      + (f" {v.get('server', '-')} |" if on else ""))
     return lines
+
+
+def _confidence_line(summary: dict) -> list[str]:
+    """'- Wilson 95% intervals: exact 11/12 (0.65–0.99) · boots 2/2 (0.34–1.00) · canaries code 3/14 (0.08–0.48)'."""
+    conf = summary.get("confidence") or {}
+    words = lambda c: count_words(c["k"], c["n"])  # noqa: E731
+    parts = [f"exact {words(conf['exact'])}"] if conf.get("exact", {}).get("n") else []
+    if conf.get("boots"):
+        parts.append(f"boots {words(conf['boots'])}")
+    parts += [f"canaries {family} {words(c)}" for family, c in (conf.get("canaries") or {}).items()]
+    if conf.get("servers_c1"):
+        parts.append(f"c1 identical on two servers {words(conf['servers_c1'])}")
+    return [f"- Wilson 95% intervals: {' · '.join(parts)}"] if parts else []
 
 
 def _server_lines(ident: dict) -> list[str]:
@@ -106,6 +120,7 @@ def markdown(state: ReportState, data: dict) -> str:
         counters = ev["counters"] if isinstance(ev["counters"], str) else ", ".join(ev["counters"])
         lines.append(f"- evidence the server gave: token ids {ev['token_ids']}; logprobs {ev['logprobs']}; "
                      f"cached tokens {ev['cached_tokens']}; counters {counters}")
+    lines += _confidence_line(data["summary"])
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)

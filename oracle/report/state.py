@@ -12,6 +12,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle.canary.results import family_counts
+from oracle.compare.conditions import boots_agreeing
+from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, determinism_of
 from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 from oracle.gate.placement import server_label
@@ -97,8 +100,9 @@ class ReportState:
         # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
         tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
         overall = (self.logits or {}).get("overall") or {}
+        exact = [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)]
         return {
-            "exact": [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)],
+            "exact": exact,
             "logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
                         "positions": overall["positions"]} if overall.get("positions") else None),
             "near_tie": count(NEAR_TIE),
@@ -109,7 +113,23 @@ class ReportState:
             "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
             "records": [len(self._primary()), len(self.prompt_ids)],
             "records_all_conditions": len(self.finished),
+            "confidence": self._confidence(exact),
         }
+
+    def _confidence(self, exact: list[int]) -> dict:
+        """The summary's counts of like trials with their Wilson 95% intervals (docs/confidence.md): exact
+        prompts, boots agreeing with boot 1, each canary family, c1 prompts that two servers both ran."""
+        out = {"exact": count_json(*exact)}
+        if self.boots:
+            out["boots"] = count_json(*boots_agreeing(self.boots))
+        canaries = family_counts(self.canaries)
+        if canaries:
+            out["canaries"] = {family: count_json(k, n) for family, (k, n) in canaries.items()}
+        cross = self.identity.get("servers_c1_crosscheck") or {}
+        if cross.get("identical") or cross.get("different"):
+            same = cross["identical"]
+            out["servers_c1"] = count_json(same, same + len(cross["different"]))
+        return out
 
     def as_json(self) -> dict:
         return {

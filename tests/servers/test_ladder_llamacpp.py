@@ -28,9 +28,10 @@ def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run,
         assert ladder[f"c{level}"]["verdict"] == "exact"
     assert ladder["c16"]["overlap"]["reached"] == 8 and ladder["c16"]["verdict"] == "inconclusive"
     assert ladder["c8"]["overlap"]["server_peak"] == 8
+    assert ladder["c16"]["confidence"]["exact"] == {"k": 16, "n": 16, "wilson95": [0.8064, 1.0]}
     assert rep["determinism"] == "within-boot"
     md = (result.folder / "identity.md").read_text()
-    assert "| c16 | 16/16 | 0 | 0 | 0 | 16 | 8/16 (server 8) | inconclusive | - |" in md
+    assert "| c16 | 16/16 (0.81–1.00) | 0 | 0 | 0 | 16 | 8/16 (server 8) | inconclusive | - |" in md
     assert len(list((result.folder / "records" / "boot1-c16").glob("*.npz"))) == 16
 
 

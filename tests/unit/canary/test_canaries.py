@@ -8,7 +8,7 @@ import pytest
 
 from oracle.canary.code import (CODE_SET, build_set, extract_answer, load_set, main, run_sandboxed, score_answer,
                                   stale_items, SandboxError)
-from oracle.canary.results import canary_summary, canary_verdict, markdown_lines
+from oracle.canary.results import canary_summary, canary_verdict, family_counts, markdown_lines
 from oracle.canary.needle import (ANSWER_TOKENS, build_needle_prompt, default_lengths, load_haystack,
                            score_needle, split_lengths)
 from oracle.canary.repeats import summarize_repeats
@@ -127,6 +127,7 @@ def test_repeats_unique_count_and_first_divergence_of_each_outlier():
     assert summarize_repeats([[5]] * 5).describe() == "5/5 identical"
     assert first_divergence([1, 2], [1, 2]) is None
     assert summarize_repeats([[1], [1]], ["stop", "length"]).unique == 2
+    assert s.as_dict()["confidence"] == {"identical": {"k": 2, "n": 4, "wilson95": [0.15, 0.85]}}
 
 
 # -- verdicts and report -----------------------------------------------------------------------
@@ -147,7 +148,9 @@ def test_summary_line():
     rows["repeats[sequential]"] = {"family": "repeats", "ok": True, "repeats": {"n": 5, "identical": 5}}
     rows["repeats[burst]"] = {"family": "burst", "ok": True, "repeats": {"n": 5, "identical": 5}}
     assert canary_summary(rows) == "code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical"
-    assert canary_summary({}) is None
+    assert family_counts(rows) == {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5)}
+    assert canary_summary({}) is None and family_counts({}) == {}
+    assert family_counts({"repeats[sequential]": {"family": "repeats", "ok": False, "verdict": "not-run"}}) == {}
     assert markdown_lines({"code[x]": {"family": "code", "ok": False, "verdict": "info", "expected": "14",
                                        "extracted": "10", "reason": "answered 10"}})[1] == \
         "  - code[x]: info: expected '14', got '10' (answered 10)"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.compare.conditions import compare_condition, condition_check, required_exact
+from oracle.compare.conditions import (compare_condition, condition_check, condition_confidence, headline_parts,
+                                      required_exact)
 from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.compare.noise import NoiseEnvelope, classify_determinism
 from oracle.run.overlap import achieved_concurrency, max_overlap
@@ -86,6 +87,21 @@ def test_reference_is_compared_too_and_the_worse_verdict_counts():
     rows = level_rows([("a", [1, 2, 3, 4])], reference=reference)
     assert rows[0]["vs_c1"]["verdict"] == "exact" and rows[0]["verdict"] == "divergent"
     assert rows[0]["vs_reference"]["first_divergence"] == 3
+
+
+def test_a_conditions_counts_carry_their_wilson_intervals():
+    reference = {"a": rec("a", [1, 2, 3, 0]), "b": rec("b", [5, 6, 7, 8])}
+    rows = level_rows([("a", [1, 2, 3, 4]), ("b", [5, 6, 7, 8])], reference=reference)
+    assert condition_confidence(rows) == {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]},
+                                          "vs_c1": {"k": 2, "n": 2, "wilson95": [0.3424, 1.0]},
+                                          "vs_reference": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
+    assert "vs_reference" not in condition_confidence(level_rows([("a", [1, 2, 3, 4])]))
+
+
+def test_headline_parts_name_the_count_each_states():
+    ladder = {"c8": {"counts": {"exact": 7}, "records": 8, "speed": {"throughput_tok_s": 412.2}}}
+    boots = {"2": {"counts": {"exact": 11}, "records": 12}, "3": {"counts": {"exact": 12}, "records": 12}}
+    assert headline_parts(ladder, boots) == [("c8 7/8 (412 tok/s)", (7, 8)), ("boots 2/3", (2, 3))]
 
 
 def test_noise_envelope_marks_splits_at_or_after_the_references_own():

@@ -46,3 +46,29 @@ def test_page_is_self_contained_escaped_and_labelled():
     assert "data-verdict='divergent'>" in page and "divergent @7</a>" in page
     assert "id='split-p2-reference'" in page and "href='#split-p2-reference'" in page
     assert "<svg" in page and "Achieved overlap per ladder level" in page
+
+
+def test_counts_show_their_wilson_interval_on_hover_and_in_the_detail():
+    s = state()
+    s.ladder["c16"]["confidence"] = {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
+    s.canaries = {"code[a]": {"family": "code", "ok": True, "verdict": "pass"}}
+    page = render_html(s.as_json())
+    assert "<span title='Wilson 95% 0.09–0.91'>1/2 exact</span>" in page  # the header's exact prompts
+    assert "<span title='Wilson 95% 0.09–0.91'>c16 1/2</span>" in page
+    assert "title='code 1/1: Wilson 95% 0.21–1.00'" in page
+    assert "<th title='exact 1/2, Wilson 95% 0.09–0.91'>c16" in page  # the condition's column head
+    assert "title='exact 1/2, Wilson 95% 0.09–0.91'>vs reference" in page
+    assert "<summary>Counts with their Wilson 95% intervals</summary>" in page
+    for row in ("<td>exact prompts</td><td>1/2</td><td>0.0945–0.9055</td>",
+                "<td>c16 exact</td><td>1/2</td><td>0.0945–0.9055</td>",
+                "<td>canaries code</td><td>1/1</td><td>0.2065–1.0000</td>"):
+        assert row in page
+
+
+def test_a_prompt_sent_several_times_at_a_level_shows_its_own_interval_on_hover():
+    s = state()
+    rows = s.checks[2].evidence["rows"]
+    rows.append(dict(rows[0], record="p1~2"))  # p1 twice at c16, both exact
+    columns, cells = grid(s.as_json())
+    assert cells["p1"]["ladder[c16]"]["hover"] == "2/2 of this prompt's requests exact, Wilson 95% 0.34–1.00"
+    assert "title='2/2 of this prompt&#x27;s requests exact, Wilson 95% 0.34–1.00'" in render_html(s.as_json())

@@ -60,3 +60,25 @@ def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
     state.merge({0: p0, 1: None}, workers=2, root=Path("/r"), allow_mixed=False)
     state.closed = True
     assert state.verdict() == "partial" and "server2 (worker gw1) sent no results" in state.interruption
+
+
+def test_summary_counts_carry_their_wilson_intervals():
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"])
+    state.checks = [Check(f"tokens[{p}]", "tokens", v, "") for p, v in zip("pqr", ["exact", "exact", "near-tie"])]
+    state.boots = {"2": {"counts": {"exact": 3}, "records": 3}, "3": {"counts": {"exact": 2}, "records": 3}}
+    state.canaries = {"code[a]": {"family": "code", "ok": True}, "code[b]": {"family": "code", "ok": False},
+                      "repeats[burst]": {"family": "burst", "ok": True, "repeats": {"n": 5, "identical": 5}}}
+    state.identity = {"servers_c1_crosscheck": {"identical": 4, "different": ["p: server1 vs server2"]}}
+    summary = state.as_json()["summary"]
+    assert summary["exact"] == [2, 3]  # the count itself is unchanged
+    assert summary["confidence"] == {
+        "exact": {"k": 2, "n": 3, "wilson95": [0.2077, 0.9385]},
+        "boots": {"k": 2, "n": 3, "wilson95": [0.2077, 0.9385]},
+        "canaries": {"code": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]},
+                     "burst": {"k": 5, "n": 5, "wilson95": [0.5655, 1.0]}},
+        "servers_c1": {"k": 4, "n": 5, "wilson95": [0.3755, 0.9638]}}
+
+
+def test_a_record_run_without_boots_or_canaries_gives_only_the_exact_count():
+    state = ReportState(mode="record", backend="llamacpp", prompt_ids=["p"])
+    assert state.as_json()["summary"]["confidence"] == {"exact": {"k": 0, "n": 0, "wilson95": [0.0, 1.0]}}
