@@ -15,6 +15,8 @@ from oracle.targets.embedded import cache_dir, default_model, llama_cpp_tools
 from oracle.run.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
+# Tests that plant a fault by counting requests: no warm-up request in front of it (it would take the fault).
+NO_WARMUP = ("--warmup=0",)
 # The test helpers (fault proxy, boot-fault wrapper, browser) are imported by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).

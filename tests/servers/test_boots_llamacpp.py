@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from oracle.targets.embedded import embedded_command
+from conftest import NO_WARMUP
 from proxy import FaultProxy, change_token
 
 pytestmark = pytest.mark.slow
@@ -42,7 +43,7 @@ def test_boots_restart_the_embedded_server_and_agree(gate_run, read_report):
 
 def test_a_token_changed_only_after_restart_fails_the_boot(gate_run, llama_tools, model_path, tmp_path, read_report):
     launch = faulty_launch(llama_tools, model_path, tmp_path / "boots", position=7, request_index=2)
-    result = gate_run(f"--launch={launch}", "--boots=2", report="fault")
+    result = gate_run(*NO_WARMUP, f"--launch={launch}", "--boots=2", report="fault")
     assert result.ret == 1
     result.assert_outcomes(passed=3 + 2 + 1, failed=1)
     result.stdout.fnmatch_lines(["*boot[[]2[]]: divergent: boot 2: 2/3 exact; first divergences at tokens 7*",
@@ -55,7 +56,7 @@ def test_a_token_changed_only_after_restart_fails_the_boot(gate_run, llama_tools
 def test_reference_noise_envelope_separates_known_variability_from_new_splits(gate_run, llama_tools, model_path,
                                                                             shared_server, tmp_path, read_report):
     launch = faulty_launch(llama_tools, model_path, tmp_path / "boots", position=20, request_index=2)
-    rec = gate_run(f"--launch={launch}", "--boots=2", "--record=ref", report="rec")
+    rec = gate_run(*NO_WARMUP, f"--launch={launch}", "--boots=2", "--record=ref", report="rec")
     rec.assert_outcomes(passed=3 + 2 + 2)  # the reference's own variability is information, not a failure
     noise = json.loads((rec.folder.parent / "ref" / "manifest.json").read_text())["noise"]
     assert noise["determinism"] == "within-boot-only"
@@ -64,13 +65,13 @@ def test_reference_noise_envelope_separates_known_variability_from_new_splits(ga
     server = shared_server
     # A candidate split after token 20 on that prompt is inside the reference's own noise ...
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=25)) as proxy:
-        late = gate_run(f"--url={proxy.url}", "--reference=ref", report="late")
+        late = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--reference=ref", report="late")
     late.assert_outcomes(passed=5)
     check = [c for c in read_report(late.folder)["checks"] if c["id"] == "tokens[code-hashmap]"][0]
     assert check["verdict"] == "within-reference-noise" and "varies on this prompt from token 20" in check["detail"]
     assert read_report(late.folder)["summary"]["within_reference_noise"] == 1
     # ... one before it is a new divergence.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=10)) as proxy:
-        early = gate_run(f"--url={proxy.url}", "--reference=ref", report="early")
+        early = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--reference=ref", report="early")
     assert early.ret == 1
     early.stdout.fnmatch_lines(["*tokens[[]code-hashmap[]]: divergent: first divergence at token 10*"])

@@ -10,7 +10,7 @@ import json
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
 import pytest
 
-from conftest import write_suite
+from conftest import NO_WARMUP, write_suite
 from proxy import FaultProxy, change_token
 
 pytestmark = pytest.mark.slow
@@ -71,7 +71,7 @@ def test_burst_through_a_proxy_that_changes_one_request_fails(gate_run, llama_se
     server = llama_server("-np 3")
     # Requests: 1 suite prompt, 3 sequential repeats, then the burst: the 6th is in the burst.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=6, position=3)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--canaries=repeats", "--repeats=3", "--canary-strict",
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--canaries=repeats", "--repeats=3", "--canary-strict",
                           suite=suite, report="burst", max_tokens=16)
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from conftest import NO_WARMUP
 from proxy import FaultProxy, change_token
 
 pytestmark = pytest.mark.slow
@@ -56,7 +57,7 @@ def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_m
 def test_planted_fault_is_named_at_its_position(gate_run, shared_server, shared_reference, read_report):
     server = shared_server
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={shared_reference}", report="fault")
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", report="fault")
     folder = result.folder
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)

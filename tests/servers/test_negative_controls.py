@@ -9,7 +9,7 @@ import re
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
 import pytest
 
-from conftest import write_suite
+from conftest import NO_WARMUP, write_suite
 from oracle.store.reference import load_reference
 from proxy import FaultProxy, change_token
 
@@ -197,7 +197,7 @@ def test_sequential_repeat_through_a_proxy_that_changes_one_request_fails(gate_r
     args = ("--canaries=repeats", "--repeats=3")
     # Requests: 1 suite prompt, then the 3 sequential repeats: the 3rd request is the 2nd repeat.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=3, position=3)) as proxy:
-        strict = gate_run(f"--url={proxy.url}", *args, "--canary-strict", suite=suite, report="strict",
+        strict = gate_run(*NO_WARMUP, f"--url={proxy.url}", *args, "--canary-strict", suite=suite, report="strict",
                           max_tokens=16)
     assert strict.ret == 1
     strict.assert_outcomes(passed=4, failed=1)
@@ -213,7 +213,7 @@ def test_sequential_repeat_through_a_proxy_that_changes_one_request_fails(gate_r
 
     # The same fault without --canary-strict and without a reference: information (DESIGN's canary rows), exit 0.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=3, position=3)) as proxy:
-        lenient = gate_run(f"--url={proxy.url}", *args, suite=suite, report="lenient", max_tokens=16)
+        lenient = gate_run(*NO_WARMUP, f"--url={proxy.url}", *args, suite=suite, report="lenient", max_tokens=16)
     assert lenient.ret == 0
     lenient.assert_outcomes(passed=5)
     row = read_report(lenient.folder)["canaries"]["repeats[sequential]"]

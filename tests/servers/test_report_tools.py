@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from conftest import NO_WARMUP
 from proxy import FaultProxy, change_token
 from browser import headless_chromium, png_distinct_bytes
 
@@ -35,7 +36,7 @@ def runs(gate_run, llama_server, shared_reference):
     clean = gate_run(f"--url={server.url}", f"--reference={shared_reference}", "--ladder=1,2", report="clean")
     clean.assert_outcomes(passed=7)
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
-        fault = gate_run(f"--url={proxy.url}", f"--reference={shared_reference}", "--ladder=1,2", report="fault")
+        fault = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", "--ladder=1,2", report="fault")
     assert fault.ret == 1
     return shared_reference, clean.folder, fault.folder
 

@@ -11,6 +11,7 @@ import pytest
 
 from oracle.report.diff import diff_runs
 from oracle.targets.embedded import embedded_command
+from conftest import NO_WARMUP
 from proxy import FaultProxy, change_token
 
 pytestmark = pytest.mark.slow
@@ -72,7 +73,7 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
 def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_server, shared_reference, read_report):
     a, b = llama_server("-t 1"), llama_server("-t 1")
     with FaultProxy(b.url, rewrite_chunk=change_token(request_index=1, position=7)) as proxy:
-        result = gate_run("-n", "2", f"--url={a.url},{proxy.url}", f"--reference={shared_reference}", report="fault")
+        result = gate_run(*NO_WARMUP, "-n", "2", f"--url={a.url},{proxy.url}", f"--reference={shared_reference}", report="fault")
     assert result.ret == 1
     result.assert_outcomes(passed=6, failed=1)
     result.stdout.fnmatch_lines([f"*tokens[[]code-hashmap[]]: divergent: first divergence at token 7 of 32*"

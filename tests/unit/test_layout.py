@@ -83,3 +83,12 @@ def test_record_keys_are_typed_not_parsed_from_strings():
     found = [f"{_name(p)}: {line.strip()}" for p in MODULES if p.name != "records.py"
              for line in p.read_text().splitlines() if parsing.search(line)]
     assert found == []
+
+
+def test_every_package_is_installed():
+    """pyproject lists packages by name: a new package left out imports here and breaks an installed oracle."""
+    import tomllib
+
+    listed = set(tomllib.loads((ORACLE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {_name(p) for p in ORACLE.rglob("__init__.py")}
+    assert found <= listed, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
