@@ -33,7 +33,9 @@ GOT=$(sha256sum < "$KEEP/model.gguf" | cut -c1-64)
 [ "$GOT" = "$SHA" ] || { log "FAIL: model sha256 $GOT, expected $SHA"; exit 22; }
 log "model ok: $KEEP/model.gguf sha256 $SHA"
 
-# oracle from the repository copy; gguf from the wheels call 1 installed
+# oracle from the repository copy; gguf and orjson from the wheels call 1 installed. The copy is not installed, so
+# the two package folders that pyproject maps from the repository root are linked where imports look for them.
+if [ "$LOCAL" != 1 ]; then ln -sfn ../canaries "$REPO/oracle/canaries"; ln -sfn ../prompts "$REPO/oracle/prompts"; fi
 export PYTHONPATH="$REPO:$KEEP/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 VER=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/pyproject.toml" | head -1)
 if ! python3 -c "from importlib.metadata import version; version('oracle')" 2>/dev/null; then
@@ -43,7 +45,7 @@ if ! python3 -c "from importlib.metadata import version; version('oracle')" 2>/d
 fi
 python3 -c "
 import sys, importlib.metadata as m
-import gguf, httpx, tokenizers, jinja2, prometheus_client, numpy, pytest, xdist, oracle.plugin
+import gguf, orjson, httpx, tokenizers, jinja2, prometheus_client, numpy, pytest, xdist, oracle.plugin
 print('python', sys.version.split()[0], '| oracle', m.version('oracle'), 'from', oracle.plugin.__file__)
 print(' '.join(f'{n} {m.version(n)}' for n in ('pytest','pytest-xdist','numpy','httpx','tokenizers','gguf','jinja2','prometheus-client')))
 " || { log "FAIL: imports"; exit 23; }

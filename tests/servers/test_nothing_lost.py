@@ -150,11 +150,12 @@ def _cut_after(tokens: int, *, stall_s: float = 0.0):
 ])
 def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run, shared_server, read_report,
                                                                        fault, expect):
+    from conftest import NO_WARMUP
     from proxy import FaultProxy
 
     server = shared_server
     with FaultProxy(server.url, rewrite_chunk=_cut_after(5, **fault)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--request-timeout=5", report="faulted")
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=5", report="faulted")
     assert result.ret == 1
     result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-hashmap' (boot1-c1):*{expect}*"])
     rep = read_report(result.folder)
