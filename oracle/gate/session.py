@@ -101,7 +101,7 @@ class GateSession(ReportOwner):
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
-        self.speed = SpeedChecks(self.plan, self.prompts, self.state)
+        self.speed = SpeedChecks(self.plan, self.state)
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned)
         self.conditions = ConditionChecks(*parts, self.target)
         self.logits = LogitsChecks(*parts, self.target)

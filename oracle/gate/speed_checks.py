@@ -1,7 +1,7 @@
 """The speed card of the primary run, its comparison with the reference, and the `speed` item (--min-speedup).
 Producers return findings and never write the report.
 
-    speed = SpeedChecks(plan, prompts, state)
+    speed = SpeedChecks(plan, state)
     findings = speed.card_findings(result, warmup_row, backend)   # identity.json's `speed`
     speed.speed_check().check.verdict                              # pass / fail / inconclusive
 """
@@ -23,8 +23,8 @@ __all__ = ["SpeedChecks"]
 
 
 class SpeedChecks:
-    def __init__(self, plan, prompts, state) -> None:
-        self.plan, self.prompts, self.state = plan, prompts, state
+    def __init__(self, plan, state) -> None:
+        self.plan, self.state = plan, state
 
     def card_findings(self, result, warmup: dict, backend) -> dict:
         """The candidate's card from the primary run, and its comparison with the reference when there is one."""
