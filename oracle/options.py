@@ -101,6 +101,9 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
                 help="seconds a request may stay silent before the server counts as hung; the run then stops, "
                      "never retried (default: 600)")
+    g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
+                help="seconds a launched or embedded server may take to answer its health check; it is then "
+                     "stopped and the run refused with the end of its log (default: 600)")
     g.addoption("--seed", metavar="N", type=int, default=1234, help="request seed (default: 1234)")
     g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
                 help="reference margin below which a split is a near-tie (default: 0.5)")
@@ -184,6 +187,7 @@ class GateOptions:
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
+    launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
 
     @property
     def embedded(self) -> bool:
@@ -288,4 +292,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
+        launch_timeout=o.launch_timeout,
     )
