@@ -139,10 +139,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate = _gate(session.config)
     if gate is None:
         return
+    if exitstatus == pytest.ExitCode.INTERRUPTED and not gate.state.interruption:
+        gate.state.interruption = (f"interrupted (Ctrl-C); every record finished before it is kept under "
+                                   f"{gate.report_dir}; no request was retried")
     message = gate.finish()
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
+    if gate.state.interruption and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = pytest.ExitCode.INTERRUPTED  # the run stopped midway: no verdict on what was not run
     elif gate.worker is not None:
         session.config.workeroutput["oracle"] = worker_payload(gate)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -150,7 +155,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if tr._tw.width_of_current_line:  # after the progress dots (xdist's progress does not end its line)
         tr.write("\n")
-    if gate.state.interruption:
+    if gate.state.interruption and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # a usage error says it
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
     for check in gate.state.checks:
         if check.kind == "servers" and check.outcome == "failed":

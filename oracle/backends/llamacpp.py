@@ -6,7 +6,6 @@ per position (taken before sampling), `return_tokens` for the ids of every strea
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import aclosing
 from operator import itemgetter
@@ -16,6 +15,7 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, request_timeout)
+from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
 
@@ -154,13 +154,12 @@ class LlamaCppBackend(BackendBase):
         try:
             async with client.stream("POST", "/completion", json=body) as r:
                 if r.status_code != 200:
-                    detail = (await r.aread()).decode(errors="replace")[:300]
-                    raise RequestFailed(f"POST /completion: HTTP {r.status_code}: {detail}")
+                    raise refused(r.status_code, await r.aread(), route="/completion")
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
                         chunk = loads(payload)
                         if "error" in chunk:
-                            raise RequestFailed(f"POST /completion: server error {chunk['error']}")
+                            raise error_event(chunk, route="/completion", after=len(out.completion_ids))
                         self._take_chunk(out, chunk, arrived - start)
                         text.append(chunk.get("content", ""))
                         if chunk.get("stop"):
@@ -168,10 +167,10 @@ class LlamaCppBackend(BackendBase):
                             break
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
-            raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "
-                                f"after {len(out.completion_ids)} tokens") from exc
-        except json.JSONDecodeError as exc:
-            raise RequestFailed(f"POST /completion: truncated or malformed stream: {exc}") from exc
+            raise broken(exc, url=f"{self.base_url}/completion", after=len(out.completion_ids),
+                         read_timeout_s=self._timeout.read) from exc
+        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
+            raise malformed(exc, route="/completion", after=len(out.completion_ids)) from exc
         if final is None:
             raise RequestFailed(f"POST /completion: the stream ended without its final message "
                                 f"after {len(out.completion_ids)} tokens (server died or connection cut)")

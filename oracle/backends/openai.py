@@ -29,6 +29,7 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, request_timeout, stop_reason)
+from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import DONE, loads, sse_events
 
@@ -243,9 +244,13 @@ class OpenAIBackend(BackendBase):
             body["logprobs"] = request.logprobs
         return body
 
-    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
-        """A refused request (an HTTP error, or an error message in the stream)."""
-        return RequestFailed(f"POST {self.path}: HTTP {status}: {detail}")
+    def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
+                 ) -> RequestFailed:
+        """A refused request: an HTTP error (after None), or an error event in the stream after `after` tokens
+        (status: the event's code, 0 without one). A family overrides it to name its own fix."""
+        if after is None:
+            return refused(status, detail, route=self.path)
+        return error_event(detail, route=self.path, after=after)
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
@@ -257,8 +262,7 @@ class OpenAIBackend(BackendBase):
         try:
             async with client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
-                    detail = (await r.aread()).decode(errors="replace")[:400]
-                    raise self._refused(r.status_code, detail, request)
+                    raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
                         if payload.strip() == DONE:
@@ -268,14 +272,14 @@ class OpenAIBackend(BackendBase):
                         if "error" in chunk:
                             error = chunk["error"]
                             code = error.get("code") if isinstance(error, dict) else None
-                            raise self._refused(code if isinstance(code, int) else 0, f"server error {error}",
-                                                request)
+                            raise self._refused(code if isinstance(code, int) else 0, json.dumps(chunk), request,
+                                                after=len(out.completion_ids))
                         finish = self._take_chunk(out, chunk, arrived - start, text) or finish
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
-            raise RequestFailed(f"POST {self.base_url}{self.path}: {type(exc).__name__}: {exc} "
-                                f"after {len(out.completion_ids)} tokens") from exc
-        except json.JSONDecodeError as exc:
-            raise RequestFailed(f"POST {self.path}: truncated or malformed stream: {exc}") from exc
+            raise broken(exc, url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
+                         read_timeout_s=self._timeout.read) from exc
+        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
+            raise malformed(exc, route=self.path, after=len(out.completion_ids)) from exc
         if not done or finish is None:
             raise RequestFailed(f"POST {self.path}: the stream ended without its finish reason and "
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")

@@ -38,13 +38,14 @@ class VLLMBackend(OpenAIBackend):
         body["return_tokens_as_token_ids"] = True
         return body
 
-    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
+    def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
+                 ) -> RequestFailed:
         if status == 400 and "logprobs" in detail and request.logprobs > VLLM_MAX_LOGPROBS:
             return RequestFailed(
                 f"vLLM refused --logprobs {request.logprobs}: it returns at most {VLLM_MAX_LOGPROBS} top logprobs "
                 f"unless the server is started with --max-logprobs N (N >= {request.logprobs}); lower --logprobs "
                 f"or restart vLLM with --max-logprobs {request.logprobs} ({detail[:200]})")
-        return super()._refused(status, detail, request)
+        return super()._refused(status, detail, request, after=after)
 
     async def complete(self, client, request: CompletionRequest) -> Completion:
         out = await super().complete(client, request)

@@ -80,6 +80,7 @@ class GateSession(ReportOwner):
         self.report.write()
         try:
             self.target = make_target(self.options, worker=self.worker or 0, log_dir=self.report.folder)
+            self.recorder.server_log = lambda: self.target.log_path
             self.recorder.backend = self.target.up()
             self.prompts = PromptSet.open(self.plan.suite, self.backend, tokenizer=self.options.tokenizer,
                                           model_path=self.target.model_path)
@@ -89,15 +90,20 @@ class GateSession(ReportOwner):
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
-            raise pytest.UsageError(str(exc)) from None
+            raise self._refused(str(exc)) from None
         except (RequestFailed, EmbeddedError) as exc:
-            raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
+            raise self._refused(f"could not read the server's template or tokenizer: {exc}") from None
         for note in self.target.notes + self.prompts.notes:
             self.state.note(note)
         if self.state.identity["server"].get("prefix_caching") == "True":
             self.state.note(PREFIX_CACHING_NOTE)
         self._register()
         self.report.write()
+
+    def _refused(self, message: str) -> pytest.UsageError:
+        """The run cannot start: the report on disk says why (before any request), the caller raises it."""
+        self.state.interruption = f"refused before any request: {message}"
+        return pytest.UsageError(message)
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)

@@ -101,7 +101,7 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
 
 async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
     """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
-    for wave in waves:
+    for number, wave in enumerate(waves):
         stop, samples = asyncio.Event(), []
         # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
         poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
@@ -119,8 +119,10 @@ async def _send_waves(backend: Backend, waves, condition: Condition, one, result
             if not isinstance(exc, RequestFailed):
                 raise exc
             more = f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""
-            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}{more}", list(result.records),
-                                 missing) from exc
+            sent = sum(len(w) for w in waves[:number]) + [q for q, _ in wave].index(p) + 1
+            total = sum(len(w) for w in waves)
+            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}, request {sent} of {total}): {exc}{more}",
+                                 list(result.records), missing) from exc
         result.wave_overlap.append(achieved_concurrency(outcomes))
 
 
