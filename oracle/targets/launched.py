@@ -168,11 +168,12 @@ class LaunchedServer:
             if healthy(self.url):
                 return
             time.sleep(0.25)
+        tail = self.log_tail()  # what it said while it was meant to come up, before the stop adds its own lines
         self.stop()
         raise LaunchError(f"the server was not healthy within {self.health_timeout_s:g} s (--launch-timeout "
                           f"{self.health_timeout_s:g}) and was stopped; a server that loads slowly needs a longer "
                           f"--launch-timeout S, one that never answers GET /health needs its command fixed; "
-                          f"command: {redact_command(self.command)}\n{self.log_tail()}")
+                          f"command: {redact_command(self.command)}\n{tail}")
 
     def _exited(self, code: int | None) -> str:
         tail = self.log_tail()

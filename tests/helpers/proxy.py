@@ -6,15 +6,46 @@
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
 each request's streamed pieces leave at least pace_s apart (a planted slowdown).
+
+Planted server faults on the request_index-th /completion request (counted from 1):
+
+    FaultProxy(upstream, answer_status={2: (500, b'{"error": {...}}')})   # answered at once, never forwarded
+    FaultProxy(upstream, stream_fault=StreamFault(request_index=2, after_events=3, kind="reset"))
+
+StreamFault kinds, after that many data events have passed: "error-event" (an error event, then the stream
+ends), "malformed" (an event that is not JSON), "non-utf8" (an event with bytes that are not UTF-8), "reset"
+(the socket closed abruptly: a TCP reset).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
+
+
+@dataclass(frozen=True)
+class StreamFault:
+    request_index: int  # which /completion request (1 = the first the proxy sees)
+    after_events: int  # data events passed on before the fault
+    kind: str  # "error-event", "malformed", "non-utf8" or "reset"
+    message: str = "planted: the slot crashed"  # the error event's message
+
+    def event(self) -> bytes:
+        """The planted event's bytes (for every kind but "reset")."""
+        if self.kind == "error-event":
+            error = {"error": {"code": 500, "message": self.message, "type": "server_error"}}
+            return b"data: " + json.dumps(error).encode() + b"\n\n"
+        if self.kind == "malformed":
+            return b'data: {"tokens": [42, \n\n'
+        if self.kind == "non-utf8":
+            return b'data: {"content": "\xff\xfe", "tokens": [42], "stop": false}\n\n'
+        raise ValueError(f"unknown stream fault {self.kind!r}")
 
 import httpx
 
@@ -22,12 +53,16 @@ import httpx
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
-                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0) -> None:
+                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
+                 answer_status: dict[int, tuple[int, bytes]] | None = None,
+                 stream_fault: StreamFault | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
+        self.answer_status = answer_status or {}  # request index -> (HTTP status, body), answered by the proxy
+        self.stream_fault = stream_fault
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -59,6 +94,9 @@ class FaultProxy:
                         proxy.in_flight += 1
                         ctx["index"] = proxy.completions
                 try:
+                    if ctx.get("index") in proxy.answer_status:
+                        self._answer(*proxy.answer_status[ctx["index"]])
+                        return
                     self._stream(method, body, ctx)
                 finally:
                     if completion:
@@ -72,7 +110,14 @@ class FaultProxy:
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
                     released = None
+                    fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
+                        proxy.stream_fault.request_index else None
+                    events = 0
                     for line in r.iter_lines():
+                        if fault and line.startswith("data: ") and events == fault.after_events:
+                            self._plant(fault)
+                            return
+                        events += line.startswith("data: ")
                         if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
                             chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
                             line = "data: " + json.dumps(chunk)
@@ -82,6 +127,22 @@ class FaultProxy:
                             released = time.perf_counter()
                         self.wfile.write((line + "\n").encode())
                         self.wfile.flush()
+
+            def _answer(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _plant(self, fault: StreamFault) -> None:
+                if fault.kind == "reset":  # SO_LINGER 0: close() sends a TCP reset instead of a clean end
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    return
+                self.wfile.write(fault.event())
+                self.wfile.flush()
 
             def do_GET(self):
                 self._forward("GET")
