@@ -155,7 +155,7 @@ def _cut_after(tokens: int, *, stall_s: float = 0.0):
                         "longer --request-timeout (ReadTimeout*)"),
     ({}, "POST /completion: the stream ended without its final message after 5 tokens (server died or connection "
          "cut)"),
-])
+], ids=["hang", "truncated"])
 def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run, shared_server, read_report,
                                                                        fault, expect):
     from conftest import NO_WARMUP

@@ -137,7 +137,7 @@ def test_a_server_that_never_becomes_healthy_is_stopped_after_the_launch_timeout
                      "type": "exceed_context_size_error"}},
      "the server answered HTTP 400 on POST /completion (the request was refused): planted: the request exceeds the "
      "available context size (exceed_context_size_error)"),
-])
+], ids=["http500", "http400"])
 def test_an_http_error_on_a_generation_stops_the_run_quoting_the_server(gate_run, shared_server, status, body, said):
     with FaultProxy(shared_server.url, answer_status={2: (status, json.dumps(body).encode())}) as proxy:
         result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=f"http{status}")
@@ -155,7 +155,7 @@ def test_an_http_error_on_a_generation_stops_the_run_quoting_the_server(gate_run
                  "UTF-8 (invalid start byte at byte 13): b'{\"content\": \"\\xff\\xfe\", *"),
     ("reset", f"POST http://127.0.0.1:*/completion: the connection broke after 3 tokens: reset or closed by the server "
               f"(ReadError*)"),
-])
+], ids=["error-event", "malformed", "non-utf8", "reset"])
 def test_a_broken_stream_stops_the_run_naming_what_the_server_sent(gate_run, shared_server, kind, said):
     with FaultProxy(shared_server.url, stream_fault=StreamFault(request_index=2, after_events=3, kind=kind)) as proxy:
         result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=kind)
