@@ -146,10 +146,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
-    if gate.state.interruption and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        session.exitstatus = pytest.ExitCode.INTERRUPTED  # the run stopped midway: no verdict on what was not run
     elif gate.worker is not None:
         session.config.workeroutput["oracle"] = worker_payload(gate)
+    # The run stopped midway: no verdict on what was not run. (The controller says so for an xdist worker, whose
+    # exit status 2 xdist would take for a Ctrl-C.)
+    stopped = gate.state.interruption and (isinstance(gate, XdistController) or gate.worker is None)
+    if stopped and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return
