@@ -166,8 +166,8 @@ def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run
         result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=5", report="faulted")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-hashmap' (boot1-c1, request 2 of 3): *{expect}"
-                                 f". The run stops here. No request was retried; 1 finished record(s) of that condition "
-                                 f"kept in {result.folder / 'records'}; check the server's log"])
+                                 f". The run stops here. No request was retried; 1 finished record(s) of that "
+                                 f"condition kept in {result.folder / 'records'}; check the server's log"])
     rep = read_report(result.folder)
     assert rep["verdict"] == "partial" and rep["missing"] == ["code-hashmap", "math-derivative"]
     assert list(rep["records"]["finished"]) == ["code-palindrome@boot1-c1"]
