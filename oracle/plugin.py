@@ -50,7 +50,7 @@ def pytest_configure_node(node) -> None:
     """xdist controller: tell each worker where the one report goes."""
     gate = _gate(node.config)
     if gate is not None:
-        gate.report_dir.mkdir(parents=True, exist_ok=True)
+        gate.prepare_report_dir()
         node.workerinput["oracle_report_dir"] = str(gate.report_dir.resolve())
 
 
@@ -153,6 +153,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     stopped = gate.state.interruption and (isinstance(gate, XdistController) or gate.worker is None)
     if stopped and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         session.exitstatus = pytest.ExitCode.INTERRUPTED
+    if gate.report.write_error and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a run whose report is not on disk never passes
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return
@@ -163,6 +165,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for check in gate.state.checks:
         if check.kind == "servers" and check.outcome == "failed":
             tr.write_line(f"oracle: {check.detail}:\n" + "\n".join(check.lines), red=True, bold=True)
+    if gate.report.write_error:
+        tr.write_line(f"oracle: {gate.report.write_error}", red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
     if (gate.report_dir / "identity.json").exists():

@@ -1,16 +1,31 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, canaries and logits facts.
+only when every check passed, with its noise envelope, canaries and logits facts; the reference folder held by
+this run from its start.
 
+    lock = record_lock(plan)     # before any request; None unless recording
     message = write_run_reference(plan, state, records, condition_rows, floor=None)
 """
 
 from __future__ import annotations
 
+import pytest
+
 from oracle.compare.noise import NoiseEnvelope
+from oracle.store.folders import FolderError, RecordLock
 from oracle.store.records import Record
 from oracle.store.reference import write_reference
 
-__all__ = ["write_run_reference"]
+__all__ = ["record_lock", "write_run_reference"]
+
+
+def record_lock(plan) -> RecordLock | None:
+    """The lock of the --record folder (its parent proven writable), or a usage error naming the fix."""
+    if plan.mode != "record":
+        return None
+    try:
+        return RecordLock.take(plan.options.record)
+    except FolderError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def write_run_reference(plan, state, records: list[Record], rows: dict[str, list[dict]], *,

@@ -22,7 +22,7 @@ from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
-from oracle.gate.recording import write_run_reference
+from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
@@ -30,6 +30,7 @@ from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
+from oracle.store.folders import FolderError, preflight
 from oracle.store.identity import run_identity
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
@@ -59,6 +60,7 @@ class GateSession(ReportOwner):
         self.logits: LogitsChecks | None = None
         self.speed: SpeedChecks | None = None
         self.checks = CheckRegistry()
+        self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
     @property
     def backend(self):
@@ -76,7 +78,10 @@ class GateSession(ReportOwner):
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
-        self.report.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            preflight(self.report.folder, "--report-dir")
+        except FolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.report.write()
         try:
             self.target = make_target(self.options, worker=self.worker or 0, log_dir=self.report.folder)
@@ -171,6 +176,8 @@ class GateSession(ReportOwner):
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()
         finally:
+            if self.lock is not None:
+                self.lock.release()
             if self.target is not None:
                 self.target.stop()
         return message

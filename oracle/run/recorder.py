@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from oracle.backends import Backend
 from oracle.run.progress import QuietProgress
 from oracle.run.prompting import RenderedPrompt
-from oracle.run.runner import RunInterrupted, RunResult, run_waves
+from oracle.run.runner import RunInterrupted, RunResult, WriteFailed, run_waves
 from oracle.run.warmup import warm_up
 from oracle.store.records import PRIMARY, Record, save_record
 
@@ -48,9 +48,10 @@ class Recorder:
             result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
                                on_record=lambda record: self._keep(record, pace))
         except RunInterrupted as exc:
+            look = "" if isinstance(exc.__cause__, WriteFailed) else f"; {self._look()}"  # the disk, not the server
             self.report.state.interruption = (f"{exc}. The run stops here. No request was retried; "
                                               f"{len(exc.finished)} finished record(s) of that condition kept in "
-                                              f"{self.folder}; {self._look()}")
+                                              f"{self.folder}{look}")
             self.report.write()
             return None
         finally:
