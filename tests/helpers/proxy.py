@@ -5,7 +5,8 @@
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
-each request's streamed pieces leave at least pace_s apart (a planted slowdown).
+each request's streamed pieces leave at least pace_s apart (a planted slowdown); answer(path, body) may return
+(status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ import httpx
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
-                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0) -> None:
+                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
+                 answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
+        self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
+        self.answered = 0  # requests the proxy answered itself
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -49,6 +53,15 @@ class FaultProxy:
                     self.wfile.write(b'{"error": {"code": 404, "message": "File Not Found"}}')
                     return
                 body = json.loads(raw) if raw else None
+                own = proxy.answer(self.path, body) if proxy.answer else None
+                if own is not None:
+                    with proxy.lock:
+                        proxy.answered += 1
+                    self.send_response(own[0])
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps(own[1]).encode())
+                    return
                 ctx = {"tokens_seen": 0, "body": body, "path": self.path, "proxy": proxy}
                 if body is not None and proxy.rewrite_request:
                     body = proxy.rewrite_request(self.path, body)
@@ -146,3 +159,17 @@ def noisy_logprobs(*, sigma: float, seed: int = 0):
         return chunk
 
     return rewrite
+
+
+def server_error_for_long_prompts(*, min_prompt_tokens: int, status: int = 500):
+    """answer hook: HTTP `status` with llama-server's error body for every /completion whose prompt has at least
+    min_prompt_tokens ids (e.g. the needles only); everything else is forwarded."""
+
+    def answer(path: str, body: dict | None):
+        prompt = (body or {}).get("prompt")
+        if path.startswith("/completion") and isinstance(prompt, list) and len(prompt) >= min_prompt_tokens:
+            return status, {"error": {"code": status, "message": "planted: internal server error",
+                                      "type": "server_error"}}
+        return None
+
+    return answer
