@@ -137,3 +137,21 @@ def test_a_needle_failing_for_another_server_error_stays_not_run_and_names_the_k
     assert report["verdict"] == "fail" and report["recorded_reference"] is None
     assert report["canaries"]["needle[1024-d50]"]["verdict"] == "not-run"
     assert report["identity"]["served_context"]["tokens"] == 8192  # it was not a context fault
+
+
+def test_a_server_that_does_not_state_its_context_keeps_the_planned_needles_and_says_so(llama_tools, model_path,
+                                                                                        gate_run):
+    """llama-server's OpenAI routes list no max_model_len: --backend=openai cannot tell the context, so the needle
+    is sent as today and fails not-run with the server's own error; the notes say why it was not dropped."""
+    result = gate_run("--backend=openai", f"--launch={launch_line(llama_tools, model_path, '-c 2048')}",
+                      "--canaries=needle", "--needle-lengths=2048", "--needle-depths=50", report="plain")
+    assert result.ret == 1
+    result.assert_outcomes(passed=3 + 2, failed=1)
+    report = json.loads((result.folder / "identity.json").read_text())
+    source = "the server does not state its context (/v1/models max_model_len, when the server lists it)"
+    assert report["identity"]["served_context"] == {"tokens": None, "source": source}
+    row = report["canaries"]["needle[2048-d50]"]
+    assert row["verdict"] == "not-run" and "exceed_context_size_error" in row["why"]
+    assert (f"needle lengths were not checked against the server's real context: {source}; a needle longer than it "
+            "fails not-run with the server's error; give --context N (the server's context) to plan within it"
+            ) in report["notes"]
