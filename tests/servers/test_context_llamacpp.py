@@ -136,6 +136,8 @@ def test_a_needle_failing_for_another_server_error_stays_not_run_and_names_the_k
     report = json.loads((result.folder / "identity.json").read_text())
     assert report["verdict"] == "fail" and report["recorded_reference"] is None
     assert report["canaries"]["needle[1024-d50]"]["verdict"] == "not-run"
+    assert (f"no reference was written: the run was not complete and clean (1 check(s) did not pass: "
+            f"needle[1024-d50]); the finished records are kept in {records}") in report["notes"]
     assert report["identity"]["served_context"]["tokens"] == 8192  # it was not a context fault
 
 
