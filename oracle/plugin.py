@@ -17,7 +17,7 @@ from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, ser
 from oracle.gate.session import GateSession
 from oracle.options import add_options, gate_options, xdist_role
 from oracle.run.progress import ConditionProgress
-from oracle.compare.verdicts import INCONCLUSIVE, NOT_RUN
+from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 
 pytest_plugins = ["oracle.canary.plan"]  # which canary modules and needle lengths are collected
 
@@ -119,19 +119,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     verdict = dict(report.user_properties).get("oracle_verdict")
     if report.when == "call" and report.failed and verdict in (INCONCLUSIVE, NOT_RUN):
         return verdict, "I" if verdict == INCONCLUSIVE else "N", verdict.upper()
+    if report.when == "call" and report.passed and verdict == DROPPED:  # passed, not sent: its own word
+        return verdict, "d", verdict.upper()
     return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    """Inconclusive and not-run items have their own status word, so list their reasons here."""
-    for word in (INCONCLUSIVE, NOT_RUN):
+    """Inconclusive, not-run and dropped items have their own status word, so list their reasons here."""
+    for word in (INCONCLUSIVE, NOT_RUN, DROPPED):
         reports = terminalreporter.stats.get(word, [])
         if not reports:
             continue
         terminalreporter.section(f"oracle: {word}", sep="_")
         for rep in reports:
-            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}")
-            for line in str(rep.longrepr).splitlines():
+            reason = dict(rep.user_properties).get("oracle_detail") if word == DROPPED else None
+            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}" + (f": {reason}" if reason else ""))
+            for line in ([] if word == DROPPED else str(rep.longrepr).splitlines()):
                 terminalreporter.write_line(f"  {line}")
 
 

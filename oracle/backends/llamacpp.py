@@ -14,7 +14,8 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, TeacherForced, request_timeout)
+                                 CompletionRequest, Counters, RequestFailed, TeacherForced, context_tokens,
+                                 request_timeout)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
@@ -33,7 +34,8 @@ class LlamaCppBackend(BackendBase):
                               "for these diagnostic requests)")
     capabilities = Capabilities(
         cache=CacheEvidence(policy="cache_prompt: false", counters_hint="start llama-server with --metrics"),
-        teacher_forcing=teacher_forcing_method, load_gauge=True)
+        teacher_forcing=teacher_forcing_method, load_gauge=True,
+        served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -94,6 +96,10 @@ class LlamaCppBackend(BackendBase):
             "n_ctx": (p.get("default_generation_settings") or {}).get("n_ctx"),
             "chat_template_source": "server /props",
         }
+
+    def served_context(self) -> int | None:
+        """The context of one slot, as llama-server has it (the model's training context can cap -c)."""
+        return context_tokens((self.props().get("default_generation_settings") or {}).get("n_ctx"))
 
     def _metrics(self, timeout: float | None = None) -> Metrics | None:
         """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""

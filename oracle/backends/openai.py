@@ -28,7 +28,8 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, request_timeout, stop_reason)
+                                 CompletionRequest, Counters, RequestFailed, context_tokens, request_timeout,
+                                 stop_reason)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import DONE, loads, sse_events
@@ -46,7 +47,8 @@ class OpenAIBackend(BackendBase):
             policy="cache_prompt: false and a unique cache_salt (honoured by llama.cpp and vLLM, ignored elsewhere)",
             counters_hint="expose the server's /metrics with prefix-cache counters",
             per_request_hint="the server returned no usage.prompt_tokens_details.cached_tokens"),
-        load_gauge=True, served_tokenizer=True, route_choice=True)
+        load_gauge=True, served_tokenizer=True, route_choice=True,
+        served_context="/v1/models max_model_len, when the server lists it")
     completions_path = "/v1/completions"
     chat_path = "/v1/chat/completions"
 
@@ -165,6 +167,10 @@ class OpenAIBackend(BackendBase):
                 "model_path": str(self.model_folder()) if self.model_folder() else m.get("root"),
                 "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by"),
                 "chat_template_source": self.chat_template_source() or "none (ChatML fallback)"}
+
+    def served_context(self) -> int | None:
+        """max_model_len of the served model in /v1/models (vLLM lists it; a server that does not: None)."""
+        return context_tokens(self.models()[0].get("max_model_len"))
 
     def _metrics(self, timeout: float | None = None) -> str | None:
         try:

@@ -30,7 +30,7 @@ class VLLMBackend(OpenAIBackend):
             counters_hint="vLLM's /metrics (vllm:prefix_cache_hits_total)",
             per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
             counters_suffice=True),
-        load_gauge=True, served_tokenizer=True)
+        load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len")
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)

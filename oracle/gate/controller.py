@@ -80,7 +80,8 @@ class XdistController(ReportOwner):
                                     allow_mixed=self.options.allow_mixed_servers)
             message = None
             if self.plan.mode == "record" and self.payloads:
-                message = write_run_reference(self.plan, self.state, self._owned_records(), rows)
+                message = write_run_reference(self.plan, self.state, self._owned_records(), rows,
+                                              kept=str(self.report.folder / "servers" / "server*" / "records"))
             self.report.write()
             return message
         finally:

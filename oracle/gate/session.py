@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.logits_checks import LogitsChecks
@@ -59,6 +60,7 @@ class GateSession(ReportOwner):
         self.conditions: ConditionChecks | None = None
         self.logits: LogitsChecks | None = None
         self.speed: SpeedChecks | None = None
+        self.context: ServedContext | None = None  # what the server really holds, read at start
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
@@ -92,6 +94,8 @@ class GateSession(ReportOwner):
             command = self.target.configured_command
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
                                                launch_command=redact_command(command) if command else None)
+            self.context = ServedContext.read(self.backend)
+            self.state.identity["served_context"] = self.context.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
@@ -162,6 +166,9 @@ class GateSession(ReportOwner):
     def note(self, text: str) -> None:
         self.state.note(text)
 
+    def note_item(self, head: str, item: str) -> None:
+        self.state.note_item(head, item)
+
     # -- finish -----------------------------------------------------------------------------
     def finish(self) -> str | None:
         """Write the reference (record mode, everything passed, not an xdist worker) and the final report;
@@ -171,7 +178,8 @@ class GateSession(ReportOwner):
         try:
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
-                                              self.conditions.rows, floor=self.logits.floor)
+                                              self.conditions.rows, kept=str(self.report.folder / "records"),
+                                              floor=self.logits.floor)
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()

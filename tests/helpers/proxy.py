@@ -5,7 +5,8 @@
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
-each request's streamed pieces leave at least pace_s apart (a planted slowdown).
+each request's streamed pieces leave at least pace_s apart (a planted slowdown); answer(path, body) may return
+(status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
 
 Planted server faults on the request_index-th /completion request (counted from 1):
 
@@ -55,7 +56,8 @@ class FaultProxy:
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
                  refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
                  answer_status: dict[int, tuple[int, bytes]] | None = None,
-                 stream_fault: StreamFault | None = None) -> None:
+                 stream_fault: StreamFault | None = None,
+                 answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
@@ -63,6 +65,8 @@ class FaultProxy:
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
         self.answer_status = answer_status or {}  # request index -> (HTTP status, body), answered by the proxy
         self.stream_fault = stream_fault
+        self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
+        self.answered = 0  # requests the proxy answered itself
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -84,6 +88,15 @@ class FaultProxy:
                     self.wfile.write(b'{"error": {"code": 404, "message": "File Not Found"}}')
                     return
                 body = json.loads(raw) if raw else None
+                own = proxy.answer(self.path, body) if proxy.answer else None
+                if own is not None:
+                    with proxy.lock:
+                        proxy.answered += 1
+                    self.send_response(own[0])
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps(own[1]).encode())
+                    return
                 ctx = {"tokens_seen": 0, "body": body, "path": self.path, "proxy": proxy}
                 if body is not None and proxy.rewrite_request:
                     body = proxy.rewrite_request(self.path, body)
@@ -207,3 +220,17 @@ def noisy_logprobs(*, sigma: float, seed: int = 0):
         return chunk
 
     return rewrite
+
+
+def server_error_for_long_prompts(*, min_prompt_tokens: int, status: int = 500):
+    """answer hook: HTTP `status` with llama-server's error body for every /completion whose prompt has at least
+    min_prompt_tokens ids (e.g. the needles only); everything else is forwarded."""
+
+    def answer(path: str, body: dict | None):
+        prompt = (body or {}).get("prompt")
+        if path.startswith("/completion") and isinstance(prompt, list) and len(prompt) >= min_prompt_tokens:
+            return status, {"error": {"code": status, "message": "planted: internal server error",
+                                      "type": "server_error"}}
+        return None
+
+    return answer
