@@ -20,8 +20,6 @@ import json
 import time
 import uuid
 from contextlib import aclosing
-from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 
 import httpcore
@@ -32,12 +30,11 @@ from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, C
                                  stop_reason)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
+from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.stream import DONE, loads, sse_events
 
 __all__ = ["OpenAIBackend"]
 
-_TOKEN_ID = "token_id:"
-_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
 
 
 class OpenAIBackend(BackendBase):
@@ -333,13 +330,13 @@ class OpenAIBackend(BackendBase):
         content = lp.get("content") if isinstance(lp, dict) else None
         if ids is None and content and all("id" in c for c in content):
             ids = [c["id"] for c in content]
-        if ids is None and lp.get("tokens") and all(str(t).startswith(_TOKEN_ID) for t in lp["tokens"]):
-            ids = [int(str(t)[len(_TOKEN_ID):]) for t in lp["tokens"]]
+        if ids is None and lp.get("tokens") and all(str(t).startswith(TOKEN_ID) for t in lp["tokens"]):
+            ids = [int(str(t)[len(TOKEN_ID):]) for t in lp["tokens"]]
         if not ids:
             if choice.get("text"):
                 out.token_times_s.append(now)
             return
-        chosen, top_ids, top_logprobs = _logprob_rows(lp, len(ids), self._key_to_id)
+        chosen, top_ids, top_logprobs = logprob_rows(lp, len(ids), self._key_to_id)
         out.completion_ids.extend(map(int, ids))
         out.token_times_s.extend([now] * len(ids))
         out.logprobs.extend(chosen)
@@ -354,50 +351,3 @@ def _take_usage(out: Completion, usage: dict | None) -> None:
     if details.get("cached_tokens") is not None:
         out.cached_prompt_tokens = int(details["cached_tokens"])
 
-
-def _key_id(key, key_to_id) -> int | None:
-    if isinstance(key, int):
-        return key
-    key = str(key)
-    return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else key_to_id(key)
-
-
-def _keyed_row(row: dict, key_to_id) -> tuple[list[int], list[float]]:
-    """One top-k object (key -> logprob) as ids and logprobs, best first; ([], []) when a key maps to no id.
-    The loops run in C (map): this is the inner loop of every streamed token."""
-    keys = list(row)
-    if all(map(str.startswith, keys, repeat(_TOKEN_ID))):  # vLLM's return_tokens_as_token_ids
-        ids = list(map(int, map(str.removeprefix, keys, repeat(_TOKEN_ID))))
-    else:
-        ids = [_key_id(k, key_to_id) for k in keys]
-        if None in ids:
-            return [], []
-    values = list(map(float, row.values()))
-    if values != sorted(values, reverse=True):
-        # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
-        order = sorted(range(len(values)), key=lambda j: -values[j])
-        ids, values = [ids[j] for j in order], [values[j] for j in order]
-    return ids, values
-
-
-def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[int]], list[list[float]]]:
-    """(chosen-token logprob, top-k ids best first, their logprobs) for n tokens; NaN / [] where absent.
-    A row whose token-string keys do not all map to one id each is left empty, never guessed."""
-    chosen = [float("nan")] * n
-    top_ids: list[list[int]] = [[] for _ in range(n)]
-    top_logprobs: list[list[float]] = [[] for _ in range(n)]
-    if not lp:
-        return chosen, top_ids, top_logprobs
-    if lp.get("content") is not None:  # llama.cpp: per-token objects with ids
-        for i, c in enumerate(lp["content"][:n]):
-            chosen[i] = float(c.get("logprob", float("nan")))
-            tops = [t for t in c.get("top_logprobs") or [] if "id" in t]
-            top_ids[i] = list(map(int, map(_ID, tops)))
-            top_logprobs[i] = list(map(float, map(_LOGPROB, tops)))
-        return chosen, top_ids, top_logprobs
-    for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
-        chosen[i] = float("nan") if v is None else float(v)
-    for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
-        if row:
-            top_ids[i], top_logprobs[i] = _keyed_row(row, key_to_id)
-    return chosen, top_ids, top_logprobs
