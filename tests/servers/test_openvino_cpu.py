@@ -3,11 +3,15 @@ own venv (`python -m oracle.targets.openvino_export`, cached by version)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, write_suite
+
+from oracle.targets.openvino_export import openvino_model
 
 pytestmark = pytest.mark.slow
 
@@ -32,3 +36,70 @@ def test_oracle_models_path_names_the_int4_ir_whose_weights_are_int4():
                           capture_output=True, text=True, timeout=1800)
     assert fp32.returncode == 0, fp32.stderr
     assert not _weight_types(Path(fp32.stdout.strip().splitlines()[-1]) / "openvino_model.xml") & {"u4", "i4"}
+
+
+F32 = "--ov-config=INFERENCE_PRECISION_HINT=f32,KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0"
+
+
+def _suite(folder: Path) -> Path:
+    return write_suite(folder, "four", [json.loads(line) for line in
+                                        (REPO / "prompts" / "default.jsonl").read_text().splitlines()[:4]])
+
+
+def _args(suite: Path, report: Path, *extra: str) -> list[str]:
+    return ["-p", "no:cacheprovider", f"--suite={suite}", f"--report-dir={report}", "--canaries=none",
+            "--max-tokens=64", *extra]
+
+
+@pytest.fixture(scope="module")
+def f32_reference(tmp_path_factory) -> Path:
+    """The fp32 IR with the f32 properties, recorded once as an f16-kind reference (full-vocabulary top-k)."""
+    folder = tmp_path_factory.mktemp("openvino")
+    ref = folder / "ref"
+    r = subprocess.run([sys.executable, "-m", "pytest", "--backend=openvino-cpu", F32, f"--record={ref}",
+                        "--reference-kind=f16", *_args(_suite(folder), folder / "rec")],
+                       cwd=folder, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:]
+    return ref
+
+
+def _gate(pytester, reference: Path, report: str, *extra: str):
+    folder = pytester.path / report
+    result = pytester.runpytest("--backend=openvino-cpu", f"--reference={reference}",
+                                *_args(_suite(pytester.path), folder, *extra))
+    result.folder = folder
+    return result
+
+
+def _identity(folder: Path) -> dict:
+    return json.loads((folder / "identity.json").read_text())
+
+
+def test_the_same_config_is_exact_and_its_properties_are_identity(pytester, f32_reference):
+    same = _gate(pytester, f32_reference, "same", F32, "--boots=2")
+    assert same.ret == 0, same.stdout.str()[-3000:]
+    rep = _identity(same.folder)
+    server = rep["identity"]["server"]
+    assert server["ov_config"] == {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
+                                   "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+    assert server["device"] == "CPU" and server["build"].startswith("openvino 2026.4.1")
+    same.stdout.fnmatch_lines(["*boot[[]2[]]*PASSED*"])
+
+
+def test_int8_passes_the_kld_gate_and_int4_fails_it(pytester, f32_reference):
+    int8 = _gate(pytester, f32_reference, "int8", F32, "--kld-max=0.02", "--allow-near-ties",
+                 f"--model={openvino_model('int8')}")
+    int8.stdout.fnmatch_lines(["*::logits PASSED*"])
+    int4 = _gate(pytester, f32_reference, "int4", F32, "--kld-max=0.02", "--allow-near-ties",
+                 f"--model={openvino_model('int4')}")
+    assert int4.ret == 1
+    int4.stdout.fnmatch_lines(["*::logits FAILED*"])
+
+
+def test_cpu_defaults_fail_the_ladder_and_f32_properties_pass_it(pytester, f32_reference):
+    defaults = _gate(pytester, f32_reference, "defaults", "--ladder=1,4", "--logprobs=5")
+    assert defaults.ret == 1
+    defaults.stdout.fnmatch_lines(["*ladder[[]c4[]]*FAILED*"])
+    f32 = _gate(pytester, f32_reference, "f32", F32, "--ladder=1,4", "--logprobs=5")
+    assert f32.ret == 0, f32.stdout.str()[-3000:]
+    f32.stdout.fnmatch_lines(["*ladder[[]c4[]]*PASSED*"])
