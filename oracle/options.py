@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
-                                 canary_kinds_list, dtype, existing_path, floor_dtype, ov_config, inconclusive_kinds, integer,
-                                 int_list,
+                                 canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
+                                 int_list, ov_config,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
                                  reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
@@ -268,9 +268,9 @@ def gate_options(config: pytest.Config) -> GateOptions:
         from oracle.backends import in_process_capabilities
 
         caps = in_process_capabilities(o.backend)
-        refused = [flag for flag, used, offered in (("--boots", o.boots > 1, caps.restartable),
-                                                    ("--ladder", bool(o.ladder), caps.concurrent),
-                                                    ("--server-args", bool(o.server_args), False)) if used and not offered]
+        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
+                 ("--server-args", bool(o.server_args), False))
+        refused = [flag for flag, used, offered in asked if used and not offered]
         if refused:
             raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
                                     f"{', '.join(refused)} (no server to restart, requests run one at a time, "
@@ -305,7 +305,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
-        boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
+        boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
+        kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
         launch_timeout=o.launch_timeout,

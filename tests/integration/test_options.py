@@ -5,7 +5,8 @@ import pytest
 
 @pytest.mark.parametrize("args, message", [
     (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, vllm*"),
-    (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"], "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
+    (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"],
+     "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
     (["--backend=hf-cpu", "--boots=2"], "*cannot honour --boots (no server to restart*"),
     (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url/--servers and --launch both given*"),
     (["--backend=llamacpp", "--logprobs=0"], "*--logprobs '0': must be at least 1*"),
