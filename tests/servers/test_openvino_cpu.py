@@ -113,7 +113,7 @@ def test_cpu_defaults_fail_the_ladder_and_f32_properties_pass_it(pytester, f32_r
     defaults = _gate(pytester, f32_reference, "defaults", "--ladder=1,4", "--logprobs=5")
     assert defaults.ret == 1
     c4 = _checks(defaults.folder)["ladder[c4]"]
-    assert c4["outcome"] == "failed" and _identity(defaults.folder)["ladder"]["4"]["first_divergences"], c4
+    assert c4["outcome"] == "failed" and _identity(defaults.folder)["ladder"]["c4"]["first_divergences"], c4
     f32 = _gate(pytester, f32_reference, "f32", F32, "--ladder=1,4", "--logprobs=5")
     assert f32.ret == 0, f32.stdout.str()[-3000:]
     c4 = _checks(f32.folder)["ladder[c4]"]
