@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
+from oracle.store.records import Condition, Record, atomic_write_text, load_record, save_record
 
 __all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
            "load_reference", "write_reference"]
@@ -109,7 +109,7 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
         }
         if speed is not None:  # written by oracle with speed cards: label, diagnostics, token-time clock, warm-up
             manifest["speed"] = speed
-        atomic_write_bytes(staging / "manifest.json", (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+        atomic_write_text(staging / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         old = None
         if path.exists():
             old = path.with_name(f".{path.name}.replaced.{int(time.time())}")
