@@ -5,11 +5,13 @@
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
-each request's streamed pieces leave at least pace_s apart (a planted slowdown).
+each request's streamed pieces leave at least pace_s apart (a planted slowdown). With basic_auth=(user, password)
+only requests that carry those credentials are forwarded; any other is answered 401 (and counted).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -22,12 +24,16 @@ import httpx
 class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
-                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0) -> None:
+                 refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
+                 basic_auth: tuple[str, str] | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
+        self.basic_auth = basic_auth
+        self.unauthorized = 0  # requests refused for want of the basic_auth credentials
+        self.authorized = 0
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -42,6 +48,8 @@ class FaultProxy:
             def _forward(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if proxy.basic_auth and not self._authorized():
+                    return
                 if self.path.split("?")[0] in proxy.refuse_paths:
                     self.send_response(404)
                     self.send_header("Content-Type", "application/json")
@@ -64,6 +72,20 @@ class FaultProxy:
                     if completion:
                         with proxy.lock:
                             proxy.in_flight -= 1
+
+            def _authorized(self) -> bool:
+                expected = "Basic " + base64.b64encode(":".join(proxy.basic_auth).encode()).decode()
+                with proxy.lock:
+                    if self.headers.get("Authorization") == expected:
+                        proxy.authorized += 1
+                        return True
+                    proxy.unauthorized += 1
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="oracle-test"')
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"error": {"code": 401, "message": "Unauthorized"}}')
+                return False
 
             def _stream(self, method: str, body, ctx: dict) -> None:
                 with httpx.Client(timeout=600) as c, c.stream(method, proxy.upstream + self.path,
