@@ -126,7 +126,8 @@ def _secret_spans(command: str) -> list[tuple[int, int, str, str]]:
     spans = []
     for k, (start, end, word) in enumerate(words):
         raw = command[start:end]
-        nxt = words[k + 1] if k + 1 < len(words) and words[k + 1][2] not in _OPERATORS else None
+        # The next word, unless it is `;`, `&&`, `|`... (only an operator word starts with an operator character).
+        nxt = words[k + 1] if k + 1 < len(words) and command[words[k + 1][0]] not in _OPERATORS else None
         assignment = _ASSIGNMENT.match(word)
         flag, eq, value = word.partition("=")
         if assignment and not word.startswith("-"):
@@ -135,7 +136,7 @@ def _secret_spans(command: str) -> list[tuple[int, int, str, str]]:
                 value = word[len(name) + 1:]
                 spans.append(_value_span(raw, start, end, f"{name}=", value))
         elif word.startswith("-") and len(word) > 1 and not word[1:2].isdigit():
-            if flag in _HEADER_FLAGS or flag.lstrip("-") == "header":
+            if flag in _HEADER_FLAGS:
                 header = value if eq else (nxt[2] if nxt else None)
                 hname, colon, hvalue = (header or "").partition(":")
                 if colon and secret_name(hname.strip()) and hvalue.strip():

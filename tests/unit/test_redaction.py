@@ -47,6 +47,8 @@ def test_names_that_are_not_secret(name):
     # URLs with user:password, or a bare token as the user
     ("proxy --upstream http://me:pw@host:8080/v1", "proxy --upstream http://me:***@host:8080/v1"),
     ("git clone https://ghp_tok@github.com/a/b", "git clone https://***@github.com/a/b"),
+    # an empty value is still a value; an operator is not
+    ("x --api-key '' --port 1; y --token; z", "x --api-key *** --port 1; y --token; z"),
     # an unclosed quote is still redacted
     ("run 'HF_TOKEN=zz", "run HF_TOKEN=***"),
 ])
