@@ -15,3 +15,17 @@ def test_usage_errors_hide_secrets(pytester, args, shown, secret):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([shown])
     assert secret not in "\n".join(result.outlines + result.errlines)
+
+
+def test_an_unreachable_url_is_named_without_its_password(pytester):
+    from oracle.targets.launched import free_port
+
+    port = free_port()  # nothing listens there
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp",
+                                f"--url=http://plainmarkeruser:pwsecret4242@127.0.0.1:{port}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--url http://plainmarkeruser:[*][*][*]@127.0.0.1:{port}: the server does not "
+                                 "answer its health check*"])
+    assert "pwsecret4242" not in "\n".join(result.outlines + result.errlines)
+    report = next(pytester.path.glob("reports/*/identity.json"))  # the partial report written at start
+    assert "pwsecret4242" not in report.read_text()
