@@ -42,9 +42,9 @@ _URL_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^\s/@:'\"<>]*)(?::(
 # In free text only variables written in capitals (HF_TOKEN=x) and long flags (--api-key=x): a model's code
 # (`def put(key=None)`) is left alone.
 _TEXT_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_-])([A-Z_][A-Z0-9_]*|--[A-Za-z][A-Za-z0-9_-]*)="
-                              r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\&;,<>)\]}]+)")
+                              r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`\\&;,<>)\]}]+)")
 _TEXT_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key|cookie)(\s*[:=]\s*)"
-                          r"((?:basic|bearer|token)\s+)?([^\s\"'\\,;<>]+)")
+                          r"((?:basic|bearer|token)\s+)?([^\s\"'`\\,;<>]+)")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{4,})")
 
 _remembered: set[str] = set()

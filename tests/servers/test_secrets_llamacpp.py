@@ -117,6 +117,8 @@ def test_a_planted_secret_is_written_nowhere(carrier, plant, shared_reference):
                 "flag": "--api-key ***", "server-args": "--api-key ***", "url": f"http://{marker}:***@",
                 "environment": '"VLLM_API_KEY": "***"'}[carrier]
     assert expected in ident, "the name is kept, its value hidden"
+    if carrier == "environment":
+        assert "`VLLM_API_KEY=***`" in written[report / "identity.md"]
     if carrier in ("prefix", "env-command", "flag"):  # the echoed secret in the log became ***
         assert f"starting beside {marker} with ***" in "".join(written[p] for p in logs)
 

@@ -78,6 +78,8 @@ def test_redact_url_and_free_text():
             "Authorization: Bearer qq12; def put(key=None): token=1")
     assert redact_text(text) == ("GET http://user:***@127.0.0.1:8/props failed; HF_TOKEN=***; --api-key=***; "
                                  "Authorization: Bearer ***; def put(key=None): token=1")
+    assert redact_text("- environment: `HF_TOKEN=x`, `Authorization: y`") == \
+        "- environment: `HF_TOKEN=***`, `Authorization: ***`"  # markdown's backticks stay
 
 
 def test_public_text_hides_remembered_and_environment_values_in_every_written_form(monkeypatch):
