@@ -1,6 +1,8 @@
 """Needle canary: a 7-digit value hidden at a depth of a token-exact haystack must be returned.
 
-Lengths that do not fit the context are not collected; the report's notes say which and why.
+Lengths that do not fit the planned context are not collected; the report's notes say which and why.
+Lengths that were collected but do not fit the context the server really has (read at start) are
+`dropped`: never sent, passed, listed in the notes and left out of a recorded reference.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.canary.plan import needle_plan
-from oracle.canary.run import complete, finish_canary, not_run
+from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
 from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
 
@@ -36,6 +38,13 @@ def haystack(request) -> list[str]:
 def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     total, depth = needle_case
     item_id = f"needle[{total}-d{depth}]"
+    context = oracle_gate.context
+    beyond = context.beyond(total)
+    if beyond:
+        dropped(oracle_gate, request.node, item_id, "needle", beyond, {"length": total, "depth": depth})
+        return
+    if context.unknown_note():
+        oracle_gate.note(context.unknown_note())
     b = oracle_gate.backend
     try:
         p = build_needle_prompt(total=total, depth=depth, tokenize=oracle_gate.tokenize,

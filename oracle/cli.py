@@ -1,4 +1,4 @@
-"""The `oracle` command: `oracle diff A B [--json]` and `oracle html REPORT_DIR`.
+"""The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR` and `oracle seal REFERENCE_DIR`.
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote.
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 from oracle.redaction import public_text
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
+from oracle.store.reference import SELF_HASH, ReferenceError, seal
 
 __all__ = ["main"]
 
@@ -27,6 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--json", action="store_true", help="print the comparison as JSON")
     h = sub.add_parser("html", help="(re)write identity.html in a report dir from its identity.json")
     h.add_argument("report", type=Path)
+    s = sub.add_parser("seal", help="give an older reference's manifest its own hash, after checking that every "
+                                    "file still matches it; exit 0 when sealed, 2 when the reference is tainted")
+    s.add_argument("reference", type=Path)
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -37,8 +41,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
             _say(str(write_html(args.report)))
             return 0
+        if args.command == "seal":
+            print(f"{args.reference}: manifest sealed ({SELF_HASH} {seal(args.reference)})")
+            return 0
         result = diff_runs(args.a, args.b)
-    except DiffError as exc:
+    except (DiffError, ReferenceError) as exc:
         _say(f"oracle {args.command}: {exc}", file=sys.stderr)
         return 2
     _say(json.dumps(result.as_json(), indent=1) if args.json else result.table())

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
 from oracle.redaction import redact_command
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
-           "canary_kinds_list", "dtype", "floor_dtype", "inconclusive_kinds", "int_list", "ladder_levels",
+           "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list", "ladder_levels",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
            "speedup"]
 
@@ -42,6 +43,25 @@ def positive_int(flag: str):
 
 def non_negative_int(flag: str):
     return _int_at_least(flag, 0, "a whole number", 1, "0 or more")
+
+
+def integer(flag: str, example: int):
+    """Any whole number (e.g. a seed)."""
+    def parse(value: str) -> int:
+        try:
+            return int(value)
+        except ValueError:
+            raise pytest.UsageError(f"{flag} {value!r}: expected a whole number, e.g. {flag} {example}") from None
+    return parse
+
+
+def existing_path(flag: str, what: str):
+    """A file (or folder) that must be there when the run starts; the message says what to give."""
+    def parse(value: str) -> str:
+        if not Path(value).exists():
+            raise pytest.UsageError(f"{flag} {value}: no such file or folder; give {what}")
+        return value
+    return parse
 
 
 def speedup(value: str) -> float:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
-                                 canary_kinds_list, dtype, floor_dtype, inconclusive_kinds, int_list,
+                                 canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
+                                 int_list,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
                                  reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
@@ -50,8 +51,10 @@ def _canary_options(parser: pytest.Parser) -> None:
     g.addoption("--canary-strict", action="store_true", default=False,
                 help="fail wrong canary answers even without a reference (default: report them as information)")
     g.addoption("--haystack", metavar="PATH", default=None,
+                type=existing_path("--haystack", "a text file with one haystack paragraph a line"),
                 help="haystack text file for the needle, one paragraph a line (default: the shipped one)")
     g.addoption("--code-set", metavar="PATH", default=None,
+                type=existing_path("--code-set", "a code-result set built by `python -m oracle.canary.code build`"),
                 help="code-result canary set (JSON built by `python -m oracle.canary.code build`) "
                      "(default: the shipped one)")
 
@@ -80,6 +83,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics unless "
                      "overridden)")
     g.addoption("--tokenizer", metavar="PATH", default=None,
+                type=existing_path("--tokenizer", "a tokenizer.json, or the model folder that holds one"),
                 help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
                      "(default: the embedded GGUF's own, else the served model folder's tokenizer.json when "
                      "reachable (vLLM, OpenAI-compatible), else the server's tokenizer endpoint)")
@@ -101,7 +105,10 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
                 help="seconds a request may stay silent before the server counts as hung; the run then stops, "
                      "never retried (default: 600)")
-    g.addoption("--seed", metavar="N", type=int, default=1234, help="request seed (default: 1234)")
+    g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
+                help="seconds a launched or embedded server may take to answer its health check; it is then "
+                     "stopped and the run refused with the end of its log (default: 600)")
+    g.addoption("--seed", metavar="N", type=integer("--seed", 1234), default=1234, help="request seed (default: 1234)")
     g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
@@ -184,6 +191,7 @@ class GateOptions:
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
+    launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
 
     @property
     def embedded(self) -> bool:
@@ -288,4 +296,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
+        launch_timeout=o.launch_timeout,
     )

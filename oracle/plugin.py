@@ -19,7 +19,7 @@ from oracle.gate.session import GateSession
 from oracle.options import add_options, gate_options, xdist_role
 from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
-from oracle.compare.verdicts import INCONCLUSIVE, NOT_RUN
+from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 
 pytest_plugins = ["oracle.canary.plan"]  # which canary modules and needle lengths are collected
 
@@ -86,7 +86,7 @@ def pytest_configure_node(node) -> None:
     """xdist controller: tell each worker where the one report goes."""
     gate = _gate(node.config)
     if gate is not None:
-        gate.report_dir.mkdir(parents=True, exist_ok=True)
+        gate.prepare_report_dir()
         node.workerinput["oracle_report_dir"] = str(gate.report_dir.resolve())
 
 
@@ -156,19 +156,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     verdict = dict(report.user_properties).get("oracle_verdict")
     if report.when == "call" and report.failed and verdict in (INCONCLUSIVE, NOT_RUN):
         return verdict, "I" if verdict == INCONCLUSIVE else "N", verdict.upper()
+    if report.when == "call" and report.passed and verdict == DROPPED:  # passed, not sent: its own word
+        return verdict, "d", verdict.upper()
     return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    """Inconclusive and not-run items have their own status word, so list their reasons here."""
-    for word in (INCONCLUSIVE, NOT_RUN):
+    """Inconclusive, not-run and dropped items have their own status word, so list their reasons here."""
+    for word in (INCONCLUSIVE, NOT_RUN, DROPPED):
         reports = terminalreporter.stats.get(word, [])
         if not reports:
             continue
         terminalreporter.section(f"oracle: {word}", sep="_")
         for rep in reports:
-            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}")
-            for line in str(rep.longrepr).splitlines():
+            reason = dict(rep.user_properties).get("oracle_detail") if word == DROPPED else None
+            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}" + (f": {reason}" if reason else ""))
+            for line in ([] if word == DROPPED else str(rep.longrepr).splitlines()):
                 terminalreporter.write_line(f"  {line}")
 
 
@@ -176,22 +179,34 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate = _gate(session.config)
     if gate is None:
         return
+    if exitstatus == pytest.ExitCode.INTERRUPTED and not gate.state.interruption:
+        gate.state.interruption = (f"interrupted (Ctrl-C); every record finished before it is kept under "
+                                   f"{gate.report_dir}; no request was retried")
     message = gate.finish()
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
     elif gate.worker is not None:
         session.config.workeroutput["oracle"] = worker_payload(gate)
+    # The run stopped midway: no verdict on what was not run. (The controller says so for an xdist worker, whose
+    # exit status 2 xdist would take for a Ctrl-C.)
+    stopped = gate.state.interruption and (isinstance(gate, XdistController) or gate.worker is None)
+    if stopped and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
+    if gate.report.write_error and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a run whose report is not on disk never passes
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is None:
         return
     if tr._tw.width_of_current_line:  # after the progress dots (xdist's progress does not end its line)
         tr.write("\n")
-    if gate.state.interruption:
+    if gate.state.interruption and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # a usage error says it
         tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
     for check in gate.state.checks:
         if check.kind == "servers" and check.outcome == "failed":
             tr.write_line(f"oracle: {check.detail}:\n" + "\n".join(check.lines), red=True, bold=True)
+    if gate.report.write_error:
+        tr.write_line(f"oracle: {gate.report.write_error}", red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
     if (gate.report_dir / "identity.json").exists():

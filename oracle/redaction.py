@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote
 
-__all__ = ["MASK", "MIN_SCRUBBED", "PublicStream", "public_text", "redact_command", "redact_text", "redact_url",
+__all__ = ["MASK", "MIN_SCRUBBED", "PublicStream", "public_data", "public_text", "redact_command", "redact_text", "redact_url",
            "remember_secrets", "scrub_file", "secret_name", "secret_values"]
 
 MASK = "***"
@@ -232,6 +232,11 @@ def public_text(text: str) -> str:
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, MASK)
     return redact_text(text)
+
+
+def public_data(data: dict) -> dict:
+    """JSON-able data made public (public_text over its JSON): for a file that must hash what it holds."""
+    return json.loads(public_text(json.dumps(data)))
 
 
 def scrub_file(path: Path) -> None:

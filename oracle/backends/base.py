@@ -15,8 +15,8 @@ import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "RequestFailed",
-           "STOP_REASONS", "TEXT_DOWNGRADE",
-           "TeacherForced", "auth_headers", "request_timeout", "status_words", "stop_reason"]
+           "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens", "request_timeout",
+           "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -68,6 +68,11 @@ def stop_reason(engine: str, value: str | None) -> str:
         raise RequestFailed(f"the server ended the request with {engine} stop reason {value!r}, which is neither "
                             f"a stop nor the length limit (known: {', '.join(sorted(table))})")
     return table[value]
+
+
+def context_tokens(value) -> int | None:
+    """A context length as a server states it: a positive whole number, else None (it did not say)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 IDS_FROM_SERVER = "server"  # completion token ids as the server returned them
@@ -163,11 +168,13 @@ class Capabilities:
 
     teacher_forcing: how it scores a fixed token path (None: it cannot); load_gauge: it reports how many
     requests run right now; served_tokenizer: it can point to the served model's tokenizer file;
-    route_choice: it must pick its completion route before the first request; in_process: no server.
+    route_choice: it must pick its completion route before the first request; in_process: no server;
+    served_context: where it reads the context the server really has, per request (None: it cannot tell).
     """
 
     cache: CacheEvidence
     teacher_forcing: str | None = None
+    served_context: str | None = None
     load_gauge: bool = False
     served_tokenizer: bool = False
     route_choice: bool = False
@@ -212,6 +219,8 @@ class Backend(Protocol):
 
     def system_fingerprints(self) -> list[str]: ...
 
+    def served_context(self) -> int | None: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -233,3 +242,6 @@ class BackendBase:
 
     def system_fingerprints(self) -> list[str]:
         return []
+
+    def served_context(self) -> int | None:
+        return None

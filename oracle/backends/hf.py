@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 RequestFailed, TeacherForced)
+                                 RequestFailed, TeacherForced, context_tokens)
 
 __all__ = ["DTYPES", "HfBackend", "HfLoadError"]
 
@@ -40,7 +40,8 @@ class HfBackend(BackendBase):
     teacher_forcing_method = "hf: one forward pass over prompt + reference completion (teacher forcing), full vocabulary"
     capabilities = Capabilities(
         cache=CacheEvidence(policy="in process: a fresh KV cache per request", counters_hint="no server, no counters"),
-        teacher_forcing=teacher_forcing_method, in_process=True)
+        teacher_forcing=teacher_forcing_method, in_process=True,
+        served_context="the model config's max_position_embeddings")
 
     def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:
         if platform not in _DEVICES:
@@ -141,6 +142,9 @@ class HfBackend(BackendBase):
                 f"torch {torch.__version__}", "model_path": str(self.model_path), "dtype": self.dtype,
                 "device": self.device, "dequantized_from_gguf": self._gguf, "torch_threads": torch.get_num_threads(),
                 "load_s": round(self.load_s, 1), "chat_template_source": self._metadata["chat_template_source"]}
+
+    def served_context(self) -> int | None:
+        return context_tokens(getattr(self.model.config, "max_position_embeddings", None))
 
     def counters(self) -> Counters | None:
         return None  # no server, no counters: every request runs with a fresh KV cache

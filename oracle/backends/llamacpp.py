@@ -6,7 +6,6 @@ per position (taken before sampling), `return_tokens` for the ids of every strea
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import aclosing
 from operator import itemgetter
@@ -16,7 +15,8 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, auth_headers,
-                                 request_timeout, status_words)
+                                 context_tokens, request_timeout, status_words)
+from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
 
@@ -34,7 +34,8 @@ class LlamaCppBackend(BackendBase):
                               "for these diagnostic requests)")
     capabilities = Capabilities(
         cache=CacheEvidence(policy="cache_prompt: false", counters_hint="start llama-server with --metrics"),
-        teacher_forcing=teacher_forcing_method, load_gauge=True)
+        teacher_forcing=teacher_forcing_method, load_gauge=True,
+        served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -97,6 +98,10 @@ class LlamaCppBackend(BackendBase):
             "chat_template_source": "server /props",
         }
 
+    def served_context(self) -> int | None:
+        """The context of one slot, as llama-server has it (the model's training context can cap -c)."""
+        return context_tokens((self.props().get("default_generation_settings") or {}).get("n_ctx"))
+
     def _metrics(self, timeout: float | None = None) -> Metrics | None:
         """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""
         try:
@@ -157,13 +162,12 @@ class LlamaCppBackend(BackendBase):
         try:
             async with client.stream("POST", "/completion", json=body) as r:
                 if r.status_code != 200:
-                    detail = (await r.aread()).decode(errors="replace")[:300]
-                    raise RequestFailed(f"POST /completion: HTTP {r.status_code}: {detail}")
+                    raise refused(r.status_code, await r.aread(), route="/completion")
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
                         chunk = loads(payload)
                         if "error" in chunk:
-                            raise RequestFailed(f"POST /completion: server error {chunk['error']}")
+                            raise error_event(chunk, route="/completion", after=len(out.completion_ids))
                         self._take_chunk(out, chunk, arrived - start)
                         text.append(chunk.get("content", ""))
                         if chunk.get("stop"):
@@ -171,10 +175,10 @@ class LlamaCppBackend(BackendBase):
                             break
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
-            raise RequestFailed(f"POST {self.base_url}/completion: {type(exc).__name__}: {exc} "
-                                f"after {len(out.completion_ids)} tokens") from exc
-        except json.JSONDecodeError as exc:
-            raise RequestFailed(f"POST /completion: truncated or malformed stream: {exc}") from exc
+            raise broken(exc, url=f"{self.base_url}/completion", after=len(out.completion_ids),
+                         read_timeout_s=self._timeout.read) from exc
+        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
+            raise malformed(exc, route="/completion", after=len(out.completion_ids)) from exc
         if final is None:
             raise RequestFailed(f"POST /completion: the stream ended without its final message "
                                 f"after {len(out.completion_ids)} tokens (server died or connection cut)")

@@ -20,23 +20,21 @@ import json
 import time
 import uuid
 from contextlib import aclosing
-from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 
 import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, auth_headers, request_timeout,
-                                 status_words, stop_reason)
+                                 CompletionRequest, Counters, RequestFailed, auth_headers, context_tokens,
+                                 request_timeout, status_words, stop_reason)
+from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
+from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.stream import DONE, loads, sse_events
 
 __all__ = ["OpenAIBackend"]
 
-_TOKEN_ID = "token_id:"
-_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
 
 
 class OpenAIBackend(BackendBase):
@@ -46,7 +44,8 @@ class OpenAIBackend(BackendBase):
             policy="cache_prompt: false and a unique cache_salt (honoured by llama.cpp and vLLM, ignored elsewhere)",
             counters_hint="expose the server's /metrics with prefix-cache counters",
             per_request_hint="the server returned no usage.prompt_tokens_details.cached_tokens"),
-        load_gauge=True, served_tokenizer=True, route_choice=True)
+        load_gauge=True, served_tokenizer=True, route_choice=True,
+        served_context="/v1/models max_model_len, when the server lists it")
     completions_path = "/v1/completions"
     chat_path = "/v1/chat/completions"
 
@@ -167,6 +166,10 @@ class OpenAIBackend(BackendBase):
                 "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by"),
                 "chat_template_source": self.chat_template_source() or "none (ChatML fallback)"}
 
+    def served_context(self) -> int | None:
+        """max_model_len of the served model in /v1/models (vLLM lists it; a server that does not: None)."""
+        return context_tokens(self.models()[0].get("max_model_len"))
+
     def _metrics(self, timeout: float | None = None) -> str | None:
         try:
             r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
@@ -246,9 +249,13 @@ class OpenAIBackend(BackendBase):
             body["logprobs"] = request.logprobs
         return body
 
-    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
-        """A refused request (an HTTP error, or an error message in the stream)."""
-        return RequestFailed(f"POST {self.path}: HTTP {status}: {detail}")
+    def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
+                 ) -> RequestFailed:
+        """A refused request: an HTTP error (after None), or an error event in the stream after `after` tokens
+        (status: the event's code, 0 without one). A family overrides it to name its own fix."""
+        if after is None:
+            return refused(status, detail, route=self.path)
+        return error_event(detail, route=self.path, after=after)
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
@@ -260,8 +267,7 @@ class OpenAIBackend(BackendBase):
         try:
             async with client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
-                    detail = (await r.aread()).decode(errors="replace")[:400]
-                    raise self._refused(r.status_code, detail, request)
+                    raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
                         if payload.strip() == DONE:
@@ -271,14 +277,14 @@ class OpenAIBackend(BackendBase):
                         if "error" in chunk:
                             error = chunk["error"]
                             code = error.get("code") if isinstance(error, dict) else None
-                            raise self._refused(code if isinstance(code, int) else 0, f"server error {error}",
-                                                request)
+                            raise self._refused(code if isinstance(code, int) else 0, json.dumps(chunk), request,
+                                                after=len(out.completion_ids))
                         finish = self._take_chunk(out, chunk, arrived - start, text) or finish
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
-            raise RequestFailed(f"POST {self.base_url}{self.path}: {type(exc).__name__}: {exc} "
-                                f"after {len(out.completion_ids)} tokens") from exc
-        except json.JSONDecodeError as exc:
-            raise RequestFailed(f"POST {self.path}: truncated or malformed stream: {exc}") from exc
+            raise broken(exc, url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
+                         read_timeout_s=self._timeout.read) from exc
+        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
+            raise malformed(exc, route=self.path, after=len(out.completion_ids)) from exc
         if not done or finish is None:
             raise RequestFailed(f"POST {self.path}: the stream ended without its finish reason and "
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
@@ -326,13 +332,13 @@ class OpenAIBackend(BackendBase):
         content = lp.get("content") if isinstance(lp, dict) else None
         if ids is None and content and all("id" in c for c in content):
             ids = [c["id"] for c in content]
-        if ids is None and lp.get("tokens") and all(str(t).startswith(_TOKEN_ID) for t in lp["tokens"]):
-            ids = [int(str(t)[len(_TOKEN_ID):]) for t in lp["tokens"]]
+        if ids is None and lp.get("tokens") and all(str(t).startswith(TOKEN_ID) for t in lp["tokens"]):
+            ids = [int(str(t)[len(TOKEN_ID):]) for t in lp["tokens"]]
         if not ids:
             if choice.get("text"):
                 out.token_times_s.append(now)
             return
-        chosen, top_ids, top_logprobs = _logprob_rows(lp, len(ids), self._key_to_id)
+        chosen, top_ids, top_logprobs = logprob_rows(lp, len(ids), self._key_to_id)
         out.completion_ids.extend(map(int, ids))
         out.token_times_s.extend([now] * len(ids))
         out.logprobs.extend(chosen)
@@ -347,50 +353,3 @@ def _take_usage(out: Completion, usage: dict | None) -> None:
     if details.get("cached_tokens") is not None:
         out.cached_prompt_tokens = int(details["cached_tokens"])
 
-
-def _key_id(key, key_to_id) -> int | None:
-    if isinstance(key, int):
-        return key
-    key = str(key)
-    return int(key[len(_TOKEN_ID):]) if key.startswith(_TOKEN_ID) else key_to_id(key)
-
-
-def _keyed_row(row: dict, key_to_id) -> tuple[list[int], list[float]]:
-    """One top-k object (key -> logprob) as ids and logprobs, best first; ([], []) when a key maps to no id.
-    The loops run in C (map): this is the inner loop of every streamed token."""
-    keys = list(row)
-    if all(map(str.startswith, keys, repeat(_TOKEN_ID))):  # vLLM's return_tokens_as_token_ids
-        ids = list(map(int, map(str.removeprefix, keys, repeat(_TOKEN_ID))))
-    else:
-        ids = [_key_id(k, key_to_id) for k in keys]
-        if None in ids:
-            return [], []
-    values = list(map(float, row.values()))
-    if values != sorted(values, reverse=True):
-        # vLLM adds the sampled token to the top-k when it is not among them; best first, k kept as sent.
-        order = sorted(range(len(values)), key=lambda j: -values[j])
-        ids, values = [ids[j] for j in order], [values[j] for j in order]
-    return ids, values
-
-
-def _logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[int]], list[list[float]]]:
-    """(chosen-token logprob, top-k ids best first, their logprobs) for n tokens; NaN / [] where absent.
-    A row whose token-string keys do not all map to one id each is left empty, never guessed."""
-    chosen = [float("nan")] * n
-    top_ids: list[list[int]] = [[] for _ in range(n)]
-    top_logprobs: list[list[float]] = [[] for _ in range(n)]
-    if not lp:
-        return chosen, top_ids, top_logprobs
-    if lp.get("content") is not None:  # llama.cpp: per-token objects with ids
-        for i, c in enumerate(lp["content"][:n]):
-            chosen[i] = float(c.get("logprob", float("nan")))
-            tops = [t for t in c.get("top_logprobs") or [] if "id" in t]
-            top_ids[i] = list(map(int, map(_ID, tops)))
-            top_logprobs[i] = list(map(float, map(_LOGPROB, tops)))
-        return chosen, top_ids, top_logprobs
-    for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
-        chosen[i] = float("nan") if v is None else float(v)
-    for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
-        if row:
-            top_ids[i], top_logprobs[i] = _keyed_row(row, key_to_id)
-    return chosen, top_ids, top_logprobs

@@ -21,7 +21,9 @@ from typing import AsyncIterator, Callable
 
 import orjson
 
-__all__ = ["DONE", "loads", "sse_events"]
+from oracle.backends.faults import MalformedEvent
+
+__all__ = ["DONE", "MalformedEvent", "loads", "sse_events"]
 
 DONE = b"[DONE]"  # the OpenAI stream's last event
 
@@ -72,10 +74,19 @@ def _take(line: bytes, data: list[bytes]) -> None:
 
 
 def loads(payload: bytes):
-    """One event's JSON, by orjson; what orjson refuses (NaN, Infinity, invalid UTF-8) goes to the standard
-    parser, so the result is `json.loads` of the decoded text (but for integers beyond 64 bits, which orjson
-    reads as floats: no server sends such ids or counts)."""
+    """One event's JSON, by orjson; what orjson refuses (NaN, Infinity) goes to the standard parser, so the
+    result is `json.loads` of the text (but for integers beyond 64 bits, which orjson reads as floats: no server
+    sends such ids or counts). MalformedEvent for bytes that are not UTF-8 or not JSON, quoting their start."""
     try:
         return orjson.loads(payload)
     except orjson.JSONDecodeError:
-        return json.loads(payload.decode(errors="replace"))
+        pass
+    try:
+        text = payload.decode()
+    except UnicodeDecodeError as exc:
+        raise MalformedEvent(f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start}): "
+                             f"{payload[:80]!r}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedEvent(f"not JSON ({exc}): {payload[:80]!r}") from None

@@ -30,7 +30,7 @@ class VLLMBackend(OpenAIBackend):
             counters_hint="vLLM's /metrics (vllm:prefix_cache_hits_total)",
             per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
             counters_suffice=True),
-        load_gauge=True, served_tokenizer=True)
+        load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len")
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)
@@ -38,13 +38,14 @@ class VLLMBackend(OpenAIBackend):
         body["return_tokens_as_token_ids"] = True
         return body
 
-    def _refused(self, status: int, detail: str, request: CompletionRequest) -> RequestFailed:
+    def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
+                 ) -> RequestFailed:
         if status == 400 and "logprobs" in detail and request.logprobs > VLLM_MAX_LOGPROBS:
             return RequestFailed(
                 f"vLLM refused --logprobs {request.logprobs}: it returns at most {VLLM_MAX_LOGPROBS} top logprobs "
                 f"unless the server is started with --max-logprobs N (N >= {request.logprobs}); lower --logprobs "
                 f"or restart vLLM with --max-logprobs {request.logprobs} ({detail[:200]})")
-        return super()._refused(status, detail, request)
+        return super()._refused(status, detail, request, after=after)
 
     async def complete(self, client, request: CompletionRequest) -> Completion:
         out = await super().complete(client, request)

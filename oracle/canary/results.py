@@ -2,13 +2,15 @@
 
     canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
     # -> ("fail", "regression: the reference answered it right")
-    canary_summary(state.canaries)  # "code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical"
+    canary_summary(state.canaries)  # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical"
     family_counts(state.canaries)   # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5)}
+
+A `dropped` item (beyond what the server holds, never sent) is no trial: it is counted apart, never in N/M.
 """
 
 from __future__ import annotations
 
-from oracle.compare.verdicts import FAIL, INFO, PASS
+from oracle.compare.verdicts import DROPPED, FAIL, INFO, PASS
 
 __all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts", "markdown_lines"]
 
@@ -35,13 +37,19 @@ def canary_verdict(*, ok: bool, item_id: str, reference: dict | None, strict: bo
     return INFO, "wrong, and the reference was wrong too (not a regression)"
 
 
+def _sent(canaries: dict[str, dict], family: str) -> list[dict]:
+    return [r for r in canaries.values() if r.get("family") == family and r.get("verdict") != DROPPED]
+
+
 def canary_summary(canaries: dict[str, dict]) -> str | None:
-    """'code 9/12, needle 18/20, repeats 5/5 identical, burst 5/5 identical' (families present only)."""
+    """'code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical' (families present only)."""
     parts = []
     for family in ("code", "needle"):
-        rows = [r for r in canaries.values() if r.get("family") == family]
-        if rows:
-            parts.append(f"{family} {sum(bool(r.get('ok')) for r in rows)}/{len(rows)}")
+        rows = _sent(canaries, family)
+        n_dropped = sum(r.get("family") == family and r.get("verdict") == DROPPED for r in canaries.values())
+        if rows or n_dropped:
+            parts.append(f"{family} {sum(bool(r.get('ok')) for r in rows)}/{len(rows)}"
+                         + (f" ({n_dropped} dropped)" if n_dropped else ""))
     for family in ("repeats", "burst"):
         rows = [r for r in canaries.values() if r.get("family") == family]
         for r in rows:
@@ -61,7 +69,7 @@ def family_counts(canaries: dict[str, dict]) -> dict[str, tuple[int, int]]:
     burst requests (over every such item that ran)."""
     out = {}
     for family in ("code", "needle"):
-        rows = [r for r in canaries.values() if r.get("family") == family]
+        rows = _sent(canaries, family)
         if rows:
             out[family] = (sum(bool(r.get("ok")) for r in rows), len(rows))
     for family in ("repeats", "burst"):
@@ -78,7 +86,9 @@ def markdown_lines(canaries: dict[str, dict]) -> list[str]:
         return []
     out = [f"- canaries: {line}"]
     for item_id, r in canaries.items():
-        if not r.get("ok"):
+        if r.get("verdict") == DROPPED:
+            out.append(f"  - {item_id}: dropped: {r.get('why')} (not sent)")
+        elif not r.get("ok"):
             got = r.get("extracted")
             out.append(f"  - {item_id}: {r.get('verdict')}: expected {r.get('expected')!r}, got {got!r} "
                        f"({r.get('reason') or r.get('why')})")

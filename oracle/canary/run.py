@@ -3,6 +3,7 @@
     ids = render_ids(gate, messages, suffix="Output:")
     completion = complete(gate, ids, max_tokens=8)           # one request, never retried
     finish_canary(gate, "code[mul-7-2]", "code", ok=True, result={...}, detail="answered 14")
+    dropped(gate, request.node, "needle[8176-d50]", "needle", "beyond the server's context of 2048 tokens", {...})
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import asyncio
 import pytest
 
 from oracle.backends import Completion, CompletionRequest
+from oracle.canary.context import DROPPED_NOTE
 from oracle.canary.results import canary_verdict
 from oracle.gate.items import MAX_MESSAGE_LINES
-from oracle.compare.verdicts import NOT_RUN, Check
+from oracle.compare.verdicts import DROPPED, NOT_RUN, Check
 
-__all__ = ["complete", "complete_many", "finish_canary", "not_run", "render_ids"]
+__all__ = ["complete", "complete_many", "dropped", "finish_canary", "not_run", "render_ids"]
 
 
 def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
@@ -73,3 +75,12 @@ def not_run(gate, item_id: str, family: str, reason: str) -> None:
     gate.judge(Check(item_id, "canary", NOT_RUN, f"not run: {reason}"))
     pytest.fail(f"{item_id}: not run: {reason}"[:2000], pytrace=False)
 
+
+
+def dropped(gate, node: pytest.Item, item_id: str, family: str, reason: str, result: dict) -> None:
+    """The server cannot hold this item (found at start): never sent, `dropped` (passes), listed in the notes;
+    a reference recorded by this run is written without it. The terminal shows it as DROPPED with the reason."""
+    gate.canary_result(item_id, {"family": family, "ok": None, **result, "verdict": DROPPED, "why": reason})
+    gate.note_item(DROPPED_NOTE.format(reason=reason), item_id)
+    gate.judge(Check(item_id, "canary", DROPPED, f"dropped: {reason} (not sent)", [], dict(result)))
+    node.user_properties += [("oracle_verdict", DROPPED), ("oracle_detail", reason)]

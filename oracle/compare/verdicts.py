@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
-           "INFO", "NOT_RUN", "passed"]
+           "INFO", "NOT_RUN", "DROPPED", "passed"]
 
 EXACT = "exact"
 NEAR_TIE = "near-tie"
@@ -20,6 +20,7 @@ PASS = "pass"  # a check proven right that is not a token comparison (cache-zero
 FAIL = "fail"
 INFO = "info"  # reported, never gating (a canary wrong with no reference)
 NOT_RUN = "not-run"  # the run stopped before this item's request finished
+DROPPED = "dropped"  # a canary beyond what the server really holds (found at start): not sent, passes, listed
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Check:
 
 def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str, ...]) -> bool:
     v = check.verdict
-    if v in (EXACT, PASS, WITHIN_NOISE, INFO):
+    if v in (EXACT, PASS, WITHIN_NOISE, INFO, DROPPED):
         return True
     if v == NEAR_TIE:
         return allow_near_ties

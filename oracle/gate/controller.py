@@ -15,9 +15,10 @@ import pytest
 from oracle.backends import RequestFailed
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
-from oracle.gate.recording import write_run_reference
+from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.server_set import differences, probe_identities
 from oracle.report.writer import ReportFile, ReportOwner
+from oracle.store.folders import FolderError, preflight
 from oracle.store.records import PRIMARY, Record, RecordKey, load_record
 
 __all__ = ["XdistController", "worker_payload"]
@@ -40,6 +41,14 @@ class XdistController(ReportOwner):
         self.payloads: dict[int, dict | None] = {}
         if len(self.options.urls) > 1:
             self._check_servers()
+        self.lock = record_lock(self.plan)  # the controller writes the reference, not the workers
+
+    def prepare_report_dir(self) -> None:
+        """The one report's folder, proven writable before any worker starts."""
+        try:
+            preflight(self.report.folder, "--report-dir")
+        except FolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def _check_servers(self) -> None:
         """Refuse servers of different configurations before any worker starts (unless --allow-mixed-servers)."""
@@ -64,15 +73,20 @@ class XdistController(ReportOwner):
     def finish(self) -> str | None:
         """Merge the workers' states into one report (and reference)."""
         self.state.closed = True
-        if not self.payloads and not self.report.folder.exists():
-            return None  # nothing ran (--collect-only)
-        rows = self.state.merge(self.payloads, workers=self.options.workers, root=self.report.folder,
-                                allow_mixed=self.options.allow_mixed_servers)
-        message = None
-        if self.plan.mode == "record" and self.payloads:
-            message = write_run_reference(self.plan, self.state, self._owned_records(), rows)
-        self.report.write()
-        return message
+        try:
+            if not self.payloads and not self.report.folder.exists():
+                return None  # nothing ran (--collect-only)
+            rows = self.state.merge(self.payloads, workers=self.options.workers, root=self.report.folder,
+                                    allow_mixed=self.options.allow_mixed_servers)
+            message = None
+            if self.plan.mode == "record" and self.payloads:
+                message = write_run_reference(self.plan, self.state, self._owned_records(), rows,
+                                              kept=str(self.report.folder / "servers" / "server*" / "records"))
+            self.report.write()
+            return message
+        finally:
+            if self.lock is not None:
+                self.lock.release()
 
     def _owned_records(self) -> list[Record]:
         """Each prompt's c1 record from the server that ran it as its own (for the reference)."""

@@ -103,4 +103,6 @@ class GatePlan:
             envelope = self.envelope
             if envelope:
                 state.reference["determinism"] = envelope.determinism
+            for note in self.reference.notes:
+                state.note(note)
         return state

@@ -1,25 +1,52 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, canaries and logits facts.
+only when every check passed, with its noise envelope, canaries and logits facts; the reference folder held by
+this run from its start. A canary the server could not hold (`dropped`) is left out: a gate against the reference
+finds no answer for it.
 
-    message = write_run_reference(plan, state, records, condition_rows, floor=None)
+    lock = record_lock(plan)     # before any request; None unless recording
+    message = write_run_reference(plan, state, records, condition_rows, kept="reports/x/records", floor=None)
 """
 
 from __future__ import annotations
 
+import pytest
+
 from oracle.compare.noise import NoiseEnvelope
+from oracle.store.folders import FolderError, RecordLock
+from oracle.compare.verdicts import DROPPED
 from oracle.store.records import Record
 from oracle.store.reference import write_reference
 
-__all__ = ["write_run_reference"]
+__all__ = ["record_lock", "write_run_reference"]
 
 
-def write_run_reference(plan, state, records: list[Record], rows: dict[str, list[dict]], *,
+def record_lock(plan) -> RecordLock | None:
+    """The lock of the --record folder (its parent proven writable), or a usage error naming the fix."""
+    if plan.mode != "record":
+        return None
+    try:
+        return RecordLock.take(plan.options.record)
+    except FolderError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+MAX_NAMED = 5  # failed checks named in the message
+
+
+def write_run_reference(plan, state, records: list[Record], rows: dict[str, list[dict]], *, kept: str,
                         floor: dict | None = None) -> str:
-    """The reference in --record, or why none was written; the state notes either way."""
+    """The reference in --record, or why none was written (naming where the finished records are kept: `kept`);
+    the state notes either way."""
     o = plan.options
     if state.verdict() != "pass":
-        state.note("no reference was written: the run was not complete and clean")
-        return f"no reference written to {o.record}: the record run did not pass"
+        failed = [c.id for c in state.checks if c.outcome != "passed"]
+        named = ", ".join(failed[:MAX_NAMED]) + (f" and {len(failed) - MAX_NAMED} more" if len(failed) > MAX_NAMED
+                                                  else "")
+        why = f"{len(failed)} check(s) did not pass: {named}" if failed else "the run did not finish"
+        state.note(f"no reference was written: the run was not complete and clean ({why}); the finished records "
+                   f"are kept in {kept}")
+        return (f"no reference written to {o.record}: the record run did not pass ({why}); its finished records "
+                f"are kept in {kept}")
     noise = NoiseEnvelope.from_rows(rows, determinism=state.determinism) if rows else None
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
@@ -31,7 +58,8 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup")}
              if state.speed else None)
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
-                          canaries=state.canaries, overwrite=o.record_overwrite,
+                          canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
+                          overwrite=o.record_overwrite,
                           noise=noise.as_json() if noise else None, logits=logits, speed=speed)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
-from oracle.gate.recording import write_run_reference
+from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
@@ -30,6 +31,7 @@ from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
+from oracle.store.folders import FolderError, preflight
 from oracle.store.identity import run_identity
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
@@ -57,7 +59,9 @@ class GateSession(ReportOwner):
         self.conditions: ConditionChecks | None = None
         self.logits: LogitsChecks | None = None
         self.speed: SpeedChecks | None = None
+        self.context: ServedContext | None = None  # what the server really holds, read at start
         self.checks = CheckRegistry()
+        self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
     @property
     def backend(self):
@@ -75,27 +79,38 @@ class GateSession(ReportOwner):
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
-        self.report.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            preflight(self.report.folder, "--report-dir")
+        except FolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.report.write()
         try:
             self.target = make_target(self.options, worker=self.worker or 0, log_dir=self.report.folder)
+            self.recorder.server_log = lambda: self.target.log_path
             self.recorder.backend = self.target.up()
             self.prompts = PromptSet.open(self.plan.suite, self.backend, tokenizer=self.options.tokenizer,
                                           model_path=self.target.model_path)
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
                                                launch_command=self.target.configured_command)
+            self.context = ServedContext.read(self.backend)
+            self.state.identity["served_context"] = self.context.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
-            raise pytest.UsageError(str(exc)) from None
+            raise self._refused(str(exc)) from None
         except (RequestFailed, EmbeddedError) as exc:
-            raise pytest.UsageError(f"could not read the server's template or tokenizer: {exc}") from None
+            raise self._refused(f"could not read the server's template or tokenizer: {exc}") from None
         for note in self.target.notes + self.prompts.notes:
             self.state.note(note)
         if self.state.identity["server"].get("prefix_caching") == "True":
             self.state.note(PREFIX_CACHING_NOTE)
         self._register()
         self.report.write()
+
+    def _refused(self, message: str) -> pytest.UsageError:
+        """The run cannot start: the report on disk says why (before any request), the caller raises it."""
+        self.state.interruption = f"refused before any request: {message}"
+        return pytest.UsageError(message)
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
@@ -149,6 +164,9 @@ class GateSession(ReportOwner):
     def note(self, text: str) -> None:
         self.state.note(text)
 
+    def note_item(self, head: str, item: str) -> None:
+        self.state.note_item(head, item)
+
     # -- finish -----------------------------------------------------------------------------
     def finish(self) -> str | None:
         """Write the reference (record mode, everything passed, not an xdist worker) and the final report;
@@ -158,11 +176,14 @@ class GateSession(ReportOwner):
         try:
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
-                                              self.conditions.rows, floor=self.logits.floor)
+                                              self.conditions.rows, kept=str(self.report.folder / "records"),
+                                              floor=self.logits.floor)
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()
         finally:
+            if self.lock is not None:
+                self.lock.release()
             if self.target is not None:
                 self.target.stop()
         return message

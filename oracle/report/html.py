@@ -15,6 +15,7 @@ import json
 from html import escape
 from typing import Iterable
 
+from oracle.canary.context import context_words
 from oracle.canary.results import canary_summary
 from oracle.compare.conditions import first_split, headline_parts, verdict_rank
 from oracle.compare.confidence import interval_words
@@ -29,7 +30,7 @@ table{border-collapse:collapse;margin:.5em 0} th,td{border:1px solid #bbb;paddin
 th{background:#f2f2f2} .mono,code{font-family:ui-monospace,monospace;font-size:12px}
 td.cell{text-align:center;white-space:nowrap} td.cell a{color:inherit}
 .exact,.pass,.recorded{background:#d8f5d0} .near-tie{background:#fff1b8} .divergent,.fail{background:#f9c5c5}
-.within-reference-noise{background:#d6e6ff} .inconclusive,.not-run{background:#e4e4e4} .info{background:#eef}
+.within-reference-noise{background:#d6e6ff} .inconclusive,.not-run{background:#e4e4e4} .info,.dropped{background:#eef}
 .verdict{display:inline-block;padding:2px 10px;border:2px solid #333;font-weight:bold}
 .side{display:inline-block;vertical-align:top;width:48%;margin-right:1%} pre{white-space:pre-wrap;margin:.2em 0}
 details{margin:.4em 0;border:1px solid #ccc;padding:.3em .6em} summary{cursor:pointer}
@@ -146,6 +147,7 @@ def _header(data: dict) -> str:
     packages = ident.get("packages") or {}
     rows = [("backend", ident.get("backend")), ("server", f"{server.get('server')} build {server.get('build')}"),
             ("model", f"{model.get('path')} (sha256 {model.get('sha256')})"),
+            ("server context", context_words(ident.get("served_context"))),
             ("launch command", ident.get("launch_command")), ("url", ident.get("url")),
             ("accelerator", json.dumps(ident.get("accelerator"), sort_keys=True) if ident.get("accelerator") else None),
             ("environment", ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or None),
@@ -310,6 +312,11 @@ def _canaries(data: dict) -> str:
     return f"<table><tr><th>canary</th><th>verdict</th><th>expected</th><th>got</th><th>why</th></tr>{body}</table>"
 
 
+def _notes(data: dict) -> str:
+    notes = data.get("notes") or []
+    return "<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>" if notes else ""
+
+
 def _servers(data: dict) -> str:
     servers = (data.get("identity") or {}).get("servers") or []
     if not servers:
@@ -379,5 +386,5 @@ def render_html(data: dict) -> str:
             f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
             f"{_logits(data)}{speed_html(data.get('speed'), data.get('speculation'))}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
-            f"<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"
+            f"{_notes(data)}<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"
             "</body></html>\n")

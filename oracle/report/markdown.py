@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracle.canary.context import context_words
 from oracle.canary.results import markdown_lines as canary_markdown_lines
 from oracle.compare.conditions import headline_counts
 from oracle.compare.confidence import count_words
@@ -110,6 +111,7 @@ def markdown(state: ReportState, data: dict) -> str:
               f"- target: {ident.get('target')} `{ident.get('launch_command') or ident.get('url')}`"
               + (f", server args `{ident['server_args']}`" if ident.get("server_args") else ""),
               f"- server build: {ident.get('server', {}).get('build')}",
+              f"- server context: {context_words(ident.get('served_context')) or 'not read'}",
               f"- model: {ident.get('model', {}).get('path')} (sha256 {str(ident.get('model', {}).get('sha256'))[:16]}…)",
               f"- suite: {data['suite'].get('name')} ({data['suite'].get('prompts')} prompts, sha256 "
               f"{str(data['suite'].get('sha256'))[:16]}…)"]

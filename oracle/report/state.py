@@ -80,6 +80,16 @@ class ReportState:
         if text not in self.notes:
             self.notes.append(text)
 
+    def note_item(self, head: str, item: str) -> None:
+        """One note per head that lists its items ('head: a, b'): the item added to it."""
+        prefix = f"{head}: "
+        for i, text in enumerate(self.notes):
+            if text.startswith(prefix):
+                if item not in text[len(prefix):].split(", "):
+                    self.notes[i] = f"{text}, {item}"
+                return
+        self.notes.append(prefix + item)
+
     # -- reading ---------------------------------------------------------------------------
     def verdict(self) -> str:
         # Final only once the pytest session has finished: a report on disk mid-run (or after a kill) is partial.

@@ -25,9 +25,19 @@ class ReportFile:
 
     def __init__(self, folder: Path, state: ReportState) -> None:
         self.folder, self.state = folder, state
+        self.write_error: str | None = None  # the first write that failed (a full disk), said at the end
 
     def write(self) -> dict:
-        return write_report(self.folder, self.state)
+        """Write the report; a failed write (the disk full) leaves the last one written in place and is remembered,
+        to be said at the end of the run (the run goes on: its records are written on their own)."""
+        try:
+            return write_report(self.folder, self.state)
+        except OSError as exc:
+            if self.write_error is None:
+                self.write_error = (f"writing {exc.filename or self.folder} failed ({exc.strerror or exc}); the "
+                                    f"report in {self.folder} is the last one written and may be partial; free "
+                                    "space on that disk, or give --report-dir a writable folder")
+            return self.state.as_json()
 
 
 class ReportOwner:

@@ -8,12 +8,13 @@ on disk current (paced while many requests finish together). Never retries: a fa
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from pathlib import Path
+from typing import Callable, Sequence
 
 from oracle.backends import Backend
 from oracle.run.progress import QuietProgress
 from oracle.run.prompting import RenderedPrompt
-from oracle.run.runner import RunInterrupted, RunResult, run_waves
+from oracle.run.runner import RunInterrupted, RunResult, WriteFailed, run_waves
 from oracle.run.warmup import warm_up
 from oracle.store.records import PRIMARY, Record, save_record
 
@@ -31,6 +32,7 @@ class Recorder:
         self.logprobs, self.seed = logprobs, seed
         self.records: dict[str, Record] = {}
         self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
+        self.server_log: Callable[[], Path | None] = lambda: None  # the running server's log, when oracle has one
         self._written = 0.0
 
     @property
@@ -46,8 +48,10 @@ class Recorder:
             result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
                                on_record=lambda record: self._keep(record, pace))
         except RunInterrupted as exc:
-            self.report.state.interruption = (f"{exc}. No request was retried; {len(exc.finished)} finished "
-                                              f"record(s) of that condition kept in {self.folder}")
+            look = "" if isinstance(exc.__cause__, WriteFailed) else f"; {self._look()}"  # the disk, not the server
+            self.report.state.interruption = (f"{exc}. The run stops here. No request was retried; "
+                                              f"{len(exc.finished)} finished record(s) of that condition kept in "
+                                              f"{self.folder}{look}")
             self.report.write()
             return None
         finally:
@@ -60,11 +64,16 @@ class Recorder:
         try:
             return warm_up(self.backend, prompts, requests=requests, logprobs=self.logprobs, seed=self.seed)
         except RunInterrupted as exc:
-            self.report.state.interruption = f"warm-up: {exc}. No request was retried; nothing was timed or compared"
+            self.report.state.interruption = (f"warm-up: {exc}. The run stops here. No request was retried; nothing "
+                                              f"was timed or compared; {self._look()}")
             self.report.write()
             return None
         finally:
             self.progress.end()
+
+    def _look(self) -> str:
+        log = self.server_log()
+        return f"check the server log {log}" if log else "check the server's log"
 
     def _keep(self, record: Record, pace: float) -> None:
         save_record(self.folder, record)

@@ -18,9 +18,14 @@ from oracle.run.overlap import achieved_concurrency
 from oracle.run.prompting import RenderedPrompt
 from oracle.store.records import Condition, Record
 
-__all__ = ["RunInterrupted", "RunResult", "one_at_a_time", "run_waves"]
+__all__ = ["WriteFailed", "RunInterrupted", "RunResult", "one_at_a_time", "run_waves"]
 
 LOAD_POLL_S = 0.2  # server-side gauge sampling; each sample is a /metrics request the server must answer
+
+
+class WriteFailed(RuntimeError):
+    """A finished request whose record or report could not be written (the disk full, the folder gone): the run
+    stops, what was written stays."""
 
 
 class RunInterrupted(RuntimeError):
@@ -92,7 +97,11 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
                 rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=time.time(),
                                              repeat=index)
-                await loop.run_in_executor(writer, on_record, rec)
+                try:
+                    await loop.run_in_executor(writer, on_record, rec)
+                except OSError as exc:
+                    raise WriteFailed(f"writing {exc.filename or 'its record'} failed ({exc.strerror or exc}); "
+                                      "free space on that disk or give --report-dir a writable folder") from exc
                 result.records.append(rec)
                 return rec
 
@@ -101,7 +110,7 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
 
 async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
     """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
-    for wave in waves:
+    for number, wave in enumerate(waves):
         stop, samples = asyncio.Event(), []
         # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
         poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
@@ -116,11 +125,13 @@ async def _send_waves(backend: Backend, waves, condition: Condition, one, result
             done = {(r.id, r.repeat) for r in result.records}
             missing = [p.id if i == 0 else f"{p.id}~{i}" for w in waves for p, i in w if (p.id, i) not in done]
             p, exc = failed[0]
-            if not isinstance(exc, RequestFailed):
+            if not isinstance(exc, (RequestFailed, WriteFailed)):
                 raise exc
             more = f" (and {len(failed) - 1} more failed in the same wave)" if len(failed) > 1 else ""
-            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}): {exc}{more}", list(result.records),
-                                 missing) from exc
+            sent = sum(len(w) for w in waves[:number]) + [q for q, _ in wave].index(p) + 1
+            total = sum(len(w) for w in waves)
+            raise RunInterrupted(f"prompt {p.id!r} ({condition.key}, request {sent} of {total}): {exc}{more}",
+                                 list(result.records), missing) from exc
         result.wave_overlap.append(achieved_concurrency(outcomes))
 
 

@@ -68,8 +68,7 @@ def load_suite(name_or_path: str) -> Suite:
                 f"--suite {name_or_path!r}: no built-in suite of that name and no such file; "
                 f"built-in suites: {', '.join(known)}; or give a path to a JSONL file"
             )
-    rows = _read_rows(path)
-    prompts = tuple(_prompt(row, path, i + 1) for i, row in enumerate(rows))
+    prompts = tuple(_prompt(row, where) for where, row in _read_rows(path))
     if not prompts:
         raise SuiteError(f"{path}: the suite has no prompts; add one JSON object per line")
     seen: set[str] = set()
@@ -82,17 +81,27 @@ def load_suite(name_or_path: str) -> Suite:
     return Suite(name=name, path=str(path), prompts=prompts, sha256=digest)
 
 
-def _read_rows(path: Path) -> list[dict]:
+def _read_rows(path: Path) -> list[tuple[str, dict]]:
+    """(where, row) pairs: where is `file:line` (JSONL) or `file:line` of the CSV row, its header being line 1."""
     if path.suffix in (".jsonl", ".json"):
         rows = []
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SuiteError(f"{path}: not UTF-8 text (byte {exc.start}); save the suite as UTF-8 JSONL") from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise SuiteError(f"{path}:{lineno}: not valid JSON ({exc.msg}); "
                                  "each line must be one JSON object") from None
+            if not isinstance(row, dict):
+                raise SuiteError(f"{path}:{lineno}: a JSON {type(row).__name__}, not an object; each line must be "
+                                 'one JSON object such as {"id": ..., "class": ..., "messages": [...], '
+                                 '"max_tokens": ...}')
+            rows.append((f"{path}:{lineno}", row))
         return rows
     import datasets  # heavy import, only for non-JSONL suites
 
@@ -101,16 +110,19 @@ def _read_rows(path: Path) -> list[dict]:
         raise SuiteError(f"{path}: unknown suite format {path.suffix!r}; use .jsonl, .csv, .parquet or .arrow")
     table = datasets.load_dataset(builder, data_files=str(path), split="train")
     rows = []
-    for row in table:
-        row = dict(row)
+    for index, row in enumerate(table):
+        row, where = dict(row), f"{path}:{index + 2}"  # line 1 of a CSV is its header
         if isinstance(row.get("messages"), str):
-            row["messages"] = json.loads(row["messages"])
-        rows.append(row)
+            try:
+                row["messages"] = json.loads(row["messages"])
+            except json.JSONDecodeError as exc:
+                raise SuiteError(f"{where}: the messages field is not JSON ({exc.msg}); write it as a JSON list "
+                                 'such as [{"role": "user", "content": "..."}]') from None
+        rows.append((where, row))
     return rows
 
 
-def _prompt(row: dict, path: Path, lineno: int) -> Prompt:
-    where = f"{path}:{lineno}"
+def _prompt(row: dict, where: str) -> Prompt:
     missing = [k for k in ("id", "class", "messages", "max_tokens") if k not in row]
     if missing:
         raise SuiteError(f"{where}: missing field(s) {', '.join(missing)}; "

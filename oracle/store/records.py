@@ -167,6 +167,9 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk: name the file that was being written (a write error names none)
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

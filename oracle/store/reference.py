@@ -1,11 +1,11 @@
 """The reference store: a recorded run saved with its identity and hashes.
 
-    references/NAME/manifest.json        schema_version, kind, identity, hashes of every file
+    references/NAME/manifest.json        schema_version, kind, identity, hashes of every file, its own hash
     references/NAME/records/boot1-c1/    ID.npz + ID.json per prompt
 
 A reference is written whole into a temporary sibling folder and renamed into place, so
-a crash never leaves half a reference. One whose files do not match the manifest is
-refused as tainted.
+a crash never leaves half a reference. One whose files do not match the manifest, or whose
+manifest does not match its own `manifest_sha256`, is refused as tainted.
 """
 
 from __future__ import annotations
@@ -18,13 +18,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.store.records import Condition, Record, atomic_write_text, load_record, save_record
+from oracle.redaction import public_data
+from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
 
 __all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
            "load_reference", "write_reference"]
 
 REFERENCE_SCHEMA_VERSION = 1
 KINDS = ("mtp0", "f16")
+SELF_HASH = "manifest_sha256"  # the sha256 of the manifest's own content, this key left out
+UNSEALED_NOTE = ("the reference {path} was written before manifests carried their own hash ({key}): an edit of "
+                 "its manifest.json cannot be detected; re-record it, or seal it as it is with "
+                 "`oracle seal {path}`")
 
 
 class ReferenceError(ValueError):
@@ -35,6 +40,7 @@ class ReferenceError(ValueError):
 class Reference:
     path: Path
     manifest: dict
+    notes: tuple[str, ...] = ()  # for the report: e.g. a manifest without its own hash
 
     @property
     def kind(self) -> str:
@@ -62,6 +68,19 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def manifest_digest(manifest: dict) -> str:
+    """The sha256 of a manifest's content (its canonical JSON, without its own hash): a reformatted manifest keeps
+    it, any changed value changes it."""
+    content = {k: v for k, v in manifest.items() if k != SELF_HASH}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def sealed_manifest(manifest: dict) -> bytes:
+    """manifest.json's bytes, carrying its own hash."""
+    sealed = dict(manifest, **{SELF_HASH: manifest_digest(manifest)})
+    return (json.dumps(sealed, indent=1, sort_keys=True) + "\n").encode()
 
 
 def check_record_target(path: Path, *, overwrite: bool) -> None:
@@ -109,7 +128,8 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
         }
         if speed is not None:  # written by oracle with speed cards: label, diagnostics, token-time clock, warm-up
             manifest["speed"] = speed
-        atomic_write_text(staging / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        # Made public before it is sealed: the hash it carries is the hash of what is written.
+        atomic_write_bytes(staging / "manifest.json", sealed_manifest(public_data(manifest)))
         old = None
         if path.exists():
             old = path.with_name(f".{path.name}.replaced.{int(time.time())}")
@@ -134,6 +154,16 @@ def load_reference(path: Path) -> Reference:
     except json.JSONDecodeError as exc:
         raise ReferenceError(f"--reference {path}: manifest.json is not valid JSON ({exc.msg}); "
                              "the reference is damaged: re-record it") from None
+    if not isinstance(manifest, dict):
+        raise ReferenceError(f"--reference {path}: manifest.json holds a JSON {type(manifest).__name__}, not the "
+                             "manifest object; the reference is damaged: re-record it")
+    notes = ()
+    if SELF_HASH not in manifest:
+        notes = (UNSEALED_NOTE.format(path=path, key=SELF_HASH),)
+    elif manifest[SELF_HASH] != manifest_digest(manifest):
+        raise ReferenceError(f"--reference {path}: tainted: manifest.json was edited after it was written (its "
+                             f"content no longer matches its {SELF_HASH}); restore it from version control or "
+                             f"re-record with --record {path} --record-overwrite")
     version = manifest.get("schema_version")
     if version != REFERENCE_SCHEMA_VERSION:
         raise ReferenceError(f"--reference {path}: schema version {version}, this oracle reads "
@@ -154,4 +184,13 @@ def load_reference(path: Path) -> Reference:
     if extra:
         raise ReferenceError(f"--reference {path}: tainted: {extra[0]} is not in manifest.json; "
                              "remove it or re-record the reference")
-    return Reference(path, manifest)
+    return Reference(path, manifest, notes)
+
+
+def seal(path: Path) -> str:
+    """Add its own hash to the manifest of an older reference whose files still match (verified first)."""
+    load_reference(path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    atomic_write_bytes(path / "manifest.json", sealed_manifest(manifest))
+    return manifest_digest(manifest)
+

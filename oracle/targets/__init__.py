@@ -31,7 +31,8 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
         return UrlTarget(options.backend, options.urls[worker], timeout_s=options.request_timeout)
     if options.launch:
         return LaunchedTarget(options.backend, options.launch, kind="launch", log_dir=log_dir, env=None,
-                              worker=worker, timeout_s=options.request_timeout)
+                              worker=worker, timeout_s=options.request_timeout,
+                              launch_timeout_s=options.launch_timeout)
     from oracle.targets.embedded import embedded_target
 
     spec = parse_backend(options.backend)
@@ -40,7 +41,8 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
     except (ValueError, EmbeddedError) as exc:
         raise TargetError(f"--backend {options.backend}: {exc}") from None
     return LaunchedTarget(options.backend, embedded.command, kind="embedded", log_dir=log_dir, env=embedded.env,
-                          worker=worker, timeout_s=options.request_timeout, model_path=embedded.model)
+                          worker=worker, timeout_s=options.request_timeout, model_path=embedded.model,
+                          launch_timeout_s=options.launch_timeout)
 
 
 def planned_context(backend: str, *, started_elsewhere: bool, server_args: str, model: str | None) -> tuple[int, str]:

@@ -23,6 +23,7 @@ class Target(Protocol):
     restartable: bool  # oracle can restart it (--boots)
     model_path: Path | None  # the model file oracle knows of (embedded, in-process, --model)
     configured_command: str | None  # the launch command with {port} left as written
+    log_path: Path | None  # the running server's log, when oracle started it
     notes: list[str]  # what the report should say about how the target was reached
 
     def up(self) -> Backend: ...

@@ -88,7 +88,7 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
         cmd += ["-c", str(EMBEDDED_CTX)]
     if "--metrics" not in extra:
         cmd.append("--metrics")
-    # exec: the shell becomes llama-server, so the parent-death signal and stop() reach the server itself.
+    # exec: llama-server replaces its subshell (one process fewer); the launch shell takes it down with its group.
     return "exec " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
 
 

@@ -15,6 +15,7 @@ class InProcessTarget:
     kind = "in-process"
     restartable = False
     configured_command = None
+    log_path = None  # no server, no log
 
     def __init__(self, backend_name: str, model: str | None, *, dtype: str) -> None:
         self.backend_name, self.dtype = backend_name, dtype

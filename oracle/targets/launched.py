@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,6 +39,40 @@ def _die_with_parent() -> None:
     except OSError:
         pass
     os.setsid()
+
+
+LOG_TAIL_LINES = 20  # lines of a server's log quoted when it did not come up
+# What llama-server ("couldn't bind HTTP server socket"), Python servers such as vLLM ("[Errno 98] Address already
+# in use") and others print when their port is taken.
+PORT_IN_USE = re.compile(r"couldn't bind|address already in use|errno 98|eaddrinuse|failed to bind", re.I)
+
+
+def group_command(command: str) -> str:
+    """The command for /bin/sh, run so that a SIGTERM to the shell (oracle's stop, or the parent-death signal when
+    oracle is killed) reaches everything the command started: the shell keeps waiting for the command, and on
+    SIGTERM or SIGHUP signals its whole process group (which the command's own children share)."""
+    return f"trap 'trap - TERM HUP; kill -TERM 0' TERM HUP\n{{ {command}\n}} &\nwait $!"
+
+
+def group_alive(pgid: int) -> list[int]:
+    """The pids of the live (not zombie) processes of a process group."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL what is left of a process group (a child that ignored SIGTERM, or outlived its shell)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class LaunchError(RuntimeError):
@@ -79,33 +114,50 @@ class LaunchedServer:
         return self.configured_command.replace("{port}", str(self.port))
 
     def start(self, healthy: Callable[[str], bool]) -> None:
+        """Start the command and wait for its health check; LaunchError (the server stopped, its log's end
+        quoted) when it exits first or stays unhealthy for health_timeout_s."""
         self.boot += 1
         self.port = free_port()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.log_dir / f"server-boot{self.boot}.log"
         log = open(self.log_path, "wb")
         env = dict(os.environ, **(self.env or {}))
-        self.process = subprocess.Popen(self.command, shell=True, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent)
+        self.process = subprocess.Popen(["/bin/sh", "-c", group_command(self.command)], stdout=log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                        preexec_fn=_die_with_parent)
         _RUNNING.add(self)
         log.close()
         deadline = time.monotonic() + self.health_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise LaunchError(f"the server exited with code {self.process.returncode} before it was healthy; "
-                                  f"command: {redact_command(self.command)}\n{self.log_tail()}")
+                code = self.process.returncode
+                self.stop()  # whatever it started in its process group goes with it
+                raise LaunchError(self._exited(code))
             if healthy(self.url):
                 return
             time.sleep(0.25)
+        tail = self.log_tail()  # what it said while it was meant to come up, before the stop adds its own lines
         self.stop()
-        raise LaunchError(f"the server was not healthy within {self.health_timeout_s:.0f} s; "
-                          f"command: {redact_command(self.command)}\n{self.log_tail()}")
+        raise LaunchError(f"the server was not healthy within {self.health_timeout_s:g} s (--launch-timeout "
+                          f"{self.health_timeout_s:g}) and was stopped; a server that loads slowly needs a longer "
+                          f"--launch-timeout S, one that never answers GET /health needs its command fixed; "
+                          f"command: {redact_command(self.command)}\n{tail}")
 
-    def log_tail(self, lines: int = 15) -> str:
+    def _exited(self, code: int | None) -> str:
+        tail = self.log_tail()
+        if PORT_IN_USE.search(tail):
+            return (f"the server could not bind its port {self.port}: the port is in use by another process (the "
+                    f"server exited with code {code} before it was healthy); put {{port}} in the command where the "
+                    f"port goes, so that oracle picks a free one, or stop what holds the port; "
+                    f"command: {redact_command(self.command)}\n{tail}")
+        return (f"the server exited with code {code} before it was healthy; fix what its log says, or run the "
+                f"command by hand to see it fail; command: {redact_command(self.command)}\n{tail}")
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         if not self.log_path or not self.log_path.exists():
             return ""
         tail = public_text(self.log_path.read_text(errors="replace")).splitlines()[-lines:]
-        return f"last lines of {self.log_path}:\n" + "\n".join("  " + t for t in tail)
+        return f"last {len(tail)} lines of {self.log_path}:\n" + "\n".join("  " + t for t in tail)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -119,19 +171,25 @@ class LaunchedServer:
                 scrub_file(self.log_path)
 
     def _end_process(self, grace_s: float) -> None:
+        """SIGTERM the server's whole process group (the shell and all it started), SIGKILL after grace_s."""
         p, self.process = self.process, None
         _RUNNING.discard(self)
-        if p is None or p.poll() is not None:
+        if p is None:
             return
         try:
             os.killpg(p.pid, signal.SIGTERM)
         except ProcessLookupError:
+            p.wait()
             return
+        deadline = time.monotonic() + grace_s
         try:
             p.wait(grace_s)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(5)
+            pass
+        while group_alive(p.pid) and time.monotonic() < deadline:  # the shell's children shut down after it
+            time.sleep(0.05)
+        _kill_group(p.pid)
+        p.wait(5)
 
     def restart(self, healthy: Callable[[str], bool]) -> None:
         self.stop()
@@ -144,15 +202,22 @@ class LaunchedTarget:
     restartable = True
 
     def __init__(self, backend_name: str, command: str, *, kind: str, log_dir: Path, env: dict[str, str] | None,
-                 worker: int, timeout_s: float | None, model_path: Path | None = None) -> None:
+                 worker: int, timeout_s: float | None, model_path: Path | None = None,
+                 launch_timeout_s: float = 600.0) -> None:
         self.kind, self.backend_name, self.timeout_s, self.model_path = kind, backend_name, timeout_s, model_path
-        self.server = LaunchedServer(command, log_dir=log_dir, env=env, worker=str(worker))
+        self.server = LaunchedServer(command, log_dir=log_dir, env=env, worker=str(worker),
+                                     health_timeout_s=launch_timeout_s)
         self.notes: list[str] = []
         self._health: dict[str, object] = {}
 
     @property
     def configured_command(self) -> str:
         return self.server.configured_command
+
+    @property
+    def log_path(self) -> Path | None:
+        """The current boot's server log."""
+        return self.server.log_path
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).

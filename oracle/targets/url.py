@@ -14,6 +14,7 @@ class UrlTarget:
     kind = "url"
     restartable = False
     configured_command = None
+    log_path = None  # the server's log is its owner's
 
     def __init__(self, backend_name: str, url: str, *, timeout_s: float | None) -> None:
         self.backend_name, self.url, self.timeout_s = backend_name, url, timeout_s

@@ -159,7 +159,7 @@ def vllm_cpu_command(tools: VLLMCpuTools, model: Path, server_args: str = "", *,
         if flag not in extra:
             cmd.append(flag)
     env = f"VLLM_TARGET_DEVICE=cpu VLLM_CPU_KVCACHE_SPACE={kv_cache_gib} HF_HUB_OFFLINE=1"
-    # exec: the shell becomes the server, so the parent-death signal and stop() reach vLLM itself.
+    # exec: vLLM replaces its subshell (one process fewer); the launch shell takes it down with its group.
     return f"exec env {env} " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
 
 

@@ -5,18 +5,51 @@
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
-each request's streamed pieces leave at least pace_s apart (a planted slowdown). With basic_auth=(user, password)
-only requests that carry those credentials are forwarded; any other is answered 401 (and counted).
+each request's streamed pieces leave at least pace_s apart (a planted slowdown); answer(path, body) may return
+(status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
+With basic_auth=(user, password) only requests that carry those credentials are forwarded; any other is
+answered 401 (and counted).
+
+Planted server faults on the request_index-th /completion request (counted from 1):
+
+    FaultProxy(upstream, answer_status={2: (500, b'{"error": {...}}')})   # answered at once, never forwarded
+    FaultProxy(upstream, stream_fault=StreamFault(request_index=2, after_events=3, kind="reset"))
+
+StreamFault kinds, after that many data events have passed: "error-event" (an error event, then the stream
+ends), "malformed" (an event that is not JSON), "non-utf8" (an event with bytes that are not UTF-8), "reset"
+(the socket closed abruptly: a TCP reset).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import socket
+import struct
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
+
+
+@dataclass(frozen=True)
+class StreamFault:
+    request_index: int  # which /completion request (1 = the first the proxy sees)
+    after_events: int  # data events passed on before the fault
+    kind: str  # "error-event", "malformed", "non-utf8" or "reset"
+    message: str = "planted: the slot crashed"  # the error event's message
+
+    def event(self) -> bytes:
+        """The planted event's bytes (for every kind but "reset")."""
+        if self.kind == "error-event":
+            error = {"error": {"code": 500, "message": self.message, "type": "server_error"}}
+            return b"data: " + json.dumps(error).encode() + b"\n\n"
+        if self.kind == "malformed":
+            return b'data: {"tokens": [42, \n\n'
+        if self.kind == "non-utf8":
+            return b'data: {"content": "\xff\xfe", "tokens": [42], "stop": false}\n\n'
+        raise ValueError(f"unknown stream fault {self.kind!r}")
 
 import httpx
 
@@ -25,12 +58,19 @@ class FaultProxy:
     def __init__(self, upstream: str, *, rewrite_request: Callable[[str, dict], dict] | None = None,
                  rewrite_chunk: Callable[[dict, dict], dict] | None = None, port: int = 0,
                  refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
+                 answer_status: dict[int, tuple[int, bytes]] | None = None,
+                 stream_fault: StreamFault | None = None,
+                 answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None,
                  basic_auth: tuple[str, str] | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
+        self.answer_status = answer_status or {}  # request index -> (HTTP status, body), answered by the proxy
+        self.stream_fault = stream_fault
+        self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
+        self.answered = 0  # requests the proxy answered itself
         self.basic_auth = basic_auth
         self.unauthorized = 0  # requests refused for want of the basic_auth credentials
         self.authorized = 0
@@ -57,6 +97,15 @@ class FaultProxy:
                     self.wfile.write(b'{"error": {"code": 404, "message": "File Not Found"}}')
                     return
                 body = json.loads(raw) if raw else None
+                own = proxy.answer(self.path, body) if proxy.answer else None
+                if own is not None:
+                    with proxy.lock:
+                        proxy.answered += 1
+                    self.send_response(own[0])
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps(own[1]).encode())
+                    return
                 ctx = {"tokens_seen": 0, "body": body, "path": self.path, "proxy": proxy}
                 if body is not None and proxy.rewrite_request:
                     body = proxy.rewrite_request(self.path, body)
@@ -67,6 +116,9 @@ class FaultProxy:
                         proxy.in_flight += 1
                         ctx["index"] = proxy.completions
                 try:
+                    if ctx.get("index") in proxy.answer_status:
+                        self._answer(*proxy.answer_status[ctx["index"]])
+                        return
                     self._stream(method, body, ctx)
                 finally:
                     if completion:
@@ -94,7 +146,14 @@ class FaultProxy:
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
                     released = None
+                    fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
+                        proxy.stream_fault.request_index else None
+                    events = 0
                     for line in r.iter_lines():
+                        if fault and line.startswith("data: ") and events == fault.after_events:
+                            self._plant(fault)
+                            return
+                        events += line.startswith("data: ")
                         if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
                             chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
                             line = "data: " + json.dumps(chunk)
@@ -104,6 +163,22 @@ class FaultProxy:
                             released = time.perf_counter()
                         self.wfile.write((line + "\n").encode())
                         self.wfile.flush()
+
+            def _answer(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _plant(self, fault: StreamFault) -> None:
+                if fault.kind == "reset":  # SO_LINGER 0: close() sends a TCP reset instead of a clean end
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    return
+                self.wfile.write(fault.event())
+                self.wfile.flush()
 
             def do_GET(self):
                 self._forward("GET")
@@ -168,3 +243,17 @@ def noisy_logprobs(*, sigma: float, seed: int = 0):
         return chunk
 
     return rewrite
+
+
+def server_error_for_long_prompts(*, min_prompt_tokens: int, status: int = 500):
+    """answer hook: HTTP `status` with llama-server's error body for every /completion whose prompt has at least
+    min_prompt_tokens ids (e.g. the needles only); everything else is forwarded."""
+
+    def answer(path: str, body: dict | None):
+        prompt = (body or {}).get("prompt")
+        if path.startswith("/completion") and isinstance(prompt, list) and len(prompt) >= min_prompt_tokens:
+            return status, {"error": {"code": status, "message": "planted: internal server error",
+                                      "type": "server_error"}}
+        return None
+
+    return answer

@@ -24,8 +24,40 @@ import pytest
     (["--backend=hf-cpu", "--floor-dtype=int4"], "*--floor-dtype 'int4': must be one of*, or none*"),
     (["--backend=llamacpp", "--kld-max=lots"], "*expected a Mean KLD in nats, e.g. --kld-max 0.05*"),
     (["--backend=llamacpp", "--same-top1-min=101"], "*must be a percentage between 0 and 100*"),
+    (["--backend=llamacpp", "--servers=/nonexistent"], "*no such file; give a file with one server URL per line*"),
+    (["--backend=llamacpp", "--server-args=-c 'unclosed"], "*--server-args*check the quotes*"),
+    (["--backend=llamacpp", "--tokenizer=/nonexistent/tok.json"], "*--tokenizer /nonexistent/tok.json: no such file "
+                                                                  "or folder; give a tokenizer.json*"),
+    (["--backend=llamacpp", "--record=afile/ref"], "*--record afile/ref: cannot write in afile*"
+                                                           "give --record a folder you can write*"),
+    (["--backend=llamacpp", "--record-overwrite", "--reference-kind=f32"], "*must be mtp0 (target only) or f16*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--report-dir=afile/sub"],
+     "*--report-dir afile/sub: cannot write there (Not a directory); nothing was sent to the server*"),
+    (["--backend=llamacpp", "--max-tokens=0"], "*--max-tokens '0': must be at least 1*"),
+    (["--backend=llamacpp", "--launch-timeout=0"], "*--launch-timeout '0': must be at least 1*"),
+    (["--backend=llamacpp", "--request-timeout=soon"], "*--request-timeout 'soon': expected a positive integer*"),
+    (["--backend=llamacpp", "--seed=abc"], "*--seed 'abc': expected a whole number, e.g. --seed 1234*"),
+    (["--backend=llamacpp", "--warmup=-1"], "*--warmup '-1': must be 0 or more*"),
+    (["--backend=llamacpp", "--min-speedup=0"], "*--min-speedup '0': must be a ratio above 0*"),
+    (["--backend=llamacpp", "--min-speedup=fast"], "*--min-speedup 'fast': expected a ratio, e.g. --min-speedup 1.1*"),
+    (["--backend=llamacpp", "--ladder=0,2"], "*--ladder '0,2': levels must be between 1 and 1024*"),
+    (["--backend=llamacpp", "--ladder-mode=random"], "*--ladder-mode 'random': must be cycle*or same*"),
+    (["--backend=llamacpp", "--ladder-min=c4=5/4"], "*--ladder-min 'c4=5/4': expected cLEVEL=EXACT/TOTAL*"),
+    (["--backend=llamacpp", "--ladder=1,2", "--ladder-min=c4=3/4"], "*--ladder-min names c4, which is not a "
+                                                                    "--ladder level*"),
+    (["--backend=llamacpp", "--boots=0"], "*--boots '0': must be at least 1*"),
+    (["--backend=llamacpp", "--canaries=poetry"], "*--canaries 'poetry': unknown canary 'poetry'; known: code*"),
+    (["--backend=llamacpp", "--needle-lengths=32"], "*--needle-lengths '32': 32 is out of range (64..max)*"),
+    (["--backend=llamacpp", "--needle-depths=150"], "*--needle-depths '150': 150 is out of range (0..100)*"),
+    (["--backend=llamacpp", "--context=0"], "*--context '0': must be at least 1*"),
+    (["--backend=llamacpp", "--repeats=none"], "*--repeats 'none': expected a positive integer*"),
+    (["--backend=llamacpp", "--haystack=/nonexistent.txt"], "*--haystack /nonexistent.txt: no such file or folder; "
+                                                            "give a text file*"),
+    (["--backend=llamacpp", "--code-set=/nonexistent.json"], "*--code-set /nonexistent.json: no such file or folder; "
+                                                             "give a code-result set built by*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
+    (pytester.path / "afile").write_text("a file where a folder is needed (refused for root too)\n")
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
@@ -59,3 +91,22 @@ def test_gate_items_are_collected_from_the_suite_alone(pytester):
                                 "--collect-only", "-q")
     result.stdout.fnmatch_lines(["oracle::run[[]code-palindrome[]]", "*oracle::cache-zero"])
     assert result.ret == 0
+
+
+# Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
+SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
+            "--canary-strict"}
+
+
+def test_every_option_with_a_value_has_a_bad_value_case():
+    """A new option fails this test until its bad value has a case above (and so a message naming the fix)."""
+    from oracle.options import add_options
+
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    declared = {name for group in parser._groups for opt in group.options for name in opt.names()
+                if name.startswith("--")}
+    covered = {arg.split("=")[0] for case in test_usage_errors_name_the_fix.pytestmark[0].args[1] for arg in case[0]}
+    missing = sorted(declared - SWITCHES - covered)
+    assert not missing, f"options without a bad-value case in test_usage_errors_name_the_fix: {missing}"
+    assert not SWITCHES - declared, f"SWITCHES names options that no longer exist: {sorted(SWITCHES - declared)}"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 
 import pytest
 
-from oracle.backends.stream import DONE, loads, sse_events
+from oracle.backends.stream import DONE, MalformedEvent, loads, sse_events
 
 
 def read(chunks: list[bytes]) -> list[tuple[float, bytes]]:
@@ -64,6 +63,12 @@ def test_loads_agrees_with_the_standard_parser_where_orjson_refuses():
     got = loads(b'{"lp": -Infinity, "x": NaN}')
     assert got["lp"] == -math.inf and math.isnan(got["x"])
     assert loads('{"t": "\u00e9"}'.encode()) == {"t": "\u00e9"}
-    assert loads(b'{"t": "\xff"}') == {"t": "\ufffd"}  # invalid UTF-8 replaced, as the text decoder did
-    with pytest.raises(json.JSONDecodeError):
+
+
+def test_loads_names_bytes_that_are_not_utf8_or_not_json():
+    # JSON is UTF-8 (RFC 8259): a server that sends other bytes is broken, and its text is never guessed at.
+    with pytest.raises(MalformedEvent, match=r"bytes that are not UTF-8 \(invalid start byte at byte 7\): "
+                                            r"b'\{\"t\": \"\\xff\"\}'"):
+        loads(b'{"t": "\xff"}')
+    with pytest.raises(MalformedEvent, match=r"not JSON \(Expecting value: line 1 column 9 \(char 8\)\): b'\{\"cut\": '"):
         loads(b'{"cut": ')

@@ -78,3 +78,53 @@ def test_schema_version_mismatch_says_rerecord(tmp_path):
 def test_missing_reference_says_how_to_record(tmp_path):
     with pytest.raises(ReferenceError, match="record one first"):
         load_reference(tmp_path / "none")
+
+
+def test_an_edited_manifest_is_tainted_and_a_reformatted_one_is_not(tmp_path):
+    import json
+
+    ref = tmp_path / "ref"
+    write_reference(ref, [rec("a", [5, 6])], kind="mtp0", identity={"model": {"name": "m"}}, run={})
+    manifest = json.loads((ref / "manifest.json").read_text())
+    assert len(manifest["manifest_sha256"]) == 64 and load_reference(ref).notes == ()
+    (ref / "manifest.json").write_text(json.dumps(manifest))  # same content, other layout: still sealed
+    assert load_reference(ref).case_ids == ["a"]
+    manifest["kind"] = "f16"  # an edit a hand could make: the records' hashes still match
+    (ref / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    with pytest.raises(ReferenceError, match=r"tainted: manifest.json was edited after it was written .*"
+                                             r"re-record with --record .* --record-overwrite"):
+        load_reference(ref)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", r"manifest.json is not valid JSON .*re-record it"),
+    ("[1, 2]", r"manifest.json holds a JSON list, not the manifest object; .*re-record it"),
+])
+def test_a_manifest_that_is_not_a_manifest_is_refused(tmp_path, text, message):
+    ref = tmp_path / "ref"
+    write_reference(ref, [rec("a", [5])], kind="mtp0", identity={}, run={})
+    (ref / "manifest.json").write_text(text)
+    with pytest.raises(ReferenceError, match=message):
+        load_reference(ref)
+
+
+def test_an_older_manifest_without_its_own_hash_loads_with_a_note_and_can_be_sealed(tmp_path, capsys):
+    import json
+
+    from oracle.cli import main
+
+    ref = tmp_path / "ref"
+    write_reference(ref, [rec("a", [5])], kind="mtp0", identity={}, run={})
+    manifest = json.loads((ref / "manifest.json").read_text())
+    del manifest["manifest_sha256"]
+    (ref / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    loaded = load_reference(ref)
+    assert loaded.notes == (f"the reference {ref} was written before manifests carried their own hash "
+                            "(manifest_sha256): an edit of its manifest.json cannot be detected; re-record it, or "
+                            f"seal it as it is with `oracle seal {ref}`",)
+    assert main(["seal", str(ref)]) == 0
+    assert load_reference(ref).notes == ()
+    npz = ref / "records" / "boot1-c1" / "a.npz"
+    npz.write_bytes(npz.read_bytes()[:-8])  # a tainted reference is never sealed
+    assert main(["seal", str(ref)]) == 2
+    assert "tainted" in capsys.readouterr().err

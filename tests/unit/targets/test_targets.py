@@ -8,6 +8,7 @@ from oracle.targets.vllm_cpu import MAX_MODEL_LEN
 
 class _Options:
     backend, urls, launch, model, server_args, request_timeout, dtype = "llamacpp", (), None, None, "", 600, "float32"
+    launch_timeout = 600
 
 
 def test_url_and_launch_options_make_their_targets(tmp_path):
@@ -15,9 +16,10 @@ def test_url_and_launch_options_make_their_targets(tmp_path):
     o.urls = ("http://127.0.0.1:1", "http://127.0.0.1:2")
     target = make_target(o, worker=1, log_dir=tmp_path)
     assert isinstance(target, UrlTarget) and target.url == "http://127.0.0.1:2" and not target.restartable
-    o.urls, o.launch = (), "llama-server --port {port} -a {worker}"
+    o.urls, o.launch, o.launch_timeout = (), "llama-server --port {port} -a {worker}", 7
     target = make_target(o, worker=3, log_dir=tmp_path)
     assert target.kind == "launch" and target.restartable
+    assert target.server.health_timeout_s == 7 and target.log_path is None  # --launch-timeout; not started yet
     assert target.configured_command == "llama-server --port {port} -a 3"
 
 
