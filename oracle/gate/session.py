@@ -35,7 +35,6 @@ from oracle.store.folders import FolderError, preflight
 from oracle.store.identity import run_identity
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
-from oracle.targets.launched import redact_command
 
 __all__ = ["GateSession"]
 
@@ -91,9 +90,8 @@ class GateSession(ReportOwner):
             self.recorder.backend = self.target.up()
             self.prompts = PromptSet.open(self.plan.suite, self.backend, tokenizer=self.options.tokenizer,
                                           model_path=self.target.model_path)
-            command = self.target.configured_command
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
-                                               launch_command=redact_command(command) if command else None)
+                                               launch_command=self.target.configured_command)
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
             if self.plan.reference:
