@@ -31,7 +31,6 @@ from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
-from oracle.store.folders import FolderError, preflight
 from oracle.store.identity import run_identity
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
@@ -79,10 +78,7 @@ class GateSession(ReportOwner):
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
-        try:
-            preflight(self.report.folder, "--report-dir")
-        except FolderError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.prepare_report_dir()
         self.report.write()
         try:
             self.target = make_target(self.options, worker=self.worker or 0, log_dir=self.report.folder)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oracle.report.html import render_html
 from oracle.report.markdown import markdown
 from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
+from oracle.store.folders import FolderError, preflight
 from oracle.store.records import atomic_write_text
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", "write_html", "write_report"]
@@ -52,6 +55,13 @@ class ReportOwner:
     @property
     def report_dir(self) -> Path:
         return self.report.folder
+
+    def prepare_report_dir(self) -> None:
+        """The report's folder made and proven writable before any request (a usage error naming the fix)."""
+        try:
+            preflight(self.report.folder, "--report-dir")
+        except FolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def write_report(folder: Path, state: ReportState) -> dict:
