@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from oracle.redaction import public_text
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
 from oracle.store.reference import SELF_HASH, ReferenceError, seal
@@ -45,24 +46,29 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
-            print(write_html(args.report))
+            _say(str(write_html(args.report)))
             return 0
         if args.command == "models":
             if args.path:
-                print(model_path(args.path))
+                _say(str(model_path(args.path)))
             else:
                 for name in LISTED:
-                    print(f"{name}\t{model_path(name)}")
+                    _say(f"{name}\t{model_path(name)}")
             return 0
         if args.command == "seal":
             print(f"{args.reference}: manifest sealed ({SELF_HASH} {seal(args.reference)})")
             return 0
         result = diff_runs(args.a, args.b)
     except (DiffError, ReferenceError, EmbeddedError) as exc:
-        print(f"oracle {args.command}: {exc}", file=sys.stderr)
+        _say(f"oracle {args.command}: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(result.as_json(), indent=1) if args.json else result.table())
+    _say(json.dumps(result.as_json(), indent=1) if args.json else result.table())
     return 0 if result.outputs_identical else 1
+
+
+def _say(text: str, file=None) -> None:
+    """Everything this command prints: a report written elsewhere may still hold a secret (`redaction`)."""
+    print(public_text(text), file=file or sys.stdout)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from oracle.redaction import redact_command
+
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels",
@@ -117,7 +119,7 @@ def shell_command(flag: str):
         try:
             shlex.split(value)
         except ValueError as exc:
-            raise pytest.UsageError(f"{flag} {value!r}: cannot split it as a shell command ({exc}); "
+            raise pytest.UsageError(f"{flag} {redact_command(value)!r}: cannot split it as a shell command ({exc}); "
                                     "check the quotes") from None
         return value
     return parse

@@ -6,6 +6,7 @@ gate's items are collected instead (plus the canary modules), and the session do
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
 from oracle.options import add_options, gate_options, xdist_role
+from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
 from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 
@@ -33,16 +35,50 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
-    options = gate_options(config)
-    role = xdist_role(config)
-    if role == "worker":  # its own server, its own folder under the controller's report
-        index = worker_index(config.workerinput["workerid"])
-        folder = Path(config.workerinput["oracle_report_dir"]) / "servers" / server_label(index)
-        config.stash[GATE_KEY] = GateSession(options, worker=index, report_dir=folder)
-    elif role == "controller":
-        config.stash[GATE_KEY] = XdistController(options)
-    else:
-        config.stash[GATE_KEY] = GateSession(options)
+    o = config.option
+    remember_secrets(commands=[o.launch, o.server_args], urls=(o.url or "").split(","))
+    with _public_errors():
+        options = gate_options(config)
+        remember_secrets(urls=options.urls)  # --servers FILE too
+        role = xdist_role(config)
+        if role == "worker":  # its own server, its own folder under the controller's report
+            index = worker_index(config.workerinput["workerid"])
+            folder = Path(config.workerinput["oracle_report_dir"]) / "servers" / server_label(index)
+            config.stash[GATE_KEY] = GateSession(options, worker=index, report_dir=folder)
+        elif role == "controller":
+            config.stash[GATE_KEY] = XdistController(options)
+        else:
+            config.stash[GATE_KEY] = GateSession(options)
+
+
+@contextmanager
+def _public_errors():
+    """A usage error is printed by pytest itself, outside the terminal reporter: its message is made public here."""
+    try:
+        yield
+    except pytest.UsageError as exc:
+        raise pytest.UsageError(*(public_text(str(a)) for a in exc.args)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Everything a gate run prints goes through `redaction.public_text` (the one terminal writer's stream)."""
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if _gate(session.config) is not None and tr is not None and not isinstance(tr._tw._file, PublicStream):
+        tr._tw._file = PublicStream(tr._tw._file)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """What is gated, as identity records it (secrets redacted)."""
+    gate = _gate(config)
+    if gate is None:
+        return None
+    o = gate.options
+    target = [f"--url {','.join(redact_url(u) for u in o.urls)}" if o.urls else f"--launch {redact_command(o.launch)}"
+              if o.launch else "in this process" if gate.plan.in_process else "the embedded default"]
+    target += [f"--model {o.model}"] if o.model else []
+    target += [f"--server-args {redact_command(o.server_args)}"] if o.server_args else []
+    return f"oracle: --backend {o.backend}, target {' '.join(target)}"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -103,7 +139,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None and session.config.get_verbosity() >= 0 and gate.worker is None:
         gate.recorder.progress = ConditionProgress(tr)
-    gate.start()
+    with _public_errors():
+        gate.start()
 
 
 @pytest.fixture(scope="session")

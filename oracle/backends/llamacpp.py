@@ -14,8 +14,8 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, TeacherForced, context_tokens,
-                                 request_timeout)
+                                 CompletionRequest, Counters, RequestFailed, TeacherForced, auth_headers,
+                                 context_tokens, request_timeout, status_words)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
@@ -43,7 +43,8 @@ class LlamaCppBackend(BackendBase):
         self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
         self.platform = platform
         self._async_transport = async_transport
-        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport,
+                                    headers=auth_headers())
         self._props: dict | None = None
 
     # -- administration (sync) -------------------------------------------------
@@ -58,7 +59,7 @@ class LlamaCppBackend(BackendBase):
         except httpx.HTTPError as exc:
             raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
-            raise RequestFailed(f"GET {self.base_url}{path}: HTTP {r.status_code}: {r.text[:200]}")
+            raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
         return r.json()
 
     def healthy(self) -> bool:
@@ -135,6 +136,7 @@ class LlamaCppBackend(BackendBase):
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
+                                 headers=auth_headers(),
                                  limits=httpx.Limits(max_connections=connections,
                                                      max_keepalive_connections=connections))
 

@@ -26,8 +26,8 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, context_tokens, request_timeout,
-                                 stop_reason)
+                                 CompletionRequest, Counters, RequestFailed, auth_headers, context_tokens,
+                                 request_timeout, status_words, stop_reason)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
@@ -55,7 +55,8 @@ class OpenAIBackend(BackendBase):
         self.platform = platform
         self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
         self._async_transport = async_transport
-        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport,
+                                    headers=auth_headers())
         self._models: list[dict] | None = None
         self._fingerprints: set[str] = set()
         self._key_tokenizer = None
@@ -71,7 +72,7 @@ class OpenAIBackend(BackendBase):
     def _get_json(self, path: str) -> dict:
         r = self._get(path)
         if r.status_code != 200:
-            raise RequestFailed(f"GET {self.base_url}{path}: HTTP {r.status_code}: {r.text[:200]}")
+            raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
         return r.json()
 
     def healthy(self) -> bool:
@@ -220,6 +221,7 @@ class OpenAIBackend(BackendBase):
     # -- generation (async) ------------------------------------------------------
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
+                                 headers=auth_headers(),
                                  limits=httpx.Limits(max_connections=connections,
                                                      max_keepalive_connections=connections))
 

@@ -18,7 +18,6 @@ from oracle.gate.plan import GatePlan
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.server_set import differences, probe_identities
 from oracle.report.writer import ReportFile, ReportOwner
-from oracle.store.folders import FolderError, preflight
 from oracle.store.records import PRIMARY, Record, RecordKey, load_record
 
 __all__ = ["XdistController", "worker_payload"]
@@ -42,13 +41,6 @@ class XdistController(ReportOwner):
         if len(self.options.urls) > 1:
             self._check_servers()
         self.lock = record_lock(self.plan)  # the controller writes the reference, not the workers
-
-    def prepare_report_dir(self) -> None:
-        """The one report's folder, proven writable before any worker starts."""
-        try:
-            preflight(self.report.folder, "--report-dir")
-        except FolderError as exc:
-            raise pytest.UsageError(str(exc)) from None
 
     def _check_servers(self) -> None:
         """Refuse servers of different configurations before any worker starts (unless --allow-mixed-servers)."""

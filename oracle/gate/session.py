@@ -31,11 +31,9 @@ from oracle.report.writer import ReportFile, ReportOwner
 from oracle.run.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
-from oracle.store.folders import FolderError, preflight
 from oracle.store.identity import run_identity
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
-from oracle.targets.launched import redact_command
 
 __all__ = ["GateSession"]
 
@@ -80,10 +78,7 @@ class GateSession(ReportOwner):
 
     # -- start: target up, prompts rendered, checked against the reference --------------------
     def start(self) -> None:
-        try:
-            preflight(self.report.folder, "--report-dir")
-        except FolderError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        self.prepare_report_dir()
         self.report.write()
         try:
             self.target = make_target(self.options, worker=self.worker or 0, log_dir=self.report.folder)
@@ -91,9 +86,8 @@ class GateSession(ReportOwner):
             self.recorder.backend = self.target.up()
             self.prompts = PromptSet.open(self.plan.suite, self.backend, tokenizer=self.options.tokenizer,
                                           model_path=self.target.model_path)
-            command = self.target.configured_command
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
-                                               launch_command=redact_command(command) if command else None)
+                                               launch_command=self.target.configured_command)
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
             if self.plan.reference:

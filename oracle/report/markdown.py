@@ -108,6 +108,8 @@ def markdown(state: ReportState, data: dict) -> str:
                   f"Missing prompts: {', '.join(data['missing']) or 'none'}", ""]
     lines += [f"- backend: `{ident.get('backend')}` (family {ident.get('family')}, platform "
               f"{ident.get('platform') or 'unspecified'})",
+              f"- target: {ident.get('target')} `{ident.get('launch_command') or ident.get('url')}`"
+              + (f", server args `{ident['server_args']}`" if ident.get("server_args") else ""),
               f"- server build: {ident.get('server', {}).get('build')}",
               f"- server context: {context_words(ident.get('served_context')) or 'not read'}",
               f"- model: {ident.get('model', {}).get('path')} (sha256 {str(ident.get('model', {}).get('sha256'))[:16]}…)",
@@ -122,6 +124,9 @@ def markdown(state: ReportState, data: dict) -> str:
         counters = ev["counters"] if isinstance(ev["counters"], str) else ", ".join(ev["counters"])
         lines.append(f"- evidence the server gave: token ids {ev['token_ids']}; logprobs {ev['logprobs']}; "
                      f"cached tokens {ev['cached_tokens']}; counters {counters}")
+    env = ident.get("environment") or {}
+    if env:
+        lines.append("- environment: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())))
     lines += _confidence_line(data["summary"])
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)

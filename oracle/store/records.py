@@ -16,8 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Condition", "PRIMARY", "REPEAT", "Record", "RecordKey", "atomic_write_bytes", "load_record", "save_record",
-           "token_sha256"]
+from oracle.redaction import public_text
+
+__all__ = ["Condition", "PRIMARY", "REPEAT", "Record", "RecordKey", "atomic_write_bytes", "atomic_write_text",
+           "load_record", "save_record", "token_sha256"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,12 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """A file oracle writes for people (report, manifest): nothing secret leaves the process (`public_text`).
+    Records (ID.json, ID.npz) hold what the server returned, byte for byte, and go through atomic_write_bytes."""
+    atomic_write_bytes(path, public_text(text).encode())
 
 
 def _padded(rows: list[list], fill, dtype) -> np.ndarray:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle.redaction import public_data
 from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
 
 __all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
@@ -127,7 +128,8 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
         }
         if speed is not None:  # written by oracle with speed cards: label, diagnostics, token-time clock, warm-up
             manifest["speed"] = speed
-        atomic_write_bytes(staging / "manifest.json", sealed_manifest(manifest))
+        # Made public before it is sealed: the hash it carries is the hash of what is written.
+        atomic_write_bytes(staging / "manifest.json", sealed_manifest(public_data(manifest)))
         old = None
         if path.exists():
             old = path.with_name(f".{path.name}.replaced.{int(time.time())}")

@@ -10,7 +10,6 @@ import atexit
 import ctypes
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
@@ -19,13 +18,10 @@ from pathlib import Path
 from typing import Callable
 
 from oracle.backends import make_backend
+from oracle.redaction import public_text, redact_command, scrub_file
 from oracle.targets.base import TargetError, connect
 
-__all__ = ["LaunchError", "LaunchedServer", "LaunchedTarget", "free_port", "redact_command"]
-
-_SECRET_FLAGS = ("--api-key", "--api-key-file", "--hf-token", "--token", "--password", "--ssl-key-file")
-_SECRET_WORDS = ("key", "keys", "token", "secret", "password", "pass", "passwd")
-
+__all__ = ["LaunchError", "LaunchedServer", "LaunchedTarget", "free_port"]
 
 _RUNNING: set["LaunchedServer"] = set()
 
@@ -87,34 +83,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def redact_command(command: str) -> str:
-    """The command with the values of secret-looking flags replaced by '***'."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    out, hide = [], False
-    for w in words:
-        if hide:
-            out.append("***")
-            hide = False
-            continue
-        flag, eq, _ = w.partition("=")
-        lowered = flag.lower()
-        # The flag's last word names a secret (--api-key, --hf-token); --enable-prompt-tokens-details does not.
-        last = re.split(r"[-_]", lowered.rstrip("-_"))[-1]
-        secret = lowered in _SECRET_FLAGS or last in _SECRET_WORDS
-        if secret and flag.startswith("-"):
-            if eq:
-                out.append(f"{flag}=***")
-            else:
-                out.append(w)
-                hide = True
-            continue
-        out.append(w)
-    return shlex.join(out)
 
 
 class LaunchedServer:
@@ -188,13 +156,21 @@ class LaunchedServer:
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         if not self.log_path or not self.log_path.exists():
             return ""
-        tail = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        tail = public_text(self.log_path.read_text(errors="replace")).splitlines()[-lines:]
         return f"last {len(tail)} lines of {self.log_path}:\n" + "\n".join("  " + t for t in tail)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, grace_s: float = 15.0) -> None:
+        """Stop the server (if it still runs) and scrub its log: it may echo a key it was given."""
+        try:
+            self._end_process(grace_s)
+        finally:
+            if self.log_path is not None:
+                scrub_file(self.log_path)
+
+    def _end_process(self, grace_s: float) -> None:
         """SIGTERM the server's whole process group (the shell and all it started), SIGKILL after grace_s."""
         p, self.process = self.process, None
         _RUNNING.discard(self)

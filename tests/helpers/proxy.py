@@ -7,6 +7,8 @@ Requests are forwarded as they are (or through rewrite_request); streamed SSE ch
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s
 each request's streamed pieces leave at least pace_s apart (a planted slowdown); answer(path, body) may return
 (status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
+With basic_auth=(user, password) only requests that carry those credentials are forwarded; any other is
+answered 401 (and counted).
 
 Planted server faults on the request_index-th /completion request (counted from 1):
 
@@ -20,6 +22,7 @@ ends), "malformed" (an event that is not JSON), "non-utf8" (an event with bytes 
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import struct
@@ -57,7 +60,8 @@ class FaultProxy:
                  refuse_paths: tuple[str, ...] = (), pace_s: float = 0.0,
                  answer_status: dict[int, tuple[int, bytes]] | None = None,
                  stream_fault: StreamFault | None = None,
-                 answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None) -> None:
+                 answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None,
+                 basic_auth: tuple[str, str] | None = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
@@ -67,6 +71,9 @@ class FaultProxy:
         self.stream_fault = stream_fault
         self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
         self.answered = 0  # requests the proxy answered itself
+        self.basic_auth = basic_auth
+        self.unauthorized = 0  # requests refused for want of the basic_auth credentials
+        self.authorized = 0
         self.completions = 0
         self.in_flight = 0  # /completion requests open right now
         self.lock = threading.Lock()
@@ -81,6 +88,8 @@ class FaultProxy:
             def _forward(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if proxy.basic_auth and not self._authorized():
+                    return
                 if self.path.split("?")[0] in proxy.refuse_paths:
                     self.send_response(404)
                     self.send_header("Content-Type", "application/json")
@@ -115,6 +124,20 @@ class FaultProxy:
                     if completion:
                         with proxy.lock:
                             proxy.in_flight -= 1
+
+            def _authorized(self) -> bool:
+                expected = "Basic " + base64.b64encode(":".join(proxy.basic_auth).encode()).decode()
+                with proxy.lock:
+                    if self.headers.get("Authorization") == expected:
+                        proxy.authorized += 1
+                        return True
+                    proxy.unauthorized += 1
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="oracle-test"')
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"error": {"code": 401, "message": "Unauthorized"}}')
+                return False
 
             def _stream(self, method: str, body, ctx: dict) -> None:
                 with httpx.Client(timeout=600) as c, c.stream(method, proxy.upstream + self.path,

@@ -10,14 +10,12 @@ message says where the finished records are.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
 import pytest
 
-from conftest import launch_line, tiny_rows, write_suite
+from conftest import gate_argv, gate_env, launch_line, tiny_rows, write_suite
 from proxy import FaultProxy, server_error_for_long_prompts
 
 pytestmark = pytest.mark.slow
@@ -45,11 +43,9 @@ def small_context_record(llama_tools, model_path, tmp_path_factory):
     folder = tmp_path_factory.mktemp("small-context")
     (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
     suite = write_suite(folder, "tiny", tiny_rows())
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp",
-           f"--launch={launch_line(llama_tools, model_path, '-c 2048')}", f"--suite={suite}", "--max-tokens=32",
-           *NEEDLES, f"--record={folder / 'ref'}", f"--report-dir={folder / 'rec'}"]
-    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=900,
-                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    cmd = gate_argv(f"--launch={launch_line(llama_tools, model_path, '-c 2048')}", f"--suite={suite}",
+                    "--max-tokens=32", *NEEDLES, f"--record={folder / 'ref'}", f"--report-dir={folder / 'rec'}")
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=900, env=gate_env())
     return done, folder
 
 
@@ -125,8 +121,8 @@ def test_a_needle_failing_for_another_server_error_stays_not_run_and_names_the_k
     assert proxy.answered == 1  # the one needle request, never retried
     result.assert_outcomes(passed=5, failed=1)  # record[x3], cache-zero, speculation; the needle not-run
     out = result.stdout.str()
-    result.stdout.fnmatch_lines(["*needle[[]1024-d50[]]: not run: POST /completion: HTTP 500: *planted: internal "
-                                 "server error*"])
+    result.stdout.fnmatch_lines(["needle[[]1024-d50[]]: not run: the server answered HTTP 500 on POST /completion "
+                                 "(the server failed): planted: internal server error (server_error)"])
     records = result.folder / "records"
     assert (f"oracle: no reference written to ref: the record run did not pass (1 check(s) did not pass: "
             f"needle[1024-d50]); its finished records are kept in {records}") in out

@@ -9,13 +9,12 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import NO_WARMUP, tiny_rows, write_suite
+from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
 from proxy import FaultProxy
 
 pytestmark = pytest.mark.slow
@@ -23,16 +22,14 @@ pytestmark = pytest.mark.slow
 
 def gate_process(tmp_path: Path, *args: str, fsize: int | None = None) -> subprocess.Popen:
     """The gate as its own process (a lock is held per process; a file-size limit applies to it alone)."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", "--canaries=none",
-           "--rootdir", str(tmp_path), *args]
+    cmd = gate_argv("--canaries=none", "--rootdir", str(tmp_path), *args)
 
     def limit():  # a real failed write: past the limit write() fails with EFBIG (SIGXFSZ ignored, as a shell may)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            preexec_fn=limit if fsize else None)
+    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=gate_env(), preexec_fn=limit if fsize else None)
 
 
 def test_a_second_run_recording_into_the_same_folder_is_refused(shared_server, tmp_path):

@@ -6,10 +6,11 @@ import hashlib
 import json
 import re
 import subprocess
-import sys
 import time
 
 import pytest
+
+from conftest import gate_argv
 
 pytestmark = pytest.mark.slow
 
@@ -53,9 +54,8 @@ def test_tampered_reference_is_refused_and_record_does_not_overwrite(gate_run, p
 def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_suite, tmp_path):
     server = llama_server()
     report = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", f"--url={server.url}",
-           f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}", "--rootdir", str(tmp_path),
-           "--canaries=none"]
+    cmd = gate_argv(f"--url={server.url}", f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
+                    "--rootdir", str(tmp_path), "--canaries=none")
     gate = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list((report / "records" / "boot1-c1").glob("*.json")):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NO_WARMUP, launch_line
+from conftest import NO_WARMUP, gate_argv, launch_line
 from proxy import FaultProxy, StreamFault
 
 pytestmark = pytest.mark.slow
@@ -165,9 +165,8 @@ def test_a_broken_stream_stops_the_run_naming_what_the_server_sent(gate_run, sha
 
 def _gate_process(tmp_path, tiny_suite, launch: str, report: Path) -> subprocess.Popen:
     """The gate as a real pytest process (as a user runs it), launching its own llama-server."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp", f"--launch={launch}",
-           f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}", "--rootdir", str(tmp_path),
-           "--canaries=none", *NO_WARMUP]
+    cmd = gate_argv(f"--launch={launch}", f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
+                    "--rootdir", str(tmp_path), "--canaries=none", *NO_WARMUP)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                        os.environ.get("PYTHONPATH", "")]))
     return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)

@@ -4,17 +4,17 @@ item, n-gram speculation is diagnostic, a reference without token times is not c
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO, launch_line, write_suite
+from conftest import REPO, gate_argv, gate_env, launch_line, write_suite
 from proxy import FaultProxy
+
+from oracle.store.reference import sealed_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -40,11 +40,9 @@ def speed_reference(shared_server, speed_suite, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("speed-reference")
     (folder / "pytest.ini").write_text("[pytest]\n")
     ref = folder / "ref"
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp",
-           f"--url={shared_server.url}", f"--suite={speed_suite}", f"--max-tokens={MAX_TOKENS}", "--canaries=none",
-           f"--record={ref}", f"--report-dir={folder / 'rec'}"]
-    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600,
-                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={speed_suite}", f"--max-tokens={MAX_TOKENS}",
+                    "--canaries=none", f"--record={ref}", f"--report-dir={folder / 'rec'}")
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, done.stdout[-3000:]
     card = json.loads((folder / "rec" / "identity.json").read_text())["speed"]
     assert card["label"] == "headline", card["reasons"]
@@ -127,7 +125,7 @@ def test_a_reference_without_token_times_is_not_comparable(gate_run, shared_serv
         rel = str(npz.relative_to(ref))
         import hashlib
         manifest["files"][rel] = hashlib.sha256(npz.read_bytes()).hexdigest()
-    (ref / "manifest.json").write_text(json.dumps(manifest))
+    (ref / "manifest.json").write_bytes(sealed_manifest(manifest))  # as a reference written without times
     result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", "--min-speedup=1.0", suite=speed_suite,
                       max_tokens=MAX_TOKENS, report="no-times")
     rep = read_report(result.folder)
