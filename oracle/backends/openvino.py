@@ -117,8 +117,8 @@ class OpenVINOBackend(BackendBase):
         return self._local_tokenizer().decode(ids)
 
     def _stop_ids(self) -> set[int]:
-        tok = self._local_tokenizer()._tok
-        ids = {tok.token_to_id(t) for t in _EOG_TEXTS}
+        tok = self._local_tokenizer()
+        ids = {tok.token_id(t) for t in _EOG_TEXTS}
         eos = self._config.get("eos_token_id")
         ids |= set(eos) if isinstance(eos, list) else {eos}
         return {int(i) for i in ids if i is not None}
