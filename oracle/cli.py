@@ -1,6 +1,8 @@
-"""The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR` and `oracle seal REFERENCE_DIR`.
+"""The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR` and
+`oracle models [--path NAME]`.
 
-The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote.
+The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote and names the
+embedded models.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from oracle.redaction import public_text
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
 from oracle.store.reference import SELF_HASH, ReferenceError, seal
+from oracle.targets.cache import EmbeddedError
+from oracle.targets.models import LISTED, MODELS, model_path
 
 __all__ = ["main"]
 
@@ -31,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("seal", help="give an older reference's manifest its own hash, after checking that every "
                                     "file still matches it; exit 0 when sealed, 2 when the reference is tainted")
     s.add_argument("reference", type=Path)
+    m = sub.add_parser("models", help="list the embedded models with their paths (building them on first use); "
+                                      "--path NAME prints one model's path only")
+    m.add_argument("--path", metavar="NAME", choices=list(MODELS), help=f"one of {', '.join(MODELS)}")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -41,11 +48,18 @@ def main(argv: list[str] | None = None) -> int:
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
             _say(str(write_html(args.report)))
             return 0
+        if args.command == "models":
+            if args.path:
+                _say(str(model_path(args.path)))
+            else:
+                for name in LISTED:
+                    _say(f"{name}\t{model_path(name)}")
+            return 0
         if args.command == "seal":
             print(f"{args.reference}: manifest sealed ({SELF_HASH} {seal(args.reference)})")
             return 0
         result = diff_runs(args.a, args.b)
-    except (DiffError, ReferenceError) as exc:
+    except (DiffError, ReferenceError, EmbeddedError) as exc:
         _say(f"oracle {args.command}: {exc}", file=sys.stderr)
         return 2
     _say(json.dumps(result.as_json(), indent=1) if args.json else result.table())

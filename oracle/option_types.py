@@ -15,7 +15,8 @@ import pytest
 from oracle.redaction import redact_command
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
-           "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list", "ladder_levels",
+           "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
+           "ov_config", "ladder_levels",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
            "speedup"]
 
@@ -134,6 +135,18 @@ def dtype(value: str) -> str:
     if value not in DTYPES:
         raise pytest.UsageError(f"--dtype {value!r}: must be one of {', '.join(DTYPES)}")
     return value
+
+
+def ov_config(value: str) -> tuple[tuple[str, str], ...]:
+    """--ov-config KEY=VALUE,...: OpenVINO properties, e.g. INFERENCE_PRECISION_HINT=f32,KV_CACHE_PRECISION=f32."""
+    pairs = []
+    for part in filter(None, value.split(",")):
+        key, eq, val = part.partition("=")
+        if not eq or not key.strip() or not val.strip():
+            raise pytest.UsageError(f"--ov-config {value!r}: write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32,"
+                                    "KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0")
+        pairs.append((key.strip(), val.strip()))
+    return tuple(pairs)
 
 
 def floor_dtype(value: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
                                  canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
-                                 int_list,
+                                 int_list, ov_config,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
                                  reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
@@ -138,6 +138,10 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")
+    g.addoption("--ov-config", metavar="KEY=VALUE,...", type=ov_config, default=(),
+                help="OpenVINO properties of the in-process openvino backend's pipeline (recorded in identity), e.g. "
+                     "INFERENCE_PRECISION_HINT=f32,KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0 "
+                     "(default: the device's own)")
     g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
                 help="when recording an f16 reference with the hf backend, also score the reference path with "
                      "the same weights in this dtype and store it as the reference's noise floor; none to skip "
@@ -183,6 +187,7 @@ class GateOptions:
     ladder_min: tuple[tuple[int, int, int], ...] = ()
     boots: int = 1
     dtype: str = "float32"
+    ov_config: tuple[tuple[str, str], ...] = ()
     floor_dtype: str = "bfloat16"
     logits: bool = False
     kld_max: float | None = None
@@ -260,9 +265,16 @@ def gate_options(config: pytest.Config) -> GateOptions:
         if urls or o.launch:
             raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
                                     "or a Hugging Face model folder) instead of --url / --launch")
-        if o.boots > 1 or o.ladder or o.server_args:
-            raise pytest.UsageError(f"--backend {o.backend} has no server: --boots, --ladder and --server-args "
-                                    "apply to servers only; drop them")
+        from oracle.backends import in_process_capabilities
+
+        caps = in_process_capabilities(o.backend)
+        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
+                 ("--server-args", bool(o.server_args), False))
+        refused = [flag for flag, used, offered in asked if used and not offered]
+        if refused:
+            raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
+                                    f"{', '.join(refused)} (no server to restart, requests run one at a time, "
+                                    "no server flags); drop them")
         if o.model and not Path(o.model).exists():
             raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
                                     "model folder")
@@ -293,7 +305,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
-        boots=o.boots, dtype=o.dtype, floor_dtype=o.floor_dtype, logits=o.logits, kld_max=o.kld_max,
+        boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
+        kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
         launch_timeout=o.launch_timeout,

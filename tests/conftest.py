@@ -17,6 +17,12 @@ from oracle.run.suite import load_suite
 REPO = Path(__file__).resolve().parents[1]
 # Tests that plant a fault by counting requests: no warm-up request in front of it (it would take the fault).
 NO_WARMUP = ("--warmup=0",)
+# The canaries at their smallest, for a run that shows a family reaches them (the canaries' own tests vary them):
+# the freshness check, two easy code items, one needle and both repeat canaries. A run keeps them with -k.
+SMALL_CANARIES = ("--canaries=code,needle,repeats", "--needle-lengths=512", "--needle-depths=50", "--repeats=3")
+SMALL_CANARY_KEYWORDS = "fresh or mul-7-2 or add-3-5 or needle or repeats"
+SMALL_CANARY_ROWS = {"code-fresh", "code[mul-7-2]", "code[add-3-5]", "needle[512-d50]", "repeats[sequential]",
+                     "repeats[burst]"}
 # The test helpers (fault proxy, boot-fault wrapper, browser) are imported by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).

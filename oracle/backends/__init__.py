@@ -3,7 +3,7 @@
     backend = make_backend("llamacpp-sycl", "http://127.0.0.1:8080")
     backend = make_in_process_backend("hf-cpu", Path("model.gguf"), dtype="float32")
 
-Server families talk to a URL; in-process families (`hf`) load the model themselves.
+Server families talk to a URL; in-process families (`hf`, `openvino`) load the model themselves.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from oracle.backends.openai import OpenAIBackend
 from oracle.backends.vllm import VLLMBackend
 
 __all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest", "Counters",
-           "FAMILIES", "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "is_in_process", "make_backend",
+           "FAMILIES", "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "in_process_capabilities",
+           "is_in_process", "make_backend",
            "make_in_process_backend", "parse_backend"]
 
 FAMILIES: dict[str, Callable[..., Backend]] = {
@@ -35,9 +36,25 @@ def _hf(model, **kw) -> Backend:
     return HfBackend(model, **kw)
 
 
+def _openvino(model, **kw) -> Backend:
+    from oracle.backends.openvino import OpenVINOBackend  # imports the OpenVINO runtime: only when asked for
+
+    return OpenVINOBackend(model, **kw)
+
+
 IN_PROCESS_FAMILIES: dict[str, Callable[..., Backend]] = {
     "hf": _hf,
+    "openvino": _openvino,
 }
+
+
+def in_process_capabilities(name: str) -> Capabilities:
+    """What an in-process family declares, read before it loads anything (its module imports no runtime)."""
+    if parse_backend(name).family == "hf":
+        from oracle.backends.hf import HfBackend as cls
+    else:
+        from oracle.backends.openvino import OpenVINOBackend as cls
+    return cls.capabilities
 
 
 class BackendSpec(tuple):
@@ -76,6 +93,6 @@ def is_in_process(name: str) -> bool:
     return parse_backend(name).family in IN_PROCESS_FAMILIES
 
 
-def make_in_process_backend(name: str, model, *, dtype: str = "float32") -> Backend:
+def make_in_process_backend(name: str, model, *, dtype: str = "float32", ov_config: dict | None = None) -> Backend:
     spec = parse_backend(name)
-    return IN_PROCESS_FAMILIES[spec.family](model, platform=spec.platform, dtype=dtype)
+    return IN_PROCESS_FAMILIES[spec.family](model, platform=spec.platform, dtype=dtype, ov_config=ov_config)

@@ -169,7 +169,9 @@ class Capabilities:
     teacher_forcing: how it scores a fixed token path (None: it cannot); load_gauge: it reports how many
     requests run right now; served_tokenizer: it can point to the served model's tokenizer file;
     route_choice: it must pick its completion route before the first request; in_process: no server;
-    served_context: where it reads the context the server really has, per request (None: it cannot tell).
+    served_context: where it reads the context the server really has, per request (None: it cannot tell);
+    concurrent: requests sent together really run together (a ladder can be measured); restartable: a new
+    boot can be made (for a server: its target restarts it; in process: a fresh load).
     """
 
     cache: CacheEvidence
@@ -179,6 +181,8 @@ class Capabilities:
     served_tokenizer: bool = False
     route_choice: bool = False
     in_process: bool = False
+    concurrent: bool = True
+    restartable: bool = True
 
 
 class Backend(Protocol):

@@ -40,7 +40,7 @@ class HfBackend(BackendBase):
     teacher_forcing_method = "hf: one forward pass over prompt + reference completion (teacher forcing), full vocabulary"
     capabilities = Capabilities(
         cache=CacheEvidence(policy="in process: a fresh KV cache per request", counters_hint="no server, no counters"),
-        teacher_forcing=teacher_forcing_method, in_process=True,
+        teacher_forcing=teacher_forcing_method, in_process=True, concurrent=False, restartable=False,
         served_context="the model config's max_position_embeddings")
 
     def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:

@@ -12,8 +12,12 @@ tokens, accepted per draft position). Gated servers should run with `--no-enable
 from __future__ import annotations
 
 import re
+import uuid
 
-from oracle.backends.base import CacheEvidence, Capabilities, Completion, CompletionRequest, RequestFailed
+import httpx
+
+from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, RequestFailed,
+                                  TeacherForced, status_words)
 from oracle.backends.openai import OpenAIBackend
 
 __all__ = ["VLLMBackend", "VLLM_MAX_LOGPROBS"]
@@ -23,6 +27,8 @@ VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
 
 class VLLMBackend(OpenAIBackend):
     family = "vllm"
+    teacher_forcing_method = ("vllm: prompt_logprobs of one /v1/completions request whose prompt is the whole path "
+                              "(max_tokens 1, its own cache_salt)")
     capabilities = Capabilities(
         cache=CacheEvidence(
             policy="a unique cache_salt per request (vLLM has no per-request cache switch; gate servers with "
@@ -30,7 +36,8 @@ class VLLMBackend(OpenAIBackend):
             counters_hint="vLLM's /metrics (vllm:prefix_cache_hits_total)",
             per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
             counters_suffice=True),
-        load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len")
+        load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len",
+        teacher_forcing=teacher_forcing_method)
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)
@@ -54,6 +61,43 @@ class VLLMBackend(OpenAIBackend):
                                 "(vLLM older than 0.10.2, or not vLLM): upgrade vLLM, or use --backend=openai, "
                                 "which compares text when a server gives no ids")
         return out
+
+    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
+                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced:
+        """Top-k logprobs after prompt + completion[:i] for each position i (default: all), in one request: vLLM's
+        `prompt_logprobs` row j is the distribution the model gave before the path's token j. It holds the top
+        `logprobs` tokens (rank 1..k) and the path's own token (whatever its rank); only the top k are kept."""
+        wanted = list(range(len(completion_ids)) if positions is None else positions)
+        if not completion_ids or not wanted:
+            return TeacherForced([], [], method=self.teacher_forcing_method, requests=0)
+        path = [*prompt_ids, *completion_ids]
+        body = {"model": self.model_name(), "prompt": path, "max_tokens": 1, "temperature": 0.0, "seed": seed,
+                "prompt_logprobs": logprobs, "cache_salt": uuid.uuid4().hex}
+        where = f"POST {self.base_url}{self.completions_path} (teacher forcing, prompt_logprobs {logprobs})"
+        try:
+            r = self._client.post(self.completions_path, json=body, timeout=self._timeout)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"{where}: {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            fix = (f"; vLLM returns at most {VLLM_MAX_LOGPROBS} unless started with --max-logprobs N: lower "
+                   "--logprobs or restart it" if logprobs > VLLM_MAX_LOGPROBS else "")
+            raise RequestFailed(f"{where}: {status_words(r)}{fix}")
+        answer = r.json()
+        rows = ((answer.get("choices") or [{}])[0]).get("prompt_logprobs")
+        if not isinstance(rows, list) or len(rows) != len(path):
+            raise RequestFailed(f"{where}: the answer holds no prompt_logprobs for the {len(path)} path tokens "
+                                "(vLLM older than 0.5, or not vLLM): gate logits on this server with the "
+                                "reference's path only, or use an engine that teacher-forces")
+        top_ids, top_lps = [], []
+        for i in wanted:
+            ranked = sorted((int(v["rank"]), int(k), float(v["logprob"]))
+                            for k, v in (rows[len(prompt_ids) + i] or {}).items() if v.get("rank") is not None)
+            kept = [(token, lp) for rank, token, lp in ranked if rank <= logprobs][:logprobs]
+            top_ids.append([t for t, _ in kept])
+            top_lps.append([lp for _, lp in kept])
+        details = (answer.get("usage") or {}).get("prompt_tokens_details") or {}
+        return TeacherForced(top_ids, top_lps, method=self.teacher_forcing_method, requests=1,
+                             cached_prompt_tokens=details.get("cached_tokens"))
 
     def server_identity(self) -> dict:
         identity = super().server_identity()

@@ -106,12 +106,19 @@ class ConditionChecks:
                                                                                               "speed": speed}},
                                "determinism": determinism_of(self.rows)})
 
+    def _restart(self) -> None:
+        """A new boot: a new server (a new URL) for every later request, the prompts' server-side tokenizing
+        (a canary's text) included."""
+        backend = self.target.restart()
+        self.recorder.backend = backend
+        self.prompts.use_backend(backend)
+
     def boot_check(self, boot: int) -> Finding:
         cid = f"boot[{boot}]"
         if (early := self._ready(cid, "boot")) is not None:
             return early
         try:
-            self.recorder.backend = self.target.restart()
+            self._restart()
         except TargetError as exc:
             stopped = f"boot {boot}: {exc}"
             return Finding(Check(cid, "boot", NOT_RUN, f"not run: {stopped}"), {"interruption": stopped})

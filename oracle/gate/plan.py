@@ -51,7 +51,7 @@ class GatePlan:
         f16_gate = reference is not None and reference.kind == "f16"
         logits_gate = reference is not None and (f16_gate or options.logits)
         in_process = is_in_process(options.backend)
-        floor = (mode == "record" and options.reference_kind == "f16" and in_process
+        floor = (mode == "record" and options.reference_kind == "f16" and parse_backend(options.backend).family == "hf"
                  and options.floor_dtype not in ("none", options.dtype))
         if options.workers > 1 and (logits_gate or floor or in_process):
             raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "

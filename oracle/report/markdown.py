@@ -108,7 +108,7 @@ def markdown(state: ReportState, data: dict) -> str:
                   f"Missing prompts: {', '.join(data['missing']) or 'none'}", ""]
     lines += [f"- backend: `{ident.get('backend')}` (family {ident.get('family')}, platform "
               f"{ident.get('platform') or 'unspecified'})",
-              f"- target: {ident.get('target')} `{ident.get('launch_command') or ident.get('url')}`"
+              f"- target: {_target_words(ident)}"
               + (f", server args `{ident['server_args']}`" if ident.get("server_args") else ""),
               f"- server build: {ident.get('server', {}).get('build')}",
               f"- server context: {context_words(ident.get('served_context')) or 'not read'}",
@@ -152,3 +152,9 @@ def markdown(state: ReportState, data: dict) -> str:
     if state.notes:
         lines += ["", "Notes:"] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"
+
+
+def _target_words(ident: dict) -> str:
+    if ident.get("target") == "in-process":
+        return "in process (oracle loads the model itself; no server)"
+    return f"{ident.get('target')} `{ident.get('launch_command') or ident.get('url')}`"

@@ -97,3 +97,7 @@ class LocalTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(ids, skip_special_tokens=False)
+
+    def token_id(self, text: str) -> int | None:
+        """The id of one whole token spelled `text` (a special token such as `<|im_end|>`), or None."""
+        return self._tok.token_to_id(text)

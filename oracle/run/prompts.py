@@ -32,6 +32,10 @@ class PromptSet:
         self.rendered: list[RenderedPrompt] = render_suite(suite, self.template, self.tokenize,
                                                            backend.special_tokens())
 
+    def use_backend(self, backend: Backend) -> None:
+        """After a restart: the server that tokenizes from now on (the one rendered before is gone)."""
+        self.backend = backend
+
     @classmethod
     def open(cls, suite: Suite, backend: Backend, *, tokenizer: str | None, model_path: Path | None) -> "PromptSet":
         """--tokenizer; else the model file's own (a GGUF's byte-level BPE); else the served model folder's; else

@@ -29,10 +29,17 @@ def hardware(identity: dict) -> dict:
 
 
 def hardware_differences(a: dict, b: dict) -> list[str]:
+    """What keeps two runs' speeds apart, in words: the hardware, then the model file (the field compares speed
+    for the same target model and quantization only)."""
     out = []
-    for key in ("accelerator", "cpu", "cpu_count", "model_sha256"):
-        if a.get(key) != b.get(key):
-            out.append(f"{key}: {_short(b.get(key))} (reference) vs {_short(a.get(key))} (candidate)")
+    hw = [f"{key}: {_short(b.get(key))} (reference) vs {_short(a.get(key))} (candidate)"
+          for key in ("accelerator", "cpu", "cpu_count") if a.get(key) != b.get(key)]
+    if hw:
+        out.append("different hardware: " + "; ".join(hw))
+    if a.get("model_sha256") != b.get("model_sha256"):
+        out.append(f"a different model file (speed is compared for the same target model and quantization): "
+                   f"sha256 {_short(b.get('model_sha256'))} (reference) vs {_short(a.get('model_sha256'))} "
+                   "(candidate)")
     return out
 
 
@@ -72,7 +79,7 @@ def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_h
         return out
     diffs = hardware_differences(candidate_hw, reference_hw)
     if diffs:
-        out["reasons"].append("different hardware: " + "; ".join(diffs))
+        out["reasons"].extend(diffs)
         return out
     out["notes"] = list(reference.get("notes") or [])
     ratio = paired_ratio(_rates(candidate), _rates(reference))

@@ -26,7 +26,8 @@ UNKNOWN_CONTEXT = 8192  # assumed for a --url or --launch target unless --contex
 def make_target(options, *, worker: int, log_dir: Path) -> Target:
     """--url (entry `worker` of the list), --launch, the hf model in process, or the family's embedded default."""
     if is_in_process(options.backend):
-        return InProcessTarget(options.backend, options.model, dtype=options.dtype)
+        return InProcessTarget(options.backend, options.model, dtype=options.dtype,
+                              ov_config=dict(options.ov_config) or None)
     if options.urls:
         return UrlTarget(options.backend, options.urls[worker], timeout_s=options.request_timeout)
     if options.launch:

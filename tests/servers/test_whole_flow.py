@@ -1,0 +1,57 @@
+"""Every family runs the whole flow (docs/families.md): the openai family on a llama-server that oracle launches,
+and the in-process hf family, each in one small run that takes every capability the family offers.
+
+The verdicts that fail live beside each capability's own tests (a changed token under load fails a ladder level,
+a restart that changes a token fails its boot, a wrong stored answer fails a canary); these runs prove that the
+capability is reached on the family at all and says what it saw."""
+
+from __future__ import annotations
+
+import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
+import pytest
+
+from conftest import SMALL_CANARIES, SMALL_CANARY_KEYWORDS, SMALL_CANARY_ROWS, launch_line, tiny_rows, write_suite
+
+pytestmark = pytest.mark.slow
+
+KEEP = ("-k", "code-palindrome or code-hashmap or math-derivative or cache or speculation or boot or "
+              "ladder or " + SMALL_CANARY_KEYWORDS)
+
+def _canaries_ran(rep: dict, repeats: int = 3) -> None:
+    rows = rep["canaries"]
+    assert set(rows) == SMALL_CANARY_ROWS
+    assert rows["code[mul-7-2]"]["expected"] == "14" and rows["code[mul-7-2]"]["raw_text"]
+    assert rows["needle[512-d50]"]["prompt_tokens"] == 512 and rows["needle[512-d50]"]["raw_text"]
+    assert rows["repeats[sequential]"]["verdict"] == "pass" and rows["repeats[sequential]"]["repeats"]["n"] == repeats
+
+
+def test_openai_family_on_a_launched_speculative_llama_server_runs_ladder_boots_canaries_and_speed(
+        gate_run, llama_tools, model_path, read_report):
+    # A draft model (the same GGUF) drafts at every step, so the speculative path surely runs within 32 tokens.
+    launch = launch_line(llama_tools, model_path, f"-np 2 --spec-type draft-simple -md {model_path}")
+    result = gate_run("--backend=openai", f"--launch={launch}", "--speculative", "--ladder=2", "--boots=2",
+                      *SMALL_CANARIES, *KEEP, report="openai-flow")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    rep = read_report(result.folder)
+    checks = {c["id"]: c for c in rep["checks"]}
+    level = rep["ladder"]["c2"]
+    assert level["overlap"]["reached"] == 2 and checks["ladder[c2]"]["outcome"] == "passed"
+    assert checks["boot[2]"]["outcome"] == "passed" and rep["boots"]["2"]["detail"].startswith("boot 2: ")
+    assert rep["evidence"]["token_ids"] == "returned by the server"
+    spec = checks["speculation"]
+    assert spec["outcome"] == "passed" and "drafted" in spec["detail"], spec
+    _canaries_ran(rep)
+    assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 3 and rep["speed"]["token_times"] == "bytes-arrival"
+
+
+def test_hf_family_in_process_runs_canaries_and_the_speed_card(pytester, tmp_path, read_report):
+    """At its smallest (hf decodes about 5 tokens a second on this CPU): one prompt x 8 tokens, two repeats."""
+    folder = pytester.path / "hf-flow"
+    suite = write_suite(tmp_path, "one", tiny_rows()[:1])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=hf-cpu", f"--suite={suite}",
+                                f"--report-dir={folder}", "--max-tokens=8", *SMALL_CANARIES, "--repeats=2", *KEEP)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    rep = read_report(folder)
+    assert rep["identity"]["target"] == "in-process" and rep["verdict"] == "pass"
+    _canaries_ran(rep, repeats=2)
+    assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 1 and rep["speed"]["label"] == "insufficient"
