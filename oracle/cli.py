@@ -1,4 +1,5 @@
-"""The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR` and `oracle seal REFERENCE_DIR`.
+"""The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR` and
+`oracle bisect --backend F --good CMD --bad CMD` (its work lives in `oracle.bisect`).
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote.
 """
@@ -10,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from oracle.bisect import add_parser as add_bisect_parser, run_bisect
 from oracle.redaction import public_text
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
@@ -31,10 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("seal", help="give an older reference's manifest its own hash, after checking that every "
                                     "file still matches it; exit 0 when sealed, 2 when the reference is tainted")
     s.add_argument("reference", type=Path)
+    add_bisect_parser(sub)
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code else 0
+    if args.command == "bisect":
+        return run_bisect(args)
     try:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():
