@@ -104,12 +104,14 @@ class ServerStarts:
         self.prompts: list[RenderedPrompt] = []
         self.starts = 0
         self.current = None  # the target running now (stopped on the way out, also on Ctrl-C)
+        self.running: str | None = None  # the name of the start under way
 
     def run(self, name: str, command: str, *, only: Sequence[str] | None = None, suite: Suite | None = None) \
             -> ServerRun:
         """One start of command; with suite (A's first run), the suite is first rendered to token ids with this
         server's chat template and tokenizer, and every later start sends those same ids (only: these prompts)."""
         self.starts += 1
+        self.running = name
         folder = self.log_dir / f"{self.starts:02d}-{_slug(name)}"
         options = _LaunchOptions(self.backend_name, command, self.request_timeout, self.launch_timeout)
         t0 = time.perf_counter()
@@ -126,6 +128,7 @@ class ServerStarts:
                                logprobs=0, seed=self.seed)
         finally:
             self.stop()
+        self.running = None
         log = str(target.log_path) if target.log_path else None
         by_id = {r.id: r for r in result.records}
         records = {p.id: by_id[p.id] for p in chosen}  # in the suite's order, whatever order they finished in

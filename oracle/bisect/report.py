@@ -93,7 +93,7 @@ def render_html(data: dict) -> str:
                    f"<td class=mono>{_e(r['command'])}</td></tr>" for r in data["runs"])
     probes = []
     for p in data["probes"]:
-        cls = "divergent" if p["verdict"] == "bad" else "exact"
+        cls = {"bad": "divergent", "good": "exact"}.get(p["verdict"], "not-run")
         trials = "; ".join(f"start {k}: {_run_result(t)} in {t['wall_s']:.1f} s"
                            for k, t in enumerate(p["trials"], 1))
         probes.append(f"<tr data-probe='{p['number']}'><td>{p['number']}</td><td>{_e(p['role'])}</td>"

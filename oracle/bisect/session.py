@@ -42,6 +42,11 @@ class Probe:
     changes: tuple[Change, ...]
     command: str  # redacted, {port} unfilled
     trials: list[ServerRun] = field(default_factory=list)
+    finished: bool = False  # False: interrupted before its verdict
+
+    @property
+    def verdict(self) -> str:
+        return "bad" if self.bad else "good" if self.finished else "unfinished"
 
     @property
     def bad(self) -> bool:
@@ -57,7 +62,7 @@ class Probe:
     def as_json(self) -> dict:
         split = first_split([r for t in self.trials for r in t.rows])
         return {"number": self.number, "role": self.role, "changes": [c.label for c in self.changes],
-                "command": self.command, "verdict": "bad" if self.bad else "good",
+                "command": self.command, "verdict": self.verdict,
                 "first_divergence": {"prompt": split.prompt, "token": split.first_divergence} if split else None,
                 "diverged": sorted(self.diverged_prompts()), "wall_s": round(sum(t.wall_s for t in self.trials), 2),
                 "trials": [t.as_json() for t in self.trials]}
@@ -129,7 +134,7 @@ class BisectSession:
                 f"{reproduced}/{n} divergences"
         rest = tuple(c for c in self.changes if c not in minimal)
         if not rest:
-            return f"{words}; removing {pronoun} from B restores {n}/{n} exact (that is A, exact twice)"
+            return f"{words}; removing {pronoun} from B restores {n}/{n} exact: B without {pronoun} is A"
         without = self._probe_of(rest)
         if without is None:
             if len(self.probes) >= self.config.max_probes:
@@ -180,6 +185,7 @@ class BisectSession:
                 probe.trials.append(run)
                 if run.diverged:
                     break  # one diverging start makes the probe bad
+            probe.finished = True
         finally:
             self.data["probes"] = [p.as_json() for p in self.probes]
             self._write()
@@ -214,9 +220,13 @@ class BisectSession:
 
     def _stop(self, why: str) -> int:
         self._end_line("stopped")
-        done = sum(1 for p in self.probes if p.trials)
-        self.data["interruption"] = f"{why}. The bisect stops here; {done} probe(s) finished are in this report."
-        return self._finish(STOPPED, "interrupted", f"interrupted: {why}")
+        during = f"during {self.starts.running}" if self.starts.running else "between server starts"
+        done = sum(1 for p in self.probes if p.finished)
+        self.data["interruption"] = (f"{during}: {why}. The bisect stops here; nothing was retried; {done} "
+                                     "probe(s) finished are in this report.")
+        first = why.splitlines()[0]
+        return self._finish(STOPPED, "interrupted", f"interrupted {during}: "
+                                                    f"{first[:200] + ' ...' if len(first) > 200 else first}")
 
     def _start_line(self, text: str) -> None:
         self._pending = True
