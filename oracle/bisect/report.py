@@ -36,6 +36,8 @@ def _split(split: dict | None) -> str:
 
 def _run_result(run: dict) -> str:
     rows = run.get("rows") or []
+    if run.get("role") == "reference":
+        return f"{len(rows)} prompts recorded: the tokens every other run is compared with"
     diverged = [r for r in rows if r["verdict"] != "exact"]
     if not diverged:
         return f"{len(rows)}/{len(rows)} exact"

@@ -102,7 +102,7 @@ class BisectSession:
             return self._finish(OK, "nothing-to-bisect", "A and B are the same command; nothing to bisect")
         self._say(f"oracle bisect: {len(self.changes)} difference(s) between A and B: "
                   + ", ".join(f"`{c.label}`" for c in self.changes))
-        a1 = self._baseline("A run 1", self.config.good, suite=self.config.suite)
+        self._baseline("A run 1", self.config.good, suite=self.config.suite)
         a2 = self._baseline("A run 2", self.config.good)
         split = first_split(a2.rows)
         if split:
@@ -122,9 +122,9 @@ class BisectSession:
             return self._finish(BUDGET, "budget", f"the budget ran out after {len(self.probes)} probes (--max-probes "
                                 f"{self.config.max_probes}) before a minimal set was proven; best set so far: "
                                 f"{culprit}")
-        return self._finish(OK, "culprit", f"culprit: {culprit} ({self._checked(result.minimal, a1, a2, b)})")
+        return self._finish(OK, "culprit", f"culprit: {culprit} ({self._checked(result.minimal, b)})")
 
-    def _checked(self, minimal: tuple[Change, ...], a1: ServerRun, a2: ServerRun, b: ServerRun) -> str:
+    def _checked(self, minimal: tuple[Change, ...], b: ServerRun) -> str:
         """The answer both ways: the culprit alone on A (its probe, or B itself), and B without it."""
         n = len(self.diverged)
         pronoun = "it" if len(minimal) == 1 else "them"
@@ -157,7 +157,8 @@ class BisectSession:
         reference = self.runs[0].records if self.runs else run.records
         run.rows = compare_runs(reference, run.records)
         self.runs.append(run)
-        self.data["runs"].append({**run.as_json(), "command": redact_command(command)})
+        role = "compared" if self.runs[1:] else "reference"  # A run 1: what every other run is compared with
+        self.data["runs"].append({**run.as_json(), "role": role, "command": redact_command(command)})
         if not self.runs[1:]:
             self.data["prompts"] = list(run.records)
             verdict = f"{len(run.records)} prompts recorded"

@@ -73,8 +73,11 @@ def test_bisect_names_the_model_file(bisect, llama_tools, model_path, q4_0_model
 
 
 def test_b_that_reproduces_a_has_nothing_to_bisect(bisect, llama_tools, model_path):
-    code, out, data, _ = bisect(launch_line(llama_tools, model_path), launch_line(llama_tools, model_path, "-fa on"))
+    """Two requests at once (-np 1 queues the second): the same tokens as one at a time."""
+    code, out, data, _ = bisect(launch_line(llama_tools, model_path), launch_line(llama_tools, model_path, "-fa on"),
+                                "--concurrency=2")
     assert code == 0, out
+    assert data["concurrency"] == 2 and data["changes"] == [{"kind": "flag", "label": "-fa on"}]
     assert data["answer"] == "B reproduces A; nothing to bisect" and data["status"] == "nothing-to-bisect"
     assert "oracle bisect: B reproduces A; nothing to bisect" in out
     assert data["probes"] == [] and data["diverged"] == [] and len(data["runs"]) == 3

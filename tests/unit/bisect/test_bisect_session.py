@@ -70,6 +70,14 @@ def test_an_interaction_is_named_as_a_set(planted, tmp_path):
     verify = data["probes"][-1]
     assert verify["role"] == "verify" and verify["changes"] == ["-t 2", "-ub 8", "-fa on", "--mlock"]
     assert verify["verdict"] == "good" and len(verify["trials"]) == 2
+    md = (tmp_path / "rep" / "bisect.md").read_text()
+    assert md.splitlines()[2] == f"**{data['answer']}**"
+    assert "| A run 1 | 3 prompts recorded: the tokens every other run is compared with |" in md
+    assert "| B | 2/3 exact; code-hashmap @3 |" in md and "| A run 2 | 3/3 exact |" in md
+    searched = [p for p in data["probes"] if p["role"] == "search"]
+    assert md.count("| search |") == len(searched) and md.count("| verify |") == 1
+    html = (tmp_path / "rep" / "bisect.html").read_text()
+    assert html.count("<tr data-probe=") == len(data["probes"]) and "together with" in html
 
 
 def test_budget_spent_exits_1_with_the_best_set_so_far(planted, tmp_path):
