@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from oracle.redaction import MASK, redact_command, secret_name
 
@@ -41,7 +41,7 @@ class Item:
 
     flag: str | None  # None: a positional word
     value: str | None
-    eq: bool = False
+    eq: bool = field(default=False, compare=False)  # `--c=1` and `--c 1` say the same: not a difference
 
     def words(self) -> list[str]:
         if self.flag is None:
@@ -236,11 +236,9 @@ def _with_flag(items: list[Item], c: Change) -> list[Item]:
     at = next((k for k, i in enumerate(items) if i.flag == c.key), None)
     kept = [i for i in items if i.flag != c.key]
     new = list(c.b or ())
-    if at is None:
+    if at is None:  # (else: nothing before A's first occurrence was dropped, so `at` still points there)
         flags = [k for k, i in enumerate(kept) if i.flag is not None]
         at = flags[-1] + 1 if flags else len(kept)
-    else:
-        at -= sum(1 for i in items[:at] if i.flag == c.key)
     return kept[:at] + new + kept[at:]
 
 

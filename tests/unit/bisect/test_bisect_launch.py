@@ -51,6 +51,7 @@ def test_the_model_file_is_a_changed_flag_value():
 
 def test_identical_commands_have_no_differences():
     assert labels(LLAMA, LLAMA + "  ") == [] and labels("", "") == []
+    assert labels("srv --port {port} --ctx-size=4096", "srv --port={port} --ctx-size 4096") == []
 
 
 def test_apply_each_subset_builds_the_probe_command():
