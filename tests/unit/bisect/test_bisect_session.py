@@ -133,3 +133,15 @@ def test_secrets_never_reach_the_report_or_the_terminal(planted, tmp_path):
     for name in ("bisect.json", "bisect.md", "bisect.html"):
         assert secret not in (tmp_path / "rep" / name).read_text()
     assert secret not in out and "--api-key ***" in data["good"]
+
+
+def test_a_second_cause_is_said_when_b_without_the_culprit_still_diverges(planted, tmp_path):
+    planted(lambda words, start: {**({"code-hashmap": 4} if "-a" in words else {}),
+                                  **({"math-derivative": 6} if "-b" in words else {})})
+    code, out, data = run(BASE, BASE + " -a 1 -b 1", tmp_path)
+    assert code == 0, out
+    assert data["answer"] == ("culprit: `-a 1` (alone reproduces 1/2 divergences; removing it from B restores 1/2 "
+                              "exact: B without it still diverges (math-derivative splits at token 6), so another "
+                              "change changes the outputs too; bisect again with --bad set to B without it)")
+    assert [(p["changes"], p["verdict"], p["role"]) for p in data["probes"]] == [(["-a 1"], "bad", "search"),
+                                                                                (["-b 1"], "bad", "verify")]
