@@ -2,9 +2,9 @@
 
     code = run_bisect(args)     # args from cli.py's `bisect` subparser; the exit code
 
-launch.py takes the two commands apart into named changes, ddmin.py finds the smallest set of them that
-reproduces B's divergence from A, probe.py starts a server and compares its tokens with A's, session.py
-orchestrates and report.py writes bisect.json / .md / .html.
+options.py checks the input, launch.py takes the two commands apart into named changes, ddmin.py finds the
+smallest set of them that reproduces B's divergence from A, probe.py starts a server and compares its tokens
+with A's, session.py orchestrates and report.py writes bisect.json / .md / .html.
 """
 
 from __future__ import annotations
