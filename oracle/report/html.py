@@ -21,9 +21,9 @@ from oracle.compare.conditions import first_split, headline_parts, verdict_rank
 from oracle.compare.confidence import interval_words
 from oracle.speed.report import headline as speed_headline, html_section as speed_html
 
-__all__ = ["grid", "render_html"]
+__all__ = ["PAGE_CSS", "grid", "render_html"]
 
-_CSS = """
+PAGE_CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111}
 h1{font-size:1.4em;margin:.2em 0} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0} th,td{border:1px solid #bbb;padding:2px 6px;text-align:left;vertical-align:top}
@@ -382,7 +382,7 @@ def _logits(data: dict) -> str:
 def render_html(data: dict) -> str:
     columns, cells = grid(data)
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{_CSS}</style></head><body>"
+            f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{PAGE_CSS}</style></head><body>"
             f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
             f"{_logits(data)}{speed_html(data.get('speed'), data.get('speculation'))}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
