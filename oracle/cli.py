@@ -25,8 +25,8 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded models, or bisect "
-                                                          "two launch commands.")
+    ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded "
+                                                          "models, or bisect two launch commands.")
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diff", help="compare two report dirs, or a report dir and a reference; "
                                     "exit 0 when the outputs are identical, 1 when any differs, 2 on bad input")
