@@ -14,9 +14,9 @@ from typing import Protocol
 import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
-           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "RequestFailed",
-           "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens", "request_timeout",
-           "status_words", "stop_reason"]
+           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
+           "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
+           "request_timeout", "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -249,3 +249,24 @@ class BackendBase:
 
     def served_context(self) -> int | None:
         return None
+
+
+class InProcessTokenizer:
+    """For an in-process backend: text to ids and back with the model file's own tokenizer (`self.model_path`:
+    a GGUF's vocabulary or a folder's tokenizer.json), loaded on first use."""
+
+    model_path = None
+    _tokenizer = None
+
+    def _local_tokenizer(self):
+        if self._tokenizer is None:
+            from oracle.run.prompting import LocalTokenizer
+
+            self._tokenizer = LocalTokenizer(self.model_path)
+        return self._tokenizer
+
+    def tokenize(self, text: str) -> list[int]:
+        return self._local_tokenizer().encode(text)
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self._local_tokenizer().decode(ids)

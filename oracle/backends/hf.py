@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 RequestFailed, TeacherForced, context_tokens)
+                                 InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
 
 __all__ = ["DTYPES", "HfBackend", "HfLoadError"]
 
@@ -35,7 +35,7 @@ class HfLoadError(RuntimeError):
     """The model cannot be loaded in process; the message says what to install or pass."""
 
 
-class HfBackend(BackendBase):
+class HfBackend(InProcessTokenizer, BackendBase):
     family = "hf"
     teacher_forcing_method = "hf: one forward pass over prompt + reference completion (teacher forcing), full vocabulary"
     capabilities = Capabilities(
@@ -81,7 +81,6 @@ class HfBackend(BackendBase):
         self._eog = self._end_of_generation_ids()
         # transformers 5 renamed past_key_values to cache; older releases know only the first.
         self._cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
-        self._tokenizer = None
 
     # -- what the session reads instead of a server's /props ---------------------------------
     def _read_metadata(self) -> dict:
@@ -122,19 +121,6 @@ class HfBackend(BackendBase):
 
     def special_tokens(self) -> dict[str, str]:
         return {"bos_token": self._metadata["bos_token"], "eos_token": self._metadata["eos_token"]}
-
-    def _local_tokenizer(self):
-        if self._tokenizer is None:
-            from oracle.run.prompting import LocalTokenizer
-
-            self._tokenizer = LocalTokenizer(self.model_path)
-        return self._tokenizer
-
-    def tokenize(self, text: str) -> list[int]:
-        return self._local_tokenizer().encode(text)
-
-    def detokenize(self, ids: list[int]) -> str:
-        return self._local_tokenizer().decode(ids)
 
     def server_identity(self) -> dict:
         torch = self._torch

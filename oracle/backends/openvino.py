@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 RequestFailed, TeacherForced, context_tokens)
+                                 InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
 
 __all__ = ["DEVICES", "OpenVINOBackend", "OpenVINOLoadError"]
 
@@ -35,7 +35,7 @@ class OpenVINOLoadError(RuntimeError):
     """The IR cannot be loaded; the message says what to install or pass."""
 
 
-class OpenVINOBackend(BackendBase):
+class OpenVINOBackend(InProcessTokenizer, BackendBase):
     family = "openvino"
     teacher_forcing_method = "openvino: the IR compiled with the pipeline's properties, one pass over prompt + " \
                              "completion (teacher forcing), full vocabulary"
@@ -81,7 +81,6 @@ class OpenVINOBackend(BackendBase):
         self.load_s = time.perf_counter() - start
         self._config = json.loads((self.model_path / "config.json").read_text()) \
             if (self.model_path / "config.json").is_file() else {}
-        self._tokenizer = None
         self._lock = threading.Lock()
         self._waiting: dict[int, tuple] = {}
         self._driving = False
@@ -102,19 +101,6 @@ class OpenVINOBackend(BackendBase):
         config = self._tokenizer_config()
         text = lambda t: t.get("content", "") if isinstance(t, dict) else (t or "")  # noqa: E731
         return {"bos_token": text(config.get("bos_token")), "eos_token": text(config.get("eos_token"))}
-
-    def _local_tokenizer(self):
-        if self._tokenizer is None:
-            from oracle.run.prompting import LocalTokenizer
-
-            self._tokenizer = LocalTokenizer(self.model_path)
-        return self._tokenizer
-
-    def tokenize(self, text: str) -> list[int]:
-        return self._local_tokenizer().encode(text)
-
-    def detokenize(self, ids: list[int]) -> str:
-        return self._local_tokenizer().decode(ids)
 
     def _stop_ids(self) -> set[int]:
         tok = self._local_tokenizer()
