@@ -8,13 +8,13 @@ names the fix (exit 2), before any server starts.
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.backends import is_in_process, parse_backend
 from oracle.bisect.launch import Launch, LaunchError, parse_launch
 from oracle.run.suite import Suite, SuiteError, load_suite
+from oracle.store.folders import FolderError, fresh_report_dir, preflight
 
 __all__ = ["BisectConfig", "BisectUsage", "add_parser", "bisect_config"]
 
@@ -120,7 +120,10 @@ def bisect_config(args) -> BisectConfig:
             raise BisectUsage(f"--prompts {args.prompts!r}: no prompt {unknown[0] if unknown else ''!r} in the suite "
                               f"{suite.name}; its ids: {', '.join(suite.ids())}")
         suite = suite.only(set(wanted))
-    folder = Path(args.report_dir) if args.report_dir else \
-        Path("reports") / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-bisect"
+    folder = Path(args.report_dir) if args.report_dir else fresh_report_dir("bisect")
+    try:
+        preflight(folder, "--report-dir")
+    except FolderError as exc:
+        raise BisectUsage(str(exc)) from None
     return BisectConfig(backend=args.backend, good=args.good, bad=args.bad, a=a, b=b, suite=suite,
                         seed=seed, report_dir=folder, **numbers)

@@ -1,5 +1,5 @@
-"""One server start of a launch command: start it through oracle's own target, send the prompts greedy as exact
-token ids, keep every complete token array, stop it; and the comparison of such a run with A's records.
+"""One server start of a launch command: start it as the gate starts a --launch target, send the prompts greedy
+as exact token ids, keep every complete token array, stop it; and the comparison of such a run with A's records.
 
     starter = ServerStarts(backend="llamacpp", log_dir=folder / "servers", concurrency=1, seed=1234)
     run = starter.run("A run 1", command, prompts=None)        # renders the suite with this server (A's first run)
@@ -16,29 +16,15 @@ from pathlib import Path
 from typing import Sequence
 
 from oracle.compare.tokens import TokenSide, compare_tokens
-from oracle.compare.verdicts import EXACT
+from oracle.compare.verdicts import DIVERGENT, EXACT
 from oracle.run.prompting import RenderedPrompt
 from oracle.run.prompts import PromptSet
 from oracle.run.runner import run_waves
 from oracle.run.suite import Suite
 from oracle.store.records import Condition, Record
-from oracle.targets import make_target
+from oracle.targets.launched import LaunchedTarget
 
 __all__ = ["Row", "ServerRun", "ServerStarts", "compare_runs", "first_split"]
-
-
-@dataclass(frozen=True)
-class _LaunchOptions:
-    """What `targets.make_target` reads of the gate's options, for a --launch target."""
-
-    backend: str
-    launch: str
-    request_timeout: float
-    launch_timeout: float
-    urls: tuple[str, ...] = ()
-    model: str | None = None
-    server_args: str = ""
-    dtype: str = "float32"
 
 
 @dataclass(frozen=True)
@@ -89,7 +75,7 @@ def compare_runs(reference: dict[str, Record], candidate: dict[str, Record]) -> 
     for pid, rec in candidate.items():
         result = compare_tokens(TokenSide.of(reference[pid]), TokenSide.of(rec))
         first = None if result.exact else result.split_position
-        rows.append(Row(pid, EXACT if result.exact else "divergent", first, "" if result.exact else result.reason))
+        rows.append(Row(pid, EXACT if result.exact else DIVERGENT, first, "" if result.exact else result.reason))
     return rows
 
 
@@ -113,9 +99,9 @@ class ServerStarts:
         self.starts += 1
         self.running = name
         folder = self.log_dir / f"{self.starts:02d}-{_slug(name)}"
-        options = _LaunchOptions(self.backend_name, command, self.request_timeout, self.launch_timeout)
         t0 = time.perf_counter()
-        target = make_target(options, worker=0, log_dir=folder)
+        target = LaunchedTarget(self.backend_name, command, kind="launch", log_dir=folder, env=None, worker=0,
+                                timeout_s=self.request_timeout, launch_timeout_s=self.launch_timeout)
         self.current = target
         try:
             backend = target.up()

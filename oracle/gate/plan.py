@@ -8,7 +8,6 @@ suite and the reference before any server is touched. Frozen: the collector and 
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from oracle.compare.noise import NoiseEnvelope
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
 from oracle.run.suite import Suite, SuiteError, load_suite
+from oracle.store.folders import fresh_report_dir
 from oracle.store.reference import Reference, ReferenceError, check_record_target, load_reference
 
 __all__ = ["GatePlan"]
@@ -82,15 +82,7 @@ class GatePlan:
 
     def report_dir(self, given: Path | None = None) -> Path:
         """--report-dir, else a fresh reports/<UTC time>-<backend>/."""
-        if given or self.options.report_dir:
-            return given or self.options.report_dir
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        folder = candidate = Path("reports") / f"{stamp}-{self.options.backend}"
-        n = 1
-        while candidate.exists():  # a run in the same second already took it
-            n += 1
-            candidate = folder.with_name(f"{folder.name}-{n}")
-        return candidate
+        return given or self.options.report_dir or fresh_report_dir(self.options.backend)
 
     def new_state(self) -> ReportState:
         """The report as it starts: mode, suite, reference."""

@@ -21,11 +21,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FolderError", "RecordLock", "preflight"]
+__all__ = ["FolderError", "RecordLock", "fresh_report_dir", "preflight"]
 
 
 class FolderError(ValueError):
     """A folder oracle cannot write, or one another run holds; the message names the folder and the fix."""
+
+
+def fresh_report_dir(label: str) -> Path:
+    """The default report folder, reports/<UTC time>-<label>/, named apart from any earlier run's (a run in the same
+    second gets -2, -3, ...)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder = candidate = Path("reports") / f"{stamp}-{label}"
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = folder.with_name(f"{folder.name}-{n}")
+    return candidate
 
 
 def preflight(folder: Path, option: str, given: Path | None = None) -> None:

@@ -56,3 +56,13 @@ def test_secrets_in_a_refused_command_are_not_printed(capsys, tmp_path):
     code, out = bisect(capsys, tmp_path, "--backend", "llamacpp", "--good", "srv --api-key=sk-topsecret-1234$X",
                        "--bad", GOOD)
     assert code == 2 and "sk-topsecret-1234" not in out and "'--api-key=***'" in out and "expand" in out
+
+
+def test_a_report_dir_that_cannot_be_written_is_refused_before_any_server(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    code = main(["bisect", "--report-dir", str(blocker / "rep"), "--backend", "llamacpp", "--good", GOOD,
+                 "--bad", GOOD + " -x"])
+    out = capsys.readouterr().err
+    assert code == 2 and f"oracle bisect: --report-dir {blocker / 'rep'}: cannot write there" in out, out
+    assert "give --report-dir a folder you can write" in out
