@@ -182,11 +182,10 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
                 now = time.perf_counter()
                 for rid, (handle, out, started, loop, done) in list(self._waiting.items()):
                     if error is None and handle.can_read():
-                        for piece in handle.read().values():
-                            new = list(piece.generated_ids)[len(out.completion_ids):] \
-                                if len(piece.generated_ids) > len(out.completion_ids) else list(piece.generated_ids)
+                        for piece in handle.read().values():  # the tokens made since the last read
+                            new = list(piece.generated_ids)
                             out.completion_ids.extend(new)
-                            out.logprobs.extend(list(piece.generated_log_probs)[-len(new):] if new else [])
+                            out.logprobs.extend(piece.generated_log_probs)
                             out.token_times_s.extend([now - started] * len(new))
                             if str(piece.finish_reason).endswith("STOP"):
                                 out.finish_reason = "stop"
