@@ -23,6 +23,17 @@ SMALL_CANARIES = ("--canaries=code,needle,repeats", "--needle-lengths=512", "--n
 SMALL_CANARY_KEYWORDS = "fresh or mul-7-2 or add-3-5 or needle or repeats"
 SMALL_CANARY_ROWS = {"code-fresh", "code[mul-7-2]", "code[add-3-5]", "needle[512-d50]", "repeats[sequential]",
                      "repeats[burst]"}
+
+
+def assert_small_canaries_ran(rep: dict, repeats: int = 3) -> None:
+    """A run with SMALL_CANARIES reached every canary: each row there, the model's answers kept, the repeats
+    agreeing (a passing run's report; the failing canaries are tests of their own)."""
+    rows = rep["canaries"]
+    assert set(rows) == SMALL_CANARY_ROWS
+    assert rows["code[mul-7-2]"]["expected"] == "14" and rows["code[mul-7-2]"]["raw_text"]
+    assert rows["needle[512-d50]"]["prompt_tokens"] == 512 and rows["needle[512-d50]"]["raw_text"]
+    for kind in ("sequential", "burst"):
+        assert rows[f"repeats[{kind}]"]["verdict"] == "pass" and rows[f"repeats[{kind}]"]["repeats"]["n"] == repeats
 # The test helpers (fault proxy, boot-fault wrapper, browser) are imported by name from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 # pytester points HOME at a temporary folder: keep every run on the one real cache (model, links).

@@ -12,21 +12,13 @@ import subprocess
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
 import pytest
 
-from conftest import (SMALL_CANARIES, SMALL_CANARY_KEYWORDS, SMALL_CANARY_ROWS, gate_argv, gate_env, launch_line,
-                      tiny_rows, write_suite)
+from conftest import (SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran, gate_argv, gate_env,
+                      launch_line, tiny_rows, write_suite)
 
 pytestmark = pytest.mark.slow
 
 KEEP = ("-k", "code-palindrome or code-hashmap or math-derivative or cache or speculation or boot or "
               "ladder or " + SMALL_CANARY_KEYWORDS)
-
-def _canaries_ran(rep: dict, repeats: int = 3) -> None:
-    rows = rep["canaries"]
-    assert set(rows) == SMALL_CANARY_ROWS
-    assert rows["code[mul-7-2]"]["expected"] == "14" and rows["code[mul-7-2]"]["raw_text"]
-    assert rows["needle[512-d50]"]["prompt_tokens"] == 512 and rows["needle[512-d50]"]["raw_text"]
-    assert rows["repeats[sequential]"]["verdict"] == "pass" and rows["repeats[sequential]"]["repeats"]["n"] == repeats
-
 
 def test_openai_family_on_a_launched_speculative_llama_server_runs_ladder_boots_canaries_and_speed(
         gate_run, llama_tools, model_path, read_report):
@@ -43,7 +35,7 @@ def test_openai_family_on_a_launched_speculative_llama_server_runs_ladder_boots_
     assert rep["evidence"]["token_ids"] == "returned by the server"
     spec = checks["speculation"]
     assert spec["outcome"] == "passed" and "drafted" in spec["detail"], spec
-    _canaries_ran(rep)
+    assert_small_canaries_ran(rep)
     assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 3 and rep["speed"]["token_times"] == "bytes-arrival"
 
 
@@ -60,5 +52,5 @@ def test_hf_family_in_process_runs_canaries_and_the_speed_card(tmp_path, read_re
     assert done.returncode == 0, done.stdout[-3000:]
     rep = read_report(folder)
     assert rep["identity"]["target"] == "in-process" and rep["verdict"] == "pass"
-    _canaries_ran(rep, repeats=2)
+    assert_small_canaries_ran(rep, repeats=2)
     assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 1 and rep["speed"]["label"] == "insufficient"
