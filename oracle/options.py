@@ -80,8 +80,8 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
     g.addoption("--server-args", metavar="ARGS", type=shell_command("--server-args"), default="",
                 help="extra flags for the embedded server, e.g. '-np 4' for llama-server or `vllm serve` flags "
-                     "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics unless "
-                     "overridden)")
+                     "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics --no-repack "
+                     "unless overridden)")
     g.addoption("--tokenizer", metavar="PATH", default=None,
                 type=existing_path("--tokenizer", "a tokenizer.json, or the model folder that holds one"),
                 help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "

@@ -79,7 +79,7 @@ EMBEDDED_CTX = 8192  # llama-server's -c unless --server-args sets one
 
 
 def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str:
-    """llama-server on loopback with `-np 1 -c 8192 --metrics` unless server_args says otherwise."""
+    """llama-server on loopback with `-np 1 -c 8192 --metrics --no-repack` unless server_args says otherwise."""
     extra = shlex.split(server_args)
     cmd = [str(tools.path("llama-server")), "-m", str(model), "--host", "127.0.0.1", "--port", "{port}"]
     if not {"-np", "--parallel"} & set(extra):
@@ -88,6 +88,11 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
         cmd += ["-c", str(EMBEDDED_CTX)]
     if "--metrics" not in extra:
         cmd.append("--metrics")
+    if not {"--repack", "--no-repack", "-nr"} & set(extra):
+        # Without llama.cpp's repacked weight buffers (its AMX and repacked CPU kernels): on hosts whose CPU reports
+        # AMX inside a VM that does not run it, llama-server dies at load (SIGILL / SIGSEGV, seen on our CI hosts).
+        # The Q4_1 default model has no repacked x86 kernel besides AMX's. `--server-args=--repack` restores them.
+        cmd.append("--no-repack")
     # exec: llama-server replaces its subshell (one process fewer); the launch shell takes it down with its group.
     return "exec " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
 
