@@ -17,7 +17,7 @@ EXAMPLE = REPO / "references" / "smollm2-135m-q4_1-llamacpp-cpu"
 
 
 def readme_commands(marker: str) -> list[str]:
-    """The commands of the bash block after `<!-- marker -->` in README.md: one a line, `#` comment lines left out."""
+    """The commands of the bash block after `<!-- marker -->` in README.md: one a line, `#` comments out."""
     text = (REPO / "README.md").read_text()
     m = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```", text, re.S)
     assert m, f"README has no command block after <!-- {marker} -->"
@@ -28,14 +28,15 @@ def readme_commands(marker: str) -> list[str]:
 def test_readme_test_command_is_what_ci_runs():
     commands = readme_commands("tests")
     ci = (REPO / ".ci" / "run").read_text().splitlines()
-    assert len(commands) == 1 and commands[0] in ci, f".ci/run must call the README's test command {commands!r}"
+    assert len(commands) == 1 and commands[0] in ci, f".ci/run must call the README's test command {commands}"
 
 
 def test_readme_main_job_is_a_record_then_a_gate_against_it():
-    """The parsed block is what the newcomer reads: two commands, the reference recorded, then gated against."""
+    """What the newcomer reads: two commands, the reference recorded, then the candidate gated against it."""
     record, gate = readme_commands("main-job")
     folder = re.search(r"--record[= ](\S+)", record)
-    assert folder and f"--reference={folder.group(1)}" in gate.replace("--reference ", "--reference="), (record, gate)
+    assert folder, record
+    assert f"--reference={folder.group(1)}" in gate.replace("--reference ", "--reference="), (record, gate)
 
 
 def test_example_reference_loads_with_its_hashes():
@@ -90,9 +91,10 @@ def test_readme_main_job_runs_then_runs_again_in_the_same_folder(tmp_path):
     again.write_text(json.dumps(AGAIN) + "\n")
     for attempt, addopts in ((1, "--canaries=none"), (2, f"--canaries=none --suite={again}")):
         for step, command in enumerate(commands, 1):  # in order; the gate runs only once the record passed
-            r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
-                               env=dict(os.environ, PYTEST_ADDOPTS=addopts))
-            assert r.returncode == 0, f"attempt {attempt}, command {step}:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+            r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=1800, env=dict(os.environ, PYTEST_ADDOPTS=addopts))
+            out = f"{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+            assert r.returncode == 0, f"attempt {attempt}, command {step}:\n{out}"
         reports = sorted((tmp_path / "reports").glob("*-llamacpp-cpu*"))
         gate = json.loads((reports[-1] / "identity.json").read_text())
         reference = load_reference(tmp_path / "reports" / "mtp0")

@@ -1,5 +1,5 @@
-"""README.md and docs/*.md: every relative link resolves (the file, and a #heading where one is named), and every
-docs page is linked from the README, so a page moved or renamed cannot leave a dead link or an orphan behind."""
+"""README.md and docs/*.md: every relative link resolves (the file, and a #heading where one is named), and
+every docs page is linked from the README, so a page moved or renamed leaves no dead link and no orphan."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def links(page: Path) -> list[str]:
 
 
 def anchors(page: Path) -> Iterator[str]:
-    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to hyphens, -1 on repeats."""
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, -N on repeats."""
     seen: dict[str, int] = {}
     for heading in re.findall(r"^#{1,6} (.+)$", FENCE.sub("", page.read_text()), re.M):
         slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
@@ -31,7 +31,7 @@ def test_every_relative_link_resolves():
     broken = []
     for page in PAGES:
         for target in links(page):
-            if re.match(r"[a-z]+:", target):  # https:, mailto:: not checked here (no network in the unit layer)
+            if re.match(r"[a-z]+:", target):  # https:, mailto:: not checked (no network in the unit layer)
                 continue
             path, _, anchor = target.partition("#")
             file = (page.parent / path).resolve() if path else page
@@ -43,6 +43,7 @@ def test_every_relative_link_resolves():
 
 
 def test_every_docs_page_is_linked_from_the_readme():
-    linked = {(REPO / t.partition("#")[0]).resolve() for t in links(REPO / "README.md") if t.startswith("docs/")}
+    readme = links(REPO / "README.md")
+    linked = {(REPO / t.partition("#")[0]).resolve() for t in readme if t.startswith("docs/")}
     orphans = [p.name for p in PAGES[1:] if p.resolve() not in linked]
     assert not orphans, f"docs pages the README does not link: {orphans}"

@@ -1,5 +1,6 @@
-"""README.md reads in five minutes: at most 250 lines; its first screen (60 lines) says what oracle does, installs
-it, runs the main job as two commands with a comment each and runs the tests; its contents list every section."""
+"""README.md reads in five minutes: at most 250 lines; its first screen (60 lines) says what oracle does,
+installs it, runs the main job as two commands with a comment each and runs the tests; its contents list every
+section."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def test_readme_is_short_and_its_first_screen_installs_runs_and_tests():
     screen = "\n".join(lines[:FIRST_SCREEN])
     assert "pip install" in screen
     for marker in ("main-job", "tests"):
-        assert "\n".join(block(text, marker)) + "\n```" in screen, f"the {marker} block ends after line {FIRST_SCREEN}"
+        ends = "\n".join(block(text, marker)) + "\n```"
+        assert ends in screen, f"the {marker} block ends after line {FIRST_SCREEN}"
     assert block(text, "tests") == ["pytest"]
 
 

@@ -1,5 +1,5 @@
-"""The README's verdict table (verdict -> outcome -> exit code) and docs/verdicts.md list the same verdicts, so a
-verdict added to one cannot be missing from the other."""
+"""The README's verdict table (verdict -> outcome -> exit code) and docs/verdicts.md list the same verdicts,
+so a verdict added to one cannot be missing from the other."""
 
 from __future__ import annotations
 
