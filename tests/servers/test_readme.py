@@ -16,17 +16,27 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "references" / "smollm2-135m-q4_1-llamacpp-cpu"
 
 
-def readme_command(marker: str) -> str:
+def readme_commands(marker: str) -> list[str]:
+    """The commands of the bash block after `<!-- marker -->` in README.md: one a line, `#` comments out."""
     text = (REPO / "README.md").read_text()
     m = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```", text, re.S)
     assert m, f"README has no command block after <!-- {marker} -->"
-    return m.group(1)
+    commands = [line.strip() for line in m.group(1).splitlines()]
+    return [c for c in commands if c and not c.startswith("#")]
 
 
 def test_readme_test_command_is_what_ci_runs():
-    command = readme_command("tests")
+    commands = readme_commands("tests")
     ci = (REPO / ".ci" / "run").read_text().splitlines()
-    assert command in ci, f".ci/run must call the README's test command {command!r}"
+    assert len(commands) == 1 and commands[0] in ci, f".ci/run must call the README's test command {commands}"
+
+
+def test_readme_main_job_is_a_record_then_a_gate_against_it():
+    """What the newcomer reads: two commands, the reference recorded, then the candidate gated against it."""
+    record, gate = readme_commands("main-job")
+    folder = re.search(r"--record[= ](\S+)", record)
+    assert folder, record
+    assert f"--reference={folder.group(1)}" in gate.replace("--reference ", "--reference="), (record, gate)
 
 
 def test_example_reference_loads_with_its_hashes():
@@ -75,13 +85,16 @@ def test_readme_main_job_runs_then_runs_again_in_the_same_folder(tmp_path):
     The canaries' full sweep (8K needles) is the main job's, not CI's: they have their own small self-tests, so
     here they are switched off through PYTEST_ADDOPTS, the command itself unchanged. The second run is made small
     the same way (one prompt x 48 tokens): what it proves is that the command runs again, not at which size."""
-    command = readme_command("main-job")
+    commands = readme_commands("main-job")
+    assert len(commands) == 2, commands  # record the reference, then gate the candidate against it
     again = tmp_path / "again.jsonl"
     again.write_text(json.dumps(AGAIN) + "\n")
     for attempt, addopts in ((1, "--canaries=none"), (2, f"--canaries=none --suite={again}")):
-        r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
-                           env=dict(os.environ, PYTEST_ADDOPTS=addopts))
-        assert r.returncode == 0, f"attempt {attempt}:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+        for step, command in enumerate(commands, 1):  # in order; the gate runs only once the record passed
+            r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=1800, env=dict(os.environ, PYTEST_ADDOPTS=addopts))
+            out = f"{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+            assert r.returncode == 0, f"attempt {attempt}, command {step}:\n{out}"
         reports = sorted((tmp_path / "reports").glob("*-llamacpp-cpu*"))
         gate = json.loads((reports[-1] / "identity.json").read_text())
         reference = load_reference(tmp_path / "reports" / "mtp0")

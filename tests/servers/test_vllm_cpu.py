@@ -185,8 +185,9 @@ def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_r
     # The same prompt token ids on both engines (else a usage error, exit 4). Same weights, other arithmetic (Q4_1
     # kernels against float32 on the dequantized weights): greedy paths part only at close calls, so every split
     # is a near-tie, never divergent, and a near-tie fails without --allow-near-ties: exit 1.
-    # At 32 tokens (examples/cross-engine-cpu, README: 1/12 exact, 11 near-ties, 0 divergent): code-palindrome is
-    # identical for all its tokens, math-derivative parts at token 116, code-hashmap near-ties within its first 32
+    # At 32 tokens (examples/cross-engine-cpu, docs/examples.md: 1/12 exact, 11 near-ties, 0 divergent):
+    # code-palindrome is identical for all its tokens, math-derivative parts at token 116, code-hashmap near-ties
+    # within its first 32
     # (token 23 against the committed reference; llama-server builds for other CPUs part from that reference at
     # token 11, margin 0.036, so the position is not asserted, the verdicts are).
     assert result.ret == 1
@@ -232,11 +233,11 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
                             *SMALL_CANARIES, "--repeats=2", "-k",
                             "tokens or cache or speculation or boot or " + SMALL_CANARY_KEYWORDS),
                       suite=suite, report="spec", max_tokens=64)
-    # README (measured on this machine): 4/4 exact at 64 tokens, drafted 12 and accepted 5, per draft position
+    # docs/examples.md (measured here): 4/4 exact at 64 tokens, drafted 12 and accepted 5, per draft position
     # 2, 1, 1, 1. With --allow-near-ties a verification step's float32 rounding could at most turn a close call into
     # a passed near-tie, never a divergence: exit 0 either way; measured, all four are exact. The ngram proposer
     # and the acceptance are functions of the token sequence alone (prompt lookup, greedy verification), so with
-    # the outputs exact the counts are the README's.
+    # the outputs exact the counts are those of docs/examples.md.
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.assert_outcomes(passed=7 + 6)  # tokens[x4], cache-zero, speculation, boot[2]; 6 canaries
     rep = read_report(result.folder)
