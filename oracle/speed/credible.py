@@ -6,14 +6,17 @@ client's clock then times the proxy, and a 92 tok/s server reads as 800x faster.
 
     stream     arrival spread (t_n - t_1) / (t_n - prompt_s): the share of the request's time, after the server's
                own prompt time where it reports one, over which the tokens arrived; a real stream spreads its tokens
-               over ~all of it (measured 0.9+), a one-burst delivery over ~nothing (< 0.01). Below MIN_SPREAD: burst.
+               over ~all of it (measured 0.9999), a one-burst delivery over ~nothing (measured 0.0). Below
+               MIN_SPREAD: burst.
     timings    the server's own decode rate (llama.cpp `timings.predicted_per_second`) against the client's
                after-TTFT rate (n-1)/(t_n-t_1): the client may not see tokens faster than the server made them
                (beyond RATE_TOLERANCE). One-sided: a slower client (a network, a pacing proxy) measures what it gets.
     counters   the server's generated-token counter (llama.cpp `tokens_predicted_total`, vLLM
                `generation_tokens_total`) moved by at least the tokens the client received in the run.
 
-    block = credibility(records, generated=delta.tokens_predicted)    # identity.json's speed.credible
+    rows = {key: {**prompt_figures(times), **timestamp_figures(times, record.server_timings)}, ...}
+    block = credibility(rows, counters=counter_evidence(received, delta.tokens_generated, counter=...),
+                        counters_missing="why there are none")      # identity.json's speed.credible
     block["verdict"], block["reasons"], block["not_checked"]
 
 Missing evidence (no server timings, no counters) is said ("not checked: ..."), never invented.
@@ -29,9 +32,9 @@ __all__ = ["CREDIBLE", "MIN_SPREAD", "MIN_SPREAD_TOKENS", "NOT_CREDIBLE", "RATE_
            "timestamp_figures"]
 
 CREDIBLE, NOT_CREDIBLE = "credible", "not credible"
-MIN_SPREAD = 0.1  # measured on the embedded llama-server: real streams >= 0.9, one-burst delivery < 0.01
+MIN_SPREAD = 0.1  # measured on the embedded llama-server: real streams 0.9999-1.0, one-burst delivery 0.0
 MIN_SPREAD_TOKENS = 16  # a shorter completion is not judged: a few tokens can arrive in one piece on any server
-RATE_TOLERANCE = 0.10  # the client's after-TTFT rate may exceed the server's own by at most 10% (measured: <= ~1%)
+RATE_TOLERANCE = 0.10  # the client's after-TTFT rate may exceed the server's own by at most 10% (measured: 1.00)
 
 
 def arrival_spread(times: Sequence[float], *, prompt_s: float | None = None) -> float | None:
