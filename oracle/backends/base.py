@@ -16,7 +16,7 @@ import httpx
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
            "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
-           "request_timeout", "status_words", "stop_reason"]
+           "request_timeout", "server_timings", "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -75,6 +75,19 @@ def context_tokens(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+SERVER_TIMING_KEYS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "predicted_per_second")
+
+
+def server_timings(timings) -> dict | None:
+    """The server's own clock for one request, as llama.cpp's final `timings` states it (the numeric keys the speed
+    card reads); None when the server sent none."""
+    if not isinstance(timings, dict):
+        return None
+    kept = {k: timings[k] for k in SERVER_TIMING_KEYS
+            if isinstance(timings.get(k), (int, float)) and not isinstance(timings.get(k), bool)}
+    return kept if "predicted_ms" in kept or "predicted_per_second" in kept else None
+
+
 IDS_FROM_SERVER = "server"  # completion token ids as the server returned them
 IDS_FROM_TEXT = "text"  # the server returned no ids: only the text can be compared
 TEXT_DOWNGRADE = "compared text, not token ids: the server returned no ids"
@@ -106,6 +119,9 @@ class Completion:
     ids_source: str = IDS_FROM_SERVER
     system_fingerprint: str | None = None
     tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities, when known exactly
+    # The server's own clock for this request (llama.cpp's final `timings`: prompt_n, prompt_ms, predicted_n,
+    # predicted_ms, predicted_per_second); None when it reports none. The speed card checks the client's against it.
+    server_timings: dict | None = None
 
 
 @dataclass
@@ -134,6 +150,7 @@ class Counters:
     draft_tokens: float | None = None
     accepted_tokens: float | None = None
     accepted_per_position: tuple[float, ...] | None = None  # accepted draft tokens at draft position 0, 1, ...
+    tokens_generated: float | None = None  # every token the server generated (llama.cpp, vLLM), all requests
 
     def delta(self, before: "Counters") -> "Counters":
         def d(name):

@@ -15,7 +15,7 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, auth_headers,
-                                 context_tokens, request_timeout, status_words)
+                                 context_tokens, request_timeout, server_timings, status_words)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
@@ -190,6 +190,7 @@ class LlamaCppBackend(BackendBase):
             out.drafted = int(timings["draft_n"])
             out.accepted = int(timings.get("draft_n_accepted", 0))
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
+        out.server_timings = server_timings(timings)
         return out
 
     @staticmethod

@@ -20,12 +20,14 @@ _COUNTER_NAMES = {
     "llamacpp:": {"prompt_tokens_cached": "llamacpp:prompt_tokens_cached_total",
                   "drafts": "llamacpp:spec_decode_num_drafts_total",
                   "draft_tokens": "llamacpp:spec_decode_num_draft_tokens_total",
-                  "accepted_tokens": "llamacpp:spec_decode_num_accepted_tokens_total"},
+                  "accepted_tokens": "llamacpp:spec_decode_num_accepted_tokens_total",
+                  "tokens_generated": "llamacpp:tokens_predicted_total"},
     "vllm:": {"prefix_cache_hits": "vllm:prefix_cache_hits_total",
               "prefix_cache_queries": "vllm:prefix_cache_queries_total",
               "drafts": "vllm:spec_decode_num_drafts_total",
               "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
-              "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total"},
+              "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total",
+              "tokens_generated": "vllm:generation_tokens_total"},
 }
 _ACCEPTED_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 _RUNNING = ("vllm:num_requests_running", "llamacpp:requests_processing")  # requests generating right now

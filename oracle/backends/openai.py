@@ -27,7 +27,7 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, auth_headers, context_tokens,
-                                 request_timeout, status_words, stop_reason)
+                                 request_timeout, server_timings, status_words, stop_reason)
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
@@ -303,6 +303,8 @@ class OpenAIBackend(BackendBase):
         if chunk.get("system_fingerprint"):
             out.system_fingerprint = chunk["system_fingerprint"]
         _take_usage(out, chunk.get("usage"))
+        if chunk.get("timings"):  # llama-server's OpenAI routes add its own clock to the last chunk
+            out.server_timings = server_timings(chunk["timings"]) or out.server_timings
         for choice in chunk.get("choices") or []:
             if "delta" in choice:  # a chat chunk: the text is the delta's content
                 choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.backends import is_in_process, parse_backend
-from oracle.bisect.launch import Launch, LaunchError, parse_launch
+from oracle.launch_command import Launch, LaunchError, parse_launch
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 

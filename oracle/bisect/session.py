@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from oracle.backends import RequestFailed
 from oracle.bisect.ddmin import ddmin
-from oracle.bisect.launch import Change, apply, differences
+from oracle.launch_command import Change, apply, differences
 from oracle.bisect.options import BisectConfig
 from oracle.bisect.probe import ServerRun, ServerStarts, compare_runs, first_split
 from oracle.bisect.report import write_report

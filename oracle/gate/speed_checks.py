@@ -13,8 +13,10 @@ from oracle.compare.evidence import cache_zero_check
 from oracle.compare.verdicts import FAIL, INCONCLUSIVE, PASS, Check
 from oracle.gate.primary import not_run
 from oracle.gate.registry import Finding
+from oracle.speed.credible import counter_evidence, credibility
 from oracle.speed.figures import BYTES_ARRIVAL
 from oracle.speed.card import prompt_rows, reference_card, speed_card
+from oracle.speed.launch_match import launch_match
 from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
 from oracle.speed.report import speed_words
 from oracle.speed.versus import compare_cards, hardware
@@ -46,16 +48,36 @@ class SpeedChecks:
                        "(n-gram) speculation cannot be ruled out; gate it with --launch CMD for a headline")
         reasons = diagnostics(cache_verdict=cache_verdict, warmup_requests=warmup.get("requests", 0),
                               history=history, text_only=sum(r.ids_source == IDS_FROM_TEXT for r in records))
-        card = speed_card(prompt_rows(records), reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup)
+        rows = prompt_rows(records)
+        credible = credibility(rows, **self._counters(result, backend))
+        card = speed_card(rows, reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup, credible=credible)
         reference = self.plan.reference
         if reference is not None:
             ref_card, missing = reference_card(reference, [r.id for r in records])
+            ref_ident = reference.manifest.get("identity") or {}
             card["vs_reference"] = compare_cards(card, ref_card, candidate_hw=hardware(ident),
-                                                 reference_hw=hardware(reference.manifest.get("identity") or {}),
-                                                 reference_missing=missing)
+                                                 reference_hw=hardware(ref_ident), reference_missing=missing,
+                                                 launch=launch_match(ident.get("launch_command"),
+                                                                     ref_ident.get("launch_command")))
             if ref_card is not None:
-                card["reference"] = {k: ref_card[k] for k in ("label", "reasons", "token_times", "summary")}
+                card["reference"] = {k: ref_card[k] for k in ("label", "reasons", "token_times", "summary",
+                                                              "credible")}
         return card
+
+    @staticmethod
+    def _counters(result, backend) -> dict:
+        """The counter evidence of the primary run: the server's generated-token counter around it against the
+        tokens the client received; or why it was not checked."""
+        if backend.capabilities.in_process:
+            return {"counters": None, "counters_missing": "in process: no server, no counters"}
+        delta = result.counters_delta
+        generated = delta.tokens_generated if delta is not None else None
+        if generated is None:
+            return {"counters": None, "counters_missing": "the server exposes no generated-token counter "
+                                                          f"({backend.capabilities.cache.counters_hint})"}
+        received = sum(len(r.completion_ids) for r in result.records)
+        return {"counters": counter_evidence(received, generated, counter="generated tokens in /metrics"),
+                "counters_missing": ""}
 
     def speed_check(self) -> Finding:
         """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X,
@@ -66,7 +88,7 @@ class SpeedChecks:
             return not_run(self.state, cid, "speed")
         versus = card.get("vs_reference") or {}
         evidence = {"min_speedup": bar, "label": versus.get("label"), "median": versus.get("median"),
-                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts")}
+                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts"), "launch": versus.get("launch")}
         if versus.get("label") != HEADLINE:
             reasons = versus.get("reasons") or []
             return Finding(Check(cid, "speed", INCONCLUSIVE, f"speed comparison {versus.get('label')}: "

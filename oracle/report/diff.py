@@ -19,6 +19,7 @@ from pathlib import Path
 
 from oracle.compare.tokens import first_divergence
 from oracle.speed.card import reference_card
+from oracle.speed.launch_match import launch_match
 from oracle.speed.report import speed_words
 from oracle.speed.validity import NOT_COMPARABLE
 from oracle.speed.versus import compare_cards, hardware
@@ -97,13 +98,16 @@ def speed_change(a: RunSide, b: RunSide) -> dict:
     missing = a.no_speed if a.speed is None else b.no_speed if b.speed is None else None
     if missing:
         return {"label": NOT_COMPARABLE, "reasons": [missing], "median": None, "ci95": None}
-    return compare_cards(b.speed, a.speed, candidate_hw=hardware(b.identity), reference_hw=hardware(a.identity))
+    return compare_cards(b.speed, a.speed, candidate_hw=hardware(b.identity), reference_hw=hardware(a.identity),
+                         launch=launch_match(b.identity.get("launch_command"), a.identity.get("launch_command")))
 
 
 def speed_change_words(change: dict) -> str:
+    launch = f"; launch: {change['launch']}" if change.get("launch") else ""
     if change.get("median") is None or change["label"] == NOT_COMPARABLE:
-        return f"{change['label']} ({'; '.join(change.get('reasons') or []) or 'no prompt timed on both sides'})"
-    return speed_words(change)
+        return (f"{change['label']} ({'; '.join(change.get('reasons') or []) or 'no prompt timed on both sides'})"
+                + launch)
+    return speed_words(change) + launch
 
 
 def _json(path: Path) -> dict:

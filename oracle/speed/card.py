@@ -9,6 +9,7 @@ rebuilt from its records.
 
 from __future__ import annotations
 
+from oracle.speed.credible import NOT_CREDIBLE, credibility, merge_credibility, timestamp_figures
 from oracle.speed.figures import EVENT_RATE_LABEL, MIN_TOKENS, prompt_figures, spread
 from oracle.speed.validity import MIN_PROMPTS, SPLIT_OVER_SERVERS, diagnostics_of_old_reference, label_of
 
@@ -17,25 +18,33 @@ __all__ = ["FIGURES", "TIMES_AFTER_PARSING", "level_speed", "merge_cards", "prom
 # The spread of each figure over prompts; the conventional rate only over prompts of >= 101 tokens.
 FIGURES = ("conventional_tok_s", "ttft_s", "after_ttft_tok_s", "full_output_tok_s", "event_rate")
 TIMES_AFTER_PARSING = "after-parsing"  # token times of runs recorded before times were taken on bytes arrival
+COUNTERS_NOT_READ = "the run's generated-token counters were not read"
+OLD_REFERENCE_COUNTERS = "the reference was recorded by an older oracle, which kept no counter evidence"
 
 
 def prompt_rows(records) -> dict[str, dict]:
-    """Each record's figures, by record key, in the order given."""
-    return {r.key: prompt_figures(r.token_times_s) for r in records}
+    """Each record's figures and timestamp evidence, by record key, in the order given."""
+    return {r.key: {**prompt_figures(r.token_times_s), **timestamp_figures(r.token_times_s, r.server_timings)}
+            for r in records}
 
 
 def speed_card(rows: dict[str, dict], *, reasons: list[str], clock: str, condition: str = "boot1-c1",
-               warmup: dict | None = None) -> dict:
-    """The card: rows, their spread, the prompts left out of the conventional rate, and the label."""
+               warmup: dict | None = None, credible: dict | None = None) -> dict:
+    """The card: rows, their spread, the prompts left out of the conventional rate, whether its timestamps are
+    credible (`credible`, from the rows when not given), and the label: `not credible` before any other."""
     long_rows = {k: v for k, v in rows.items() if v["conventional_tok_s"] is not None}
     excluded = {k: v["tokens"] for k, v in rows.items() if v["tokens"] < MIN_TOKENS}
     one_piece = [k for k, v in rows.items() if v["tokens"] >= MIN_TOKENS and v["conventional_tok_s"] is None]
+    credible = credible or credibility(rows, counters=None, counters_missing=COUNTERS_NOT_READ)
     label, why = label_of(reasons, len(long_rows))
+    if credible["reasons"]:  # never a headline, never a speed-up verdict
+        label, why = NOT_CREDIBLE, credible["reasons"] + why
     summary = {name: spread([v[name] for v in (long_rows if name == "conventional_tok_s" else rows).values()
                              if v[name] is not None]) for name in FIGURES}
     card = {"label": label, "reasons": why, "diagnostics": list(reasons), "condition": condition, "token_times": clock,
             "min_tokens": MIN_TOKENS, "min_prompts": MIN_PROMPTS, "summary": summary,
-            "excluded": excluded, "event_rate_label": EVENT_RATE_LABEL, "prompts": rows, "warmup": warmup}
+            "excluded": excluded, "event_rate_label": EVENT_RATE_LABEL, "prompts": rows, "warmup": warmup,
+            "credible": credible}
     if one_piece:
         card["one_piece"] = one_piece  # tokens 1..100 arrived in one streamed piece: no rate
     if clock == TIMES_AFTER_PARSING:
@@ -50,7 +59,8 @@ def merge_cards(cards: list[dict], *, servers: int) -> dict | None:
     rows = {k: v for c in cards for k, v in c["prompts"].items()}
     reasons = [r for c in cards for r in c["diagnostics"]]
     reasons = list(dict.fromkeys(reasons + [SPLIT_OVER_SERVERS.format(servers=servers)]))
-    return speed_card(rows, reasons=reasons, clock=cards[0]["token_times"], warmup=cards[0].get("warmup"))
+    return speed_card(rows, reasons=reasons, clock=cards[0]["token_times"], warmup=cards[0].get("warmup"),
+                      credible=merge_credibility([c.get("credible") for c in cards]))
 
 
 def level_speed(records, wall_s: float) -> dict:
@@ -78,4 +88,10 @@ def reference_card(reference, prompt_ids: list[str]) -> tuple[dict | None, str |
         reasons, clock, warmup = list(meta.get("diagnostics") or []), meta.get("token_times"), meta.get("warmup")
     else:
         reasons, clock, warmup = diagnostics_of_old_reference(), TIMES_AFTER_PARSING, None
-    return speed_card(prompt_rows(timed), reasons=reasons, clock=clock, warmup=warmup), None
+    rows = prompt_rows(timed)
+    # The stream and the server's timings are read again from the records; the counters only the run saw.
+    kept = (meta or {}).get("credible") or {}
+    missing = next((g.split(": ", 1)[1] for g in kept.get("not_checked") or [] if g.startswith("counters: ")),
+                   OLD_REFERENCE_COUNTERS)
+    credible = credibility(rows, counters=kept.get("counters"), counters_missing=missing)
+    return speed_card(rows, reasons=reasons, clock=clock, warmup=warmup, credible=credible), None

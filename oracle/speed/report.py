@@ -9,9 +9,9 @@ from __future__ import annotations
 from html import escape
 
 from oracle.speed.card import FIGURES
-from oracle.speed.validity import NOT_COMPARABLE
+from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
-__all__ = ["headline", "html_section", "markdown_lines", "speculation_words", "speed_words"]
+__all__ = ["credible_lines", "headline", "html_section", "markdown_lines", "speculation_words", "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
@@ -37,6 +37,8 @@ def headline(card: dict | None) -> str | None:
         if versus.get("median") is not None and versus["label"] != NOT_COMPARABLE:
             return speed_words(versus)
         return f"speed {versus['label']} ({(versus.get('reasons') or ['no comparison'])[0]})"
+    if card["label"] == NOT_CREDIBLE:
+        return f"speed {NOT_CREDIBLE} ({card['reasons'][0]})"
     conv = (card.get("summary") or {}).get("conventional_tok_s")
     if not conv:
         return f"speed {card['label']} (no prompt reached {card['min_tokens']} tokens)"
@@ -54,6 +56,26 @@ def speculation_words(spec: dict | None) -> str | None:
     return f"{rate}{mal} (drafted {spec['drafted']:g}, accepted {spec.get('accepted') or 0:g})"
 
 
+def credible_lines(card: dict) -> list[str]:
+    """The timestamps' evidence in words: what was checked and held, and what was not checked (what contradicted
+    the client's clock is among the card's reasons)."""
+    block = card.get("credible")
+    if not block:
+        return ["timestamps: not checked (a card from an older oracle)"]
+    lines = [f"timestamps: {block['verdict']}"]
+    stream, timings, counters = block["stream"], block["timings"], block["counters"]
+    if stream["judged"] and not stream["bursts"]:
+        lines.append(f"stream: every completion's tokens arrived spread over its time (lowest arrival spread "
+                     f"{stream['lowest_spread']:.3g} >= {block['min_spread']:g}, {stream['judged']} completions)")
+    if timings["judged"] and not timings["faster_than_server"]:
+        lines.append(f"server timings agree: client / server decode rate at most {timings['highest_ratio']:.3g} "
+                     f"(tolerance {1 + block['rate_tolerance']:.2f}, {timings['judged']} completions)")
+    if counters and not counters["contradicts"]:
+        lines.append(f"counters moved: the server generated {counters['generated']} token(s), the client received "
+                     f"{counters['received']}")
+    return lines + [f"not checked: {g}" for g in block["not_checked"]] + [f"note: {n}" for n in block["notes"]]
+
+
 def _tokens(warmup: dict) -> str:
     n = warmup.get("completion_tokens")
     return ", ".join(map(str, n)) if isinstance(n, list) else str(n)
@@ -68,6 +90,7 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
         return []
     lines = ["", f"## Speed card: {card['label']}", ""]
     lines += [f"- not a headline: {r}" for r in card["reasons"]]
+    lines += [f"- {line}" for line in credible_lines(card)]
     spec = speculation_words(speculation)
     if spec:
         lines.append(f"- speculation: {spec}")
@@ -93,13 +116,17 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
                          f"max {versus['max']:.2f} (bootstrap 95% interval of the median over prompts).")
         else:
             lines.append(f"Against the reference: {versus['label']}.")
+        if versus.get("launch"):
+            lines.append(f"- launch: {versus['launch']}")
         lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
     lines += ["", "| prompt | tokens | TTFT s | conventional tok/s | after-TTFT tok/s | full-output tok/s | "
-                  "events | event rate (events/s) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "events | event rate (events/s) | arrival spread | server tok/s | client / server |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for k, v in card["prompts"].items():
         lines.append(f"| {k} | {v['tokens']} | {_num(v['ttft_s'])} | {_num(v['conventional_tok_s'])} | "
                      f"{_num(v['after_ttft_tok_s'])} | {_num(v['full_output_tok_s'])} | {v['events']} | "
-                     f"{_num(v['event_rate'])} |")
+                     f"{_num(v['event_rate'])} | {_num(v.get('arrival_spread'))} | "
+                     f"{_num(v.get('server_decode_tok_s'))} | {_num(v.get('client_vs_server'))} |")
     return lines
 
 
@@ -112,6 +139,7 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
     head = (f"<h2>Speed card: <span class='speed {e(card['label'].replace(' ', '-'))}'>{e(card['label'])}</span></h2>"
             + (f"<ul>{reasons}</ul>" if reasons else "")
             + (f"<p>speculation: {e(speculation_words(speculation))}</p>" if speculation_words(speculation) else "")
+            + "".join(f"<p class=mono>{e(line)}</p>" for line in credible_lines(card))
             + f"<p>token times: {e(card['token_times'])} · warm-up: {e((card.get('warmup') or {}).get('requests', 0))} "
               f"request(s) · prompts left out of the conventional rate (under {card['min_tokens']} tokens): "
               f"{e(', '.join(f'{k} ({n})' for k, n in card['excluded'].items()) or 'none')}</p>")
@@ -127,12 +155,16 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
         said = (f"{speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, max {versus['max']:.2f}"
                 if versus.get("median") is not None else versus["label"])
         compared = (f"<p><b>Against the reference:</b> {e(said)}</p>"
+                    + (f"<p>launch: <span class=mono>{e(versus['launch'])}</span></p>" if versus.get("launch") else "")
                     + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
     rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"
                    f"<td>{e(_num(v['conventional_tok_s']))}</td><td>{e(_num(v['after_ttft_tok_s']))}</td>"
-                   f"<td>{e(_num(v['full_output_tok_s']))}</td><td>{v['events']}</td><td>{e(_num(v['event_rate']))}</td></tr>"
+                   f"<td>{e(_num(v['full_output_tok_s']))}</td><td>{v['events']}</td><td>{e(_num(v['event_rate']))}</td>"
+                   + "".join(f"<td>{e(_num(v.get(x)))}</td>" for x in ("arrival_spread", "server_decode_tok_s",
+                                                                       "client_vs_server")) + "</tr>"
                    for k, v in card["prompts"].items())
     per_prompt = ("<table><tr><th>prompt</th><th>tokens</th><th>TTFT s</th><th>conventional tok/s</th>"
                   "<th>after-TTFT tok/s</th><th>full-output tok/s</th><th>events</th>"
-                  f"<th>event-counting rate (events/s, not tokens)</th></tr>{rows}</table>")
+                  "<th>event-counting rate (events/s, not tokens)</th><th>arrival spread</th><th>server tok/s</th>"
+                  f"<th>client / server</th></tr>{rows}</table>")
     return head + table + compared + per_prompt

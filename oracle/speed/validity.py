@@ -5,6 +5,8 @@
     diagnostic     measured, but outside those rules (the reasons say which), e.g. n-gram speculation
     insufficient   fewer than 5 prompts generated >= 101 tokens
     not comparable (a comparison only) different hardware, or a side without token times
+    not credible   the timestamps describe something else than the server's stream: a burst delivery, or the
+                   server's own timings or counters contradict the client's clock (`credible.py`); before any other
 
 Repeats, ladder levels, later boots and canaries never make a headline card: the card is built from
 the primary run alone.
@@ -14,12 +16,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DIAGNOSTIC", "HEADLINE", "INSUFFICIENT", "LABELS", "MIN_PROMPTS", "NOT_COMPARABLE", "SPLIT_OVER_SERVERS", "diagnostics",
+from oracle.speed.credible import NOT_CREDIBLE
+
+__all__ = ["DIAGNOSTIC", "HEADLINE", "INSUFFICIENT", "LABELS", "MIN_PROMPTS", "NOT_COMPARABLE", "NOT_CREDIBLE",
+           "SPLIT_OVER_SERVERS", "diagnostics",
            "diagnostics_of_old_reference",
            "history_speculation", "label_of"]
 
 HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE = "headline", "diagnostic", "insufficient", "not comparable"
-LABELS = (HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE)
+LABELS = (HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE, NOT_CREDIBLE)
 MIN_PROMPTS = 5  # prompts of >= 101 tokens a headline needs
 SPLIT_OVER_SERVERS = "the prompts were split over {servers} servers running at the same time"
 

@@ -5,14 +5,16 @@ bootstrap 95% interval over prompts, when both runs ran on the same hardware.
     result = compare_cards(candidate_card, reference_card, candidate_hw=hw, reference_hw=ref_hw)
     result["label"], result["median"], result["ci95"]
 
-Different hardware or a side without token times: "not comparable", with the reason, and never a number.
+Different hardware or a side without token times: "not comparable", with the reason, and never a number; a side
+whose timestamps are not credible (`credible.py`): "not credible", with its reasons, and never a number either.
+`launch` (from `launch_match.py`) says what the two launch commands held equal.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from oracle.speed.validity import HEADLINE, INSUFFICIENT, MIN_PROMPTS, NOT_COMPARABLE
+from oracle.speed.validity import HEADLINE, INSUFFICIENT, MIN_PROMPTS, NOT_COMPARABLE, NOT_CREDIBLE
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "compare_cards", "hardware", "hardware_differences", "paired_ratio"]
 
@@ -70,10 +72,14 @@ def _rates(card: dict) -> dict[str, float]:
 
 
 def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_hw: dict, reference_hw: dict,
-                  reference_missing: str | None = None) -> dict:
-    """The comparison's label (the worse of the two cards', or not comparable), its reasons, and the ratio."""
+                  reference_missing: str | None = None, launch: dict | None = None) -> dict:
+    """The comparison's label (the worse of the two cards', or not comparable / not credible), its reasons, the
+    ratio, and the launch label (`matched`, `matched_except_speculation: ...`) when given."""
     out = {"label": NOT_COMPARABLE, "reasons": [], "median": None, "ci95": None, "min": None, "max": None,
            "prompts": 0, "notes": []}
+    if launch is not None:
+        out["launch"] = launch["label"]
+        out["launch_changes"] = {"speculation": launch["speculation"], "other": launch["other"]}
     if reference is None or candidate is None:
         out["reasons"].append(reference_missing or "the candidate has no speed card")
         return out
@@ -82,6 +88,11 @@ def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_h
         out["reasons"].extend(diffs)
         return out
     out["notes"] = list(reference.get("notes") or [])
+    if NOT_CREDIBLE in (candidate["label"], reference["label"]):  # no number: it would time the wrong thing
+        out["label"] = NOT_CREDIBLE
+        out["reasons"] = ([f"candidate: {r}" for r in (candidate.get("credible") or {}).get("reasons") or []]
+                          + [f"reference: {r}" for r in (reference.get("credible") or {}).get("reasons") or []])
+        return out
     ratio = paired_ratio(_rates(candidate), _rates(reference))
     out["candidate_median"] = (candidate["summary"].get("conventional_tok_s") or {}).get("median")
     out["reference_median"] = (reference["summary"].get("conventional_tok_s") or {}).get("median")

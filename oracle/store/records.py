@@ -106,6 +106,7 @@ class Record:
     repeat: int = 0  # the request's index in its condition when one prompt is sent more than once
     ids_source: str = "server"  # "text": the server returned no token ids, only its text can be compared
     tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities (full-vocab backends)
+    server_timings: dict | None = None  # the server's own clock for the request (llama.cpp `timings`), when it said
 
     @property
     def key(self) -> str:
@@ -240,4 +241,5 @@ def load_record(folder: Path, condition: Condition, rid: str) -> Record:
             repeat=meta.get("repeat", 0),
             ids_source=meta.get("ids_source", "server"),
             tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
+            server_timings=meta.get("server_timings"),
         )

@@ -61,12 +61,15 @@ class FaultProxy:
                  answer_status: dict[int, tuple[int, bytes]] | None = None,
                  stream_fault: StreamFault | None = None,
                  answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None,
-                 basic_auth: tuple[str, str] | None = None) -> None:
+                 basic_auth: tuple[str, str] | None = None, burst: bool = False) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
         self.refuse_paths = refuse_paths  # answered 404, as by a server without that route
         self.pace_s = pace_s  # a planted delay: streamed pieces of a request released at least this far apart
+        # A buffering reverse proxy (nginx's proxy_buffering, an ingress): each completion's stream is held until
+        # it ends and delivered in one write, so the client's clock times the proxy, not the server.
+        self.burst = burst
         self.answer_status = answer_status or {}  # request index -> (HTTP status, body), answered by the proxy
         self.stream_fault = stream_fault
         self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
@@ -149,6 +152,7 @@ class FaultProxy:
                     fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
                         proxy.stream_fault.request_index else None
                     events = 0
+                    held: list[bytes] = []
                     for line in r.iter_lines():
                         if fault and line.startswith("data: ") and events == fault.after_events:
                             self._plant(fault)
@@ -161,7 +165,13 @@ class FaultProxy:
                             if released is not None:
                                 time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
                             released = time.perf_counter()
+                        if proxy.burst and ctx.get("index"):
+                            held.append((line + "\n").encode())
+                            continue
                         self.wfile.write((line + "\n").encode())
+                        self.wfile.flush()
+                    if held:
+                        self.wfile.write(b"".join(held))
                         self.wfile.flush()
 
             def _answer(self, status: int, body: bytes) -> None:

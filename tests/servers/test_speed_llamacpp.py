@@ -1,5 +1,6 @@
 """The speed card and the speed item on a real llama-server: a planted slowdown is measured and fails the
-item, n-gram speculation is diagnostic, a reference without token times is not comparable."""
+item, n-gram speculation is diagnostic (its comparison labelled `matched_except_speculation`), a reference without
+token times is not comparable, the plain server's timestamps are credible and a buffering proxy's are not."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from conftest import REPO, gate_argv, gate_env, launch_line, write_suite
 from proxy import FaultProxy
 
+from oracle.speed.credible import MIN_SPREAD, RATE_TOLERANCE
 from oracle.store.reference import sealed_manifest
 
 pytestmark = pytest.mark.slow
@@ -46,6 +48,18 @@ def speed_reference(shared_server, speed_suite, tmp_path_factory) -> Path:
     assert done.returncode == 0, done.stdout[-3000:]
     card = json.loads((folder / "rec" / "identity.json").read_text())["speed"]
     assert card["label"] == "headline", card["reasons"]
+    return ref
+
+
+@pytest.fixture(scope="module")
+def launched_reference(speed_reference, llama_tools, model_path, tmp_path_factory) -> Path:
+    """The speed reference with the launch command the shared server runs (the embedded command, written as a
+    --launch line) in its identity, as a reference recorded with --launch keeps it: what the launch label reads."""
+    ref = tmp_path_factory.mktemp("launched-reference") / "ref"
+    shutil.copytree(speed_reference, ref)
+    manifest = json.loads((ref / "manifest.json").read_text())
+    manifest["identity"]["launch_command"] = launch_line(llama_tools, model_path)
+    (ref / "manifest.json").write_bytes(sealed_manifest(manifest))
     return ref
 
 
@@ -92,9 +106,9 @@ def test_a_planted_delay_is_measured_and_fails_the_speed_item(gate_run, shared_s
 
 
 def test_ngram_speculation_is_diagnostic_and_the_speed_item_inconclusive(gate_run, llama_tools, model_path,
-                                                                         speed_suite, speed_reference, read_report):
+                                                                         speed_suite, launched_reference, read_report):
     launch = launch_line(llama_tools, model_path, "--spec-type ngram-simple")
-    args = (f"--launch={launch}", f"--reference={speed_reference}", "--min-speedup=0.5", "--speculative")
+    args = (f"--launch={launch}", f"--reference={launched_reference}", "--min-speedup=0.5", "--speculative")
     strict = gate_run(*args, suite=speed_suite, max_tokens=MAX_TOKENS, report="ngram")
     rep = read_report(strict.folder)
     assert strict.ret == 1
@@ -104,6 +118,10 @@ def test_ngram_speculation_is_diagnostic_and_the_speed_item_inconclusive(gate_ru
     check = speed_check(rep)
     assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
     assert check["detail"].startswith("speed comparison diagnostic: candidate: history-based speculation")
+    # the comparison says what reference and candidate held equal: everything but the speculation
+    assert card["vs_reference"]["launch"] == "matched_except_speculation: --spec-type ngram-simple"
+    assert "- launch: matched_except_speculation: --spec-type ngram-simple" in (strict.folder / "identity.md").read_text()
+    assert card["credible"]["verdict"] == "credible", card["credible"]  # several tokens an event is still a stream
 
     allowed = gate_run(*args, "--allow-inconclusive=speed", suite=speed_suite, max_tokens=MAX_TOKENS,
                        report="ngram-allowed")
@@ -137,3 +155,43 @@ def test_a_reference_without_token_times_is_not_comparable(gate_run, shared_serv
     check = speed_check(rep)
     assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
     assert check["detail"].startswith("speed comparison not comparable: the reference holds no token times")
+
+
+def test_the_plain_servers_timestamps_are_credible(speed_reference):
+    """The reference's own record run, straight to the server: a stream, the server's timings agree, its
+    generated-token counter moved by exactly the tokens received."""
+    rep = json.loads((speed_reference.parent / "rec" / "identity.json").read_text())
+    block = rep["speed"]["credible"]
+    assert block["verdict"] == "credible" and block["reasons"] == [] and block["not_checked"] == [], block
+    assert block["stream"]["judged"] == 11 and block["stream"]["lowest_spread"] >= 3 * MIN_SPREAD  # with margin
+    assert block["timings"]["judged"] == 11 and block["timings"]["highest_ratio"] <= 1 + RATE_TOLERANCE
+    assert block["counters"]["generated"] == block["counters"]["received"] == 11 * MAX_TOKENS
+    manifest = json.loads((speed_reference / "manifest.json").read_text())
+    assert manifest["speed"]["credible"]["counters"] == block["counters"]  # kept for the reference's card
+
+
+def test_a_burst_delivering_proxy_makes_the_card_not_credible(gate_run, shared_server, speed_suite, speed_reference,
+                                                              read_report):
+    """A buffering reverse proxy delivers each completion at once: the client's clock would read it as hundreds of
+    times faster. The card says `not credible` and why, and --min-speedup is inconclusive (exit 1), not passed."""
+    with FaultProxy(shared_server.url, burst=True) as proxy:
+        result = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
+                          "-k", "speed or code-palindrome or math-word or writing-story",
+                          suite=speed_suite, max_tokens=MAX_TOKENS, report="burst")
+    rep = read_report(result.folder)
+    assert result.ret == 1
+    assert result.parseoutcomes()["inconclusive"] == 1 and "failed" not in result.parseoutcomes()
+    card = rep["speed"]
+    assert card["label"] == "not credible"
+    block = card["credible"]
+    assert block["stream"]["judged"] == 3 and block["stream"]["lowest_spread"] < MIN_SPREAD / 10
+    assert block["reasons"][0].startswith("burst delivery: 3 of 3 completion(s) arrived within less than 10%")
+    assert block["reasons"][1].startswith("the server's own timings contradict the client's clock: 3 of 3")
+    assert block["counters"]["contradicts"] is False  # the server did generate them: the clock is what lies
+    versus = card["vs_reference"]
+    assert versus["label"] == "not credible" and versus["median"] is None and versus["ci95"] is None
+    check = speed_check(rep)
+    assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
+    assert check["detail"].startswith("speed comparison not credible: candidate: burst delivery")
+    first = (result.folder / "identity.md").read_text().splitlines()[0]
+    assert "speed not credible (candidate: burst delivery" in first and "faster" not in first, first

@@ -26,3 +26,20 @@ def test_each_engine_maps_its_own_counter_names():
 def test_other_servers_metrics_give_no_counters_and_garbage_gives_nothing():
     assert Metrics.parse("http_requests_total 7\n").counters() == Counters()
     assert Metrics.parse("<html>not metrics</html>").totals == {}
+
+
+def test_each_engine_counts_its_generated_tokens():
+    """The speed card's counter evidence: llama.cpp's tokens_predicted_total, vLLM's generation_tokens_total (as
+    each prints them, with their TYPE lines), and the delta around a run."""
+    llama = Metrics.parse("# HELP llamacpp:tokens_predicted_total Number of generation tokens processed\n"
+                          "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total 104\n"
+                          "# TYPE llamacpp:tokens_predicted_seconds_total counter\n"
+                          "llamacpp:tokens_predicted_seconds_total 19.9\n")
+    assert llama.counters().tokens_generated == 104.0
+    vllm = Metrics.parse('# TYPE vllm:generation_tokens_total counter\n'
+                         'vllm:generation_tokens_total{engine="0",model_name="m"} 300.0\n'
+                         'vllm:generation_tokens_created{engine="0",model_name="m"} 1.7e9\n')
+    assert vllm.counters().tokens_generated == 300.0
+    after = Counters(tokens_generated=1248.0)
+    assert after.delta(Counters(tokens_generated=104.0)).tokens_generated == 1144.0
+    assert after.delta(Counters()).tokens_generated is None  # not read before: no delta, never a guess

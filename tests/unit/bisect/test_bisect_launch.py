@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from oracle.bisect.launch import Change, LaunchError, apply, differences, parse_launch
+from oracle.launch_command import Change, LaunchError, apply, differences, parse_launch
 
 LLAMA = "LD_LIBRARY_PATH=/opt/lib:/opt/bin /opt/bin/llama-server -m /m/q4_1.gguf --port {port} -np 1 --metrics"
 

@@ -88,3 +88,16 @@ def test_speed_change_across_hardware_or_old_reports_is_not_comparable(tmp_path,
 def test_a_reference_speed_card_is_rebuilt_from_its_records():
     speed = diff_runs(CPU_REFERENCE, CPU_REFERENCE).speed
     assert speed["median"] == 1.0 and speed["ci95"] == [1.0, 1.0]
+
+
+def test_the_speed_change_names_what_the_launch_commands_held_equal(tmp_path, capsys):
+    base = "llama-server -m m.gguf --port {port} -c 8192"
+    a = _report_with_card(tmp_path / "a", 100.0, "Xeon")
+    b = _report_with_card(tmp_path / "b", 150.0, "Xeon")
+    for folder, command in ((a, base), (b, f"{base} --spec-type ngram-simple")):
+        rep = json.loads((folder / "identity.json").read_text())
+        rep["identity"]["launch_command"] = command
+        (folder / "identity.json").write_text(json.dumps(rep))
+    assert diff_runs(a, b).speed["launch"] == "matched_except_speculation: --spec-type ngram-simple"
+    main(["diff", str(a), str(b)])
+    assert "; launch: matched_except_speculation: --spec-type ngram-simple" in capsys.readouterr().out

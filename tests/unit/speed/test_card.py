@@ -14,7 +14,7 @@ from oracle.speed.validity import DIAGNOSTIC, HEADLINE, INSUFFICIENT
 
 def record(key: str, n: int, gap: float, ttft: float = 0.1):
     times = [ttft + i * gap for i in range(n)]
-    return SimpleNamespace(key=key, id=key, token_times_s=times, completion_ids=list(range(n)))
+    return SimpleNamespace(key=key, id=key, token_times_s=times, completion_ids=list(range(n)), server_timings=None)
 
 
 def rows(*specs):

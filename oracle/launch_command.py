@@ -1,5 +1,6 @@
-"""A launch command as bisect reads it: env prefixes, the program, its positional arguments and its flags; the
-differences between two commands as named changes; a subset of them applied to the first.
+"""A launch command taken apart (by `oracle bisect`, and by the speed card's `matched_except` label): env prefixes,
+the program, its positional arguments and its flags; the differences between two commands as named changes; a subset
+of them applied to the first. A leaf module (it imports only `redaction`), so that any layer may read commands.
 
     a, b = parse_launch(good), parse_launch(bad)
     changes = differences(a, b)            # [Change(kind="flag", key="-ctk", ...), ...]
