@@ -61,10 +61,12 @@ def _canary_options(parser: pytest.Parser) -> None:
 
 def _gate_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
+    from oracle.backends import backend_help
+
     g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
-                help="family[-platform] of the server under test: llamacpp, vllm or openai, e.g. llamacpp-sycl, "
-                     "vllm-xpu; "
-                     "turns the gate on (default: off, the project's own tests run)")
+                help=f"family[-platform] of what is gated, e.g. llamacpp-sycl, vllm-xpu, hf-cpu; the "
+                     f"families: {backend_help()}; turns the gate on (default: off, the project's own tests "
+                     "run)")
     g.addoption("--url", metavar="URL[,URL...]", default=None,
                 help="a server that is already running; several comma-separated servers of one configuration "
                      "take one pytest-xdist worker each (pytest -n N) (default: none)")
@@ -258,16 +260,14 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from oracle.backends import is_in_process
+    from oracle.backends import family_of
 
-    in_process = is_in_process(o.backend)
-    if in_process:
+    family = family_of(o.backend)
+    if family.in_process:
         if urls or o.launch:
             raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
                                     "or a Hugging Face model folder) instead of --url / --launch")
-        from oracle.backends import in_process_capabilities
-
-        caps = in_process_capabilities(o.backend)
+        caps = family.capabilities
         asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
                  ("--server-args", bool(o.server_args), False))
         refused = [flag for flag, used, offered in asked if used and not offered]
