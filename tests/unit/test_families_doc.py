@@ -1,5 +1,5 @@
-"""docs/families.md: a column for every registered family (read from the registry, not listed here), every cell
-filled (yes with a test, or n/a with the reason), every named test exists."""
+"""docs/families.md: a column for every registered family (read from the registry, not listed here), every
+cell filled (yes with a test, or n/a with the reason), every named test exists."""
 
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ class _SixthBackend(BackendBase):
 def test_a_registered_family_without_a_column_fails_the_check(monkeypatch):
     """The check reads the registry: a sixth family registered (for this test only) and given no column in the
     doc fails it, naming the family; the same doc with its column passes."""
-    monkeypatch.setitem(FAMILIES, "sixth", FamilyDescriptor(name="sixth", help="a test", backend=_SixthBackend))
+    sixth = FamilyDescriptor(name="sixth", help="a test", backend=_SixthBackend)
+    monkeypatch.setitem(FAMILIES, "sixth", sixth)
     with pytest.raises(AssertionError, match=r"no column for the registered famil\(ies\) \['sixth'\]"):
         check_families_doc(_doc())
     rows = check_families_doc(_with_column(_doc(), "sixth"))
