@@ -13,21 +13,22 @@ from oracle.backends import RequestFailed
 from oracle.canary.code import (ANSWER_PREFIX, CODE_SET, EXTRACTION_RULE, MAX_TOKENS, code_prompt, load_set,
                                   score_answer, stale_items)
 from oracle.canary.run import complete, finish_canary, not_run, render_ids
+from oracle.options import GateOptions, options_of
 
 
-def _set_path(config: pytest.Config) -> Path:
-    return Path(config.getoption("code_set") or CODE_SET)
+def _set_path(options: GateOptions | None) -> Path:
+    return Path(options.canary.code_set if options and options.canary.code_set else CODE_SET)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "code_item" in metafunc.fixturenames:
-        items = load_set(_set_path(metafunc.config))
+        items = load_set(_set_path(options_of(metafunc.config)))
         metafunc.parametrize("code_item", items, ids=[i.id for i in items])
 
 
-def test_code_set_fresh(oracle_gate, request) -> None:
+def test_code_set_fresh(oracle_gate) -> None:
     """Every stored answer still equals what its program prints (re-run in the sandbox)."""
-    path = _set_path(request.config)
+    path = _set_path(oracle_gate.options)
     stale = stale_items(load_set(path))
     finish_canary(oracle_gate, "code-fresh", "code-fresh", ok=not stale,
                   result={"set": str(path), "stale": stale},
@@ -35,7 +36,7 @@ def test_code_set_fresh(oracle_gate, request) -> None:
                   lines=stale, strict=True)
 
 
-def test_code(oracle_gate, request, code_item) -> None:
+def test_code(oracle_gate, code_item) -> None:
     item_id = f"code[{code_item.id}]"
     try:
         ids = render_ids(oracle_gate, code_prompt(code_item), suffix=ANSWER_PREFIX)
@@ -49,4 +50,4 @@ def test_code(oracle_gate, request, code_item) -> None:
                           "raw_text": c.text, "answer": s.verdict, "reason": s.reason, "rule": EXTRACTION_RULE,
                           "completion_ids": c.completion_ids},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:80]!r}",
-                  strict=request.config.getoption("canary_strict"))
+                  strict=oracle_gate.options.canary.strict)

@@ -14,12 +14,14 @@ from oracle.canary.plan import needle_plan
 from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
 from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
+from oracle.options import options_of
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "needle_case" not in metafunc.fixturenames:
+    options = options_of(metafunc.config)
+    if "needle_case" not in metafunc.fixturenames or options is None:
         return
-    fit, dropped, depths, ctx, source = needle_plan(metafunc.config)
+    fit, dropped, depths, ctx, source = needle_plan(options)
     if dropped:
         note = (f"needle lengths not collected: {', '.join(map(str, dropped))} tokens (each needs length + "
                 f"{ANSWER_TOKENS} answer tokens <= context {ctx}, from {source})")
@@ -31,8 +33,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="module")
-def haystack(request) -> list[str]:
-    return load_haystack(request.config.getoption("haystack"))
+def haystack(oracle_gate) -> list[str]:
+    return load_haystack(oracle_gate.options.canary.haystack)
 
 
 def test_needle(oracle_gate, request, haystack, needle_case) -> None:
@@ -60,4 +62,4 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
                           "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
                           "answer": s.verdict, "reason": s.reason},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:60]!r}",
-                  strict=request.config.getoption("canary_strict"))
+                  strict=oracle_gate.options.canary.strict)

@@ -13,8 +13,8 @@ MAX_TOKENS = 48  # --max-tokens, when given, overrides it as it does for the sui
 
 
 @pytest.mark.parametrize("mode", ["sequential", "burst"])
-def test_repeats(oracle_gate, request, mode) -> None:
-    n = request.config.getoption("repeats")
+def test_repeats(oracle_gate, mode) -> None:
+    n = oracle_gate.options.canary.repeats
     family = "repeats" if mode == "sequential" else "burst"
     item_id = f"repeats[{mode}]"
     try:
@@ -29,4 +29,4 @@ def test_repeats(oracle_gate, request, mode) -> None:
     finish_canary(oracle_gate, item_id, family, ok=s.all_identical,
                   result={"mode": mode, "expected": f"{n}/{n} identical", "extracted": f"{s.identical}/{n} identical",
                           "raw_text": base.text, "repeats": s.as_dict()},
-                  detail=s.describe(), strict=request.config.getoption("canary_strict"))
+                  detail=s.describe(), strict=oracle_gate.options.canary.strict)

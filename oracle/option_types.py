@@ -23,6 +23,7 @@ __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "back
 LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
+# The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
 CANARY_KINDS = ("code", "needle", "repeats")
 
 
@@ -95,13 +96,13 @@ def bounded(flag: str, what: str, example: str, low: float, high: float, *, perc
 
 
 
-def inconclusive_kinds(value: str) -> str:
-    kinds = [k.strip() for k in value.split(",") if k.strip()]
+def inconclusive_kinds(value: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
     bad = [k for k in kinds if k not in INCONCLUSIVE_KINDS]
     if bad:
         raise pytest.UsageError(f"--allow-inconclusive {value!r}: unknown kind {bad[0]!r}; "
                                 f"known kinds: {', '.join(INCONCLUSIVE_KINDS)}")
-    return ",".join(kinds)
+    return kinds
 
 
 def backend_name(value: str) -> str:
@@ -186,7 +187,8 @@ def ladder_minimums(value: str) -> tuple[tuple[int, int, int], ...]:
 
 
 def int_list(flag: str, *, low: int, high: int | None = None):
-    def parse(value: str) -> str:
+    """Comma-separated integers in [low, high], 1K = 1024, as a tuple."""
+    def parse(value: str) -> tuple[int, ...]:
         out = []
         for part in (p.strip() for p in value.split(",") if p.strip()):
             mult = 1024 if part[-1:] in "kK" else 1
@@ -200,13 +202,14 @@ def int_list(flag: str, *, low: int, high: int | None = None):
             out.append(n)
         if not out:
             raise pytest.UsageError(f"{flag}: give at least one value")
-        return ",".join(map(str, out))
+        return tuple(out)
     return parse
 
 
-def canary_kinds_list(value: str) -> str:
+def canary_kinds_list(value: str) -> tuple[str, ...]:
+    """--canaries: the kinds to collect, in CANARY_KINDS; `none` adds none."""
     kinds = [k.strip() for k in value.split(",") if k.strip()]
     bad = [k for k in kinds if k not in CANARY_KINDS + ("none",)]
     if bad:
         raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: {', '.join(CANARY_KINDS)}, none")
-    return ",".join(kinds)
+    return tuple(dict.fromkeys(k for k in kinds if k != "none"))

@@ -1,24 +1,27 @@
-"""Gate options: declared once, validated with the fix in every message, frozen for the run.
+"""Gate and canary options: declared once, validated with the fix in every message, frozen for the run.
 
-Values stay plain str / int / float / bool so pytest-xdist can ship them to workers.
+    options = gate_options(config)          # GateOptions, its canary options in options.canary
+    options_of(config).canary.kinds         # the same, where only the config is at hand (collection hooks)
+
+Values stay plain str / int / float / bool and tuples of them so pytest-xdist can ship them to workers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import pytest
 
-from oracle.option_types import (INCONCLUSIVE_KINDS, backend_name, bounded,
+from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded,
                                  canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ov_config,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
                                  reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
 
-__all__ = ["INCONCLUSIVE_KINDS", "GateOptions", "add_options", "gate_options", "positive_int", "xdist_role",
-           "xdist_workers"]
+__all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
+           "options_of", "positive_int", "xdist_role", "xdist_workers"]
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
@@ -35,8 +38,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 def _canary_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats)")
-    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default="code,needle,repeats",
-                help="canary families to collect: code, needle, repeats or none (default: all three)")
+    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default=",".join(CANARY_KINDS),
+                help=f"canary families to collect: {', '.join(CANARY_KINDS)} or none (default: all of them)")
     g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
                 help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
                      "1K,2K,4K and the largest that fits the context)")
@@ -61,10 +64,12 @@ def _canary_options(parser: pytest.Parser) -> None:
 
 def _gate_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
+    from oracle.backends import backend_help
+
     g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
-                help="family[-platform] of the server under test: llamacpp, vllm or openai, e.g. llamacpp-sycl, "
-                     "vllm-xpu; "
-                     "turns the gate on (default: off, the project's own tests run)")
+                help=f"family[-platform] of what is gated, e.g. llamacpp-sycl, vllm-xpu, hf-cpu; the "
+                     f"families: {backend_help()}; turns the gate on (default: off, the project's own tests "
+                     "run)")
     g.addoption("--url", metavar="URL[,URL...]", default=None,
                 help="a server that is already running; several comma-separated servers of one configuration "
                      "take one pytest-xdist worker each (pytest -n N) (default: none)")
@@ -161,6 +166,25 @@ def _gate_options(parser: pytest.Parser) -> None:
 
 
 @dataclass(frozen=True)
+class CanaryOptions:
+    """The canary options, typed as the gate's: which canaries are collected and how each is built. Each field
+    is read from the option of its name (`_CANARY_OPTION` names the two that differ): a new canary option is
+    its `addoption` above and its field here."""
+
+    kinds: tuple[str, ...] = CANARY_KINDS  # --canaries (none: ())
+    needle_lengths: tuple[int, ...] | None = None  # None: 1K, 2K, 4K and the largest that fits the context
+    needle_depths: tuple[int, ...] = DEFAULT_DEPTHS  # percent of the haystack
+    context: int | None = None  # --context: the server's context, else planned from the target
+    repeats: int = 5  # requests of each repeat canary
+    strict: bool = False  # wrong answers fail even without a reference
+    haystack: str | None = None  # None: the shipped one
+    code_set: str | None = None  # None: the shipped one
+
+
+_CANARY_OPTION = {"kinds": "canaries", "strict": "canary_strict"}  # field -> option dest, where they differ
+
+
+@dataclass(frozen=True)
 class GateOptions:
     backend: str
     urls: tuple[str, ...]  # --url / --servers: servers already running, one per xdist worker
@@ -197,10 +221,19 @@ class GateOptions:
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
+    canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
     def embedded(self) -> bool:
         return not self.urls and self.launch is None
+
+
+OPTIONS_KEY = pytest.StashKey[GateOptions]()  # the run's options, put there by the plugin once they are read
+
+
+def options_of(config: pytest.Config) -> GateOptions | None:
+    """The options `gate_options` read for this run (None without --backend), for hooks given the config."""
+    return config.stash.get(OPTIONS_KEY, None)
 
 
 def xdist_role(config: pytest.Config) -> str:
@@ -258,16 +291,14 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from oracle.backends import is_in_process
+    from oracle.backends import family_of
 
-    in_process = is_in_process(o.backend)
-    if in_process:
+    family = family_of(o.backend)
+    if family.in_process:
         if urls or o.launch:
             raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
                                     "or a Hugging Face model folder) instead of --url / --launch")
-        from oracle.backends import in_process_capabilities
-
-        caps = in_process_capabilities(o.backend)
+        caps = family.capabilities
         asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
                  ("--server-args", bool(o.server_args), False))
         refused = [flag for flag, used, offered in asked if used and not offered]
@@ -303,11 +334,13 @@ def gate_options(config: pytest.Config) -> GateOptions:
         reference_kind=o.reference_kind, reference=Path(o.reference) if o.reference else None,
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
-        allow_inconclusive=tuple(k for k in o.allow_inconclusive.split(",") if k),
+        allow_inconclusive=o.allow_inconclusive,
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
         launch_timeout=o.launch_timeout,
+        canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
+                                for f in fields(CanaryOptions)}),
     )

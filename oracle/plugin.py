@@ -16,7 +16,7 @@ from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
-from oracle.options import add_options, gate_options, xdist_role
+from oracle.options import OPTIONS_KEY, add_options, gate_options, xdist_role
 from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
 from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
@@ -39,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     remember_secrets(commands=[o.launch, o.server_args], urls=(o.url or "").split(","))
     with _public_errors():
         options = gate_options(config)
+        config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.canary)
         remember_secrets(urls=options.urls)  # --servers FILE too
         role = xdist_role(config)
         if role == "worker":  # its own server, its own folder under the controller's report

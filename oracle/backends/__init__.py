@@ -2,59 +2,30 @@
 
     backend = make_backend("llamacpp-sycl", "http://127.0.0.1:8080")
     backend = make_in_process_backend("hf-cpu", Path("model.gguf"), dtype="float32")
+    family_of("vllm-cpu").embedded.label     # "vllm-cpu": what oracle starts without --url / --launch
 
-Server families talk to a URL; in-process families (`hf`, `openvino`) load the model themselves.
+Each family is its module (protocol, `Capabilities`, and its `FamilyDescriptor` at the end) registered in
+`FAMILIES`, the one place that lists them. Server families talk to a URL; in-process families (their
+capabilities say `in_process`) load the model themselves.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 import httpx
 
-from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
-                                 TeacherForced)
-from oracle.backends.llamacpp import LlamaCppBackend
-from oracle.backends.openai import OpenAIBackend
-from oracle.backends.vllm import VLLMBackend
+from oracle.backends import hf, llamacpp, openai, openvino, vllm
+from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completion, CompletionRequest,
+                                  Counters, RequestFailed, TeacherForced)
+from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 
-__all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest", "Counters",
-           "FAMILIES", "IN_PROCESS_FAMILIES", "RequestFailed", "TeacherForced", "in_process_capabilities",
-           "is_in_process", "make_backend",
-           "make_in_process_backend", "parse_backend"]
+__all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest",
+           "Counters", "EmbeddedServer", "EmbeddedTarget", "FAMILIES", "FamilyDescriptor", "RequestFailed",
+           "TeacherForced", "backend_help", "family_of", "is_in_process", "make_backend",
+           "make_in_process_backend", "parse_backend", "server_families"]
 
-FAMILIES: dict[str, Callable[..., Backend]] = {
-    "llamacpp": LlamaCppBackend,
-    "openai": OpenAIBackend,
-    "vllm": VLLMBackend,
-}
-
-
-def _hf(model, **kw) -> Backend:
-    from oracle.backends.hf import HfBackend  # imports torch: only when asked for
-
-    return HfBackend(model, **kw)
-
-
-def _openvino(model, **kw) -> Backend:
-    from oracle.backends.openvino import OpenVINOBackend  # imports the OpenVINO runtime: only when asked for
-
-    return OpenVINOBackend(model, **kw)
-
-
-IN_PROCESS_FAMILIES: dict[str, Callable[..., Backend]] = {
-    "hf": _hf,
-    "openvino": _openvino,
-}
-
-
-def in_process_capabilities(name: str) -> Capabilities:
-    """What an in-process family declares, read before it loads anything (its module imports no runtime)."""
-    if parse_backend(name).family == "hf":
-        from oracle.backends.hf import HfBackend as cls
-    else:
-        from oracle.backends.openvino import OpenVINOBackend as cls
-    return cls.capabilities
+# The registry: name -> descriptor, in the order the docs' table and --backend's help list them.
+FAMILIES: dict[str, FamilyDescriptor] = {d.name: d for d in (llamacpp.FAMILY, vllm.FAMILY, openai.FAMILY,
+                                                              hf.FAMILY, openvino.FAMILY)}
 
 
 class BackendSpec(tuple):
@@ -72,27 +43,45 @@ class BackendSpec(tuple):
 def parse_backend(name: str) -> BackendSpec:
     """Split 'family[-platform]'; raise ValueError listing the known families."""
     family, _, platform = name.strip().partition("-")
-    if family not in FAMILIES and family not in IN_PROCESS_FAMILIES:
+    if family not in FAMILIES:
         raise ValueError(f"--backend {name!r}: unknown family {family!r}; known families: "
-                         f"{', '.join(sorted([*FAMILIES, *IN_PROCESS_FAMILIES]))} (write family-platform, "
-                         "e.g. llamacpp-sycl)")
+                         f"{', '.join(sorted(FAMILIES))} (write family-platform, e.g. llamacpp-sycl)")
     if platform and not all(part.isalnum() for part in platform.split("-")):
         raise ValueError(f"--backend {name!r}: the platform tag must be letters and digits, e.g. llamacpp-cuda")
     return BackendSpec((family, platform))
 
 
+def family_of(name: str) -> FamilyDescriptor:
+    """The descriptor of `--backend family[-platform]`; ValueError for an unknown family."""
+    return FAMILIES[parse_backend(name).family]
+
+
+def backend_help() -> str:
+    """Every registered family with its few words, for --backend's help."""
+    return "; ".join(f"{d.name} ({d.help})" for d in FAMILIES.values())
+
+
+def server_families() -> list[str]:
+    """The families that talk to a server (a URL or a launched command), in the registry's order."""
+    return [d.name for d in FAMILIES.values() if not d.in_process]
+
+
 def make_backend(name: str, base_url: str, *, transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> Backend:
-    spec = parse_backend(name)
-    return FAMILIES[spec.family](base_url, platform=spec.platform, transport=transport,
-                                 async_transport=async_transport, timeout_s=timeout_s)
+    spec, family = parse_backend(name), family_of(name)
+    if family.in_process:
+        raise ValueError(f"--backend {name}: runs the model in this process, not behind a URL")
+    return family.backend(base_url, platform=spec.platform, transport=transport,
+                          async_transport=async_transport, timeout_s=timeout_s)
 
 
 def is_in_process(name: str) -> bool:
     """True for a family that loads the model in this process (no server, no URL)."""
-    return parse_backend(name).family in IN_PROCESS_FAMILIES
+    return family_of(name).in_process
 
 
 def make_in_process_backend(name: str, model, *, dtype: str = "float32", ov_config: dict | None = None) -> Backend:
-    spec = parse_backend(name)
-    return IN_PROCESS_FAMILIES[spec.family](model, platform=spec.platform, dtype=dtype, ov_config=ov_config)
+    spec, family = parse_backend(name), family_of(name)
+    if not family.in_process:
+        raise ValueError(f"--backend {name}: a server family; give its URL (make_backend)")
+    return family.backend(model, platform=spec.platform, dtype=dtype, ov_config=ov_config)

@@ -188,7 +188,9 @@ class Capabilities:
     route_choice: it must pick its completion route before the first request; in_process: no server;
     served_context: where it reads the context the server really has, per request (None: it cannot tell);
     concurrent: requests sent together really run together (a ladder can be measured); restartable: a new
-    boot can be made (for a server: its target restarts it; in process: a fresh load).
+    boot can be made (for a server: its target restarts it; in process: a fresh load); precision_floor: the
+    same weights load again in another dtype (an f16 reference's precision floor, --floor-dtype);
+    top_logprobs_gaps: why the server may send no top-k logprobs at some positions (said beside the count).
     """
 
     cache: CacheEvidence
@@ -200,6 +202,8 @@ class Capabilities:
     in_process: bool = False
     concurrent: bool = True
     restartable: bool = True
+    precision_floor: bool = False
+    top_logprobs_gaps: str | None = None
 
 
 class Backend(Protocol):

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
                                  InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+from oracle.backends.family import FamilyDescriptor
 
-__all__ = ["DTYPES", "HfBackend", "HfLoadError"]
+__all__ = ["DTYPES", "FAMILY", "HfBackend", "HfLoadError"]
 
 DTYPES = ("float32", "float16", "bfloat16")
 _DEVICES = {"": "cpu", "cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps"}
@@ -41,7 +42,7 @@ class HfBackend(InProcessTokenizer, BackendBase):
     capabilities = Capabilities(
         cache=CacheEvidence(policy="in process: a fresh KV cache per request", counters_hint="no server, no counters"),
         teacher_forcing=teacher_forcing_method, in_process=True, concurrent=False, restartable=False,
-        served_context="the model config's max_position_embeddings")
+        served_context="the model config's max_position_embeddings", precision_floor=True)
 
     def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:
         if platform not in _DEVICES:
@@ -205,3 +206,20 @@ class HfBackend(InProcessTokenizer, BackendBase):
 def _cache_of(output):
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
+
+
+def _embedded_gguf() -> Path:
+    from oracle.targets.cache import default_model  # the target layer: imported when a run loads the model
+
+    return default_model()
+
+
+def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
+    from oracle.targets.in_process import planned_context
+
+    return planned_context(model, server_args)
+
+
+FAMILY = FamilyDescriptor(
+    name="hf", help="transformers in this process", backend=HfBackend, planned_context=_model_context,
+    default_model=_embedded_gguf, load_errors=(HfLoadError,))

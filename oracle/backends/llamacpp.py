@@ -16,11 +16,12 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, TeacherForced, auth_headers,
                                  context_tokens, request_timeout, server_timings, status_words)
+from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
 
-__all__ = ["LlamaCppBackend", "STOP_TYPES"]
+__all__ = ["FAMILY", "LlamaCppBackend", "STOP_TYPES"]
 
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
@@ -35,7 +36,9 @@ class LlamaCppBackend(BackendBase):
     capabilities = Capabilities(
         cache=CacheEvidence(policy="cache_prompt: false", counters_hint="start llama-server with --metrics"),
         teacher_forcing=teacher_forcing_method, load_gauge=True,
-        served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot")
+        served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot",
+        top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
+                          "speculative step streams several")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -246,3 +249,20 @@ class LlamaCppBackend(BackendBase):
             cached += int((answer.get("timings") or {}).get("cache_n", 0) or 0)
         return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
                              cached_prompt_tokens=cached)
+
+
+def _llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
+    from oracle.targets.embedded import llama_server  # the target layer: imported when a run starts one
+
+    return llama_server(model, server_args)
+
+
+def _llama_server_context(model: str | None, server_args: str) -> tuple[int, str]:
+    from oracle.targets.embedded import planned_context
+
+    return planned_context(model, server_args)
+
+
+FAMILY = FamilyDescriptor(
+    name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend,
+    embedded=EmbeddedServer("llamacpp", start=_llama_server), planned_context=_llama_server_context)

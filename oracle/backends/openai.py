@@ -28,12 +28,13 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, RequestFailed, auth_headers, context_tokens,
                                  request_timeout, server_timings, status_words, stop_reason)
+from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.stream import DONE, loads, sse_events
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["FAMILY", "OpenAIBackend"]
 
 
 
@@ -355,3 +356,5 @@ def _take_usage(out: Completion, usage: dict | None) -> None:
     if details.get("cached_tokens") is not None:
         out.cached_prompt_tokens = int(details["cached_tokens"])
 
+
+FAMILY = FamilyDescriptor(name="openai", help="any OpenAI-compatible server", backend=OpenAIBackend)

@@ -24,8 +24,9 @@ import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
                                  InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+from oracle.backends.family import FamilyDescriptor
 
-__all__ = ["DEVICES", "OpenVINOBackend", "OpenVINOLoadError"]
+__all__ = ["DEVICES", "FAMILY", "OpenVINOBackend", "OpenVINOLoadError"]
 
 DEVICES = {"": "CPU", "cpu": "CPU", "gpu": "GPU", "npu": "NPU"}
 _EOG_TEXTS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|eom_id|>", "</s>")
@@ -219,3 +220,24 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
         top_lps = np.take_along_axis(lp, top, axis=1)
         tails = [max(float(1.0 - np.exp(r).sum()), 0.0) for r in top_lps]
         return top.tolist(), top_lps.tolist(), tails
+
+
+def _embedded_ir() -> Path:
+    from oracle.targets.cache import EmbeddedError  # the target layer: imported when a run loads the model
+    from oracle.targets.openvino_export import openvino_model
+
+    try:
+        return openvino_model("fp32")
+    except EmbeddedError as exc:
+        raise EmbeddedError(f"the embedded fp32 IR: {exc}") from None
+
+
+def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
+    from oracle.targets.in_process import planned_context
+
+    return planned_context(model, server_args)
+
+
+FAMILY = FamilyDescriptor(
+    name="openvino", help="an OpenVINO IR on GenAI's pipeline in this process", backend=OpenVINOBackend,
+    planned_context=_model_context, default_model=_embedded_ir, load_errors=(OpenVINOLoadError,))

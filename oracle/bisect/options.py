@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.backends import is_in_process, parse_backend
+from oracle.backends import is_in_process, parse_backend, server_families
 from oracle.launch_command import Launch, LaunchError, parse_launch
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
@@ -51,7 +51,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                       "culprit is named or B reproduces A, 1 when --max-probes ran out first, 2 on "
                                       "bad input, an unreproducible A or an interrupted run")
     p.add_argument("--backend", required=True, metavar="FAMILY",
-                   help="the protocol the servers speak, as for the gate: llamacpp[-platform], vllm[-...], openai")
+                   help=f"the protocol the servers speak, as for the gate: family[-platform], the family "
+                        f"one of {', '.join(server_families())}")
     p.add_argument("--good", required=True, metavar="CMD", help="launch command A (with {port}), the good one")
     p.add_argument("--bad", required=True, metavar="CMD", help="launch command B (with {port}), whose outputs differ")
     p.add_argument("--suite", default="default", metavar="NAME|PATH", help="prompt suite (default: default)")
@@ -98,7 +99,8 @@ def bisect_config(args) -> BisectConfig:
         raise BisectUsage(str(exc)) from None
     if is_in_process(args.backend):
         raise BisectUsage(f"--backend {args.backend} runs the model in this process: bisect starts servers from "
-                          "launch commands; give the family the server speaks (llamacpp, vllm or openai)")
+                          "launch commands; give the family the server speaks "
+                          f"({', '.join(server_families())})")
     numbers = {name: _int(args, name, least) for name, least in
                (("max_tokens", 1), ("concurrency", 1), ("trials", 1), ("max_probes", 1), ("request_timeout", 1),
                 ("launch_timeout", 1))}

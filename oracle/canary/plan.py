@@ -1,8 +1,10 @@
-"""Which canary modules and needle lengths are collected (registered by plugin.py; the options are in options.py).
+"""Which canary modules and needle lengths are collected (registered by plugin.py), from the run's typed
+options (`GateOptions.canary`, declared in options.py).
 
-The context used to drop needle lengths comes from --context, else from what the target is
-started with (`targets.planned_context`): never from a server query, so every pytest-xdist
-worker collects the same items.
+A canary module is `canaries/test_<kind>.py` (or `test_<kind>_<more>.py`) for a kind of `CANARY_KINDS`: a new
+kind is its name in that tuple plus its module. The context used to drop needle lengths comes from --context,
+else from what the target is started with (`targets.planned_context`): never from a server query, so every
+pytest-xdist worker collects the same items.
 """
 
 from __future__ import annotations
@@ -13,42 +15,42 @@ import pytest
 
 from oracle.canary.needle import default_lengths, split_lengths
 from oracle.option_types import CANARY_KINDS
+from oracle.options import GateOptions, options_of
 from oracle.targets import planned_context
 
-__all__ = ["CANARY_KINDS", "canary_kinds", "needle_plan", "resolve_context"]
-
-_FILES = {"test_code_result.py": "code", "test_needle.py": "needle", "test_repeats.py": "repeats"}
+__all__ = ["CANARY_KINDS", "canary_kind", "needle_plan", "resolve_context"]
 
 
-def canary_kinds(config: pytest.Config) -> tuple[str, ...]:
-    return tuple(k for k in config.getoption("canaries").split(",") if k in CANARY_KINDS)
+def canary_kind(module: Path) -> str | None:
+    """The kind a module of canaries/ runs (test_code_result.py: code), or None for a file of no kind."""
+    stem = module.stem
+    kinds = [k for k in CANARY_KINDS if stem == f"test_{k}" or stem.startswith(f"test_{k}_")]
+    return max(kinds, key=len) if kinds else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
-    """With the gate on, canary modules of families not in --canaries are not collected."""
-    if config.getoption("backend", None) is None:
+    """With the gate on, canary modules of kinds not in --canaries are not collected."""
+    options = options_of(config)
+    if options is None:
         return None
-    kind = _FILES.get(collection_path.name)
-    if kind is not None and kind not in canary_kinds(config):
+    kind = canary_kind(collection_path) if collection_path.suffix == ".py" else None
+    if kind is not None and kind not in options.canary.kinds:
         return True
     return None
 
 
-def resolve_context(config: pytest.Config) -> tuple[int, str]:
+def resolve_context(options: GateOptions) -> tuple[int, str]:
     """(context length, where it came from), without asking the server."""
-    explicit = config.getoption("context")
-    if explicit:
-        return explicit, "--context"
-    started_elsewhere = bool(config.getoption("url") or config.getoption("servers") or config.getoption("launch"))
-    return planned_context(config.getoption("backend"), started_elsewhere=started_elsewhere,
-                           server_args=config.getoption("server_args") or "", model=config.getoption("model"))
+    if options.canary.context:
+        return options.canary.context, "--context"
+    return planned_context(options.backend, started_elsewhere=not options.embedded,
+                           server_args=options.server_args, model=options.model)
 
 
-def needle_plan(config: pytest.Config) -> tuple[list[int], list[int], list[int], int, str]:
+def needle_plan(options: GateOptions) -> tuple[list[int], list[int], list[int], int, str]:
     """(lengths collected, lengths dropped, depths, context, context source)."""
-    ctx, source = resolve_context(config)
-    given = config.getoption("needle_lengths")
-    lengths = [int(n) for n in given.split(",")] if given else default_lengths(ctx)
+    ctx, source = resolve_context(options)
+    given = options.canary.needle_lengths
+    lengths = list(given) if given else default_lengths(ctx)
     fit, dropped = split_lengths(lengths, ctx)
-    depths = [int(d) for d in config.getoption("needle_depths").split(",")]
-    return fit, dropped, depths, ctx, source
+    return fit, dropped, list(options.canary.needle_depths), ctx, source

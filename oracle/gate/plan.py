@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.backends import is_in_process, parse_backend
+from oracle.backends import family_of, parse_backend
 from oracle.compare.noise import NoiseEnvelope
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
@@ -32,7 +32,7 @@ class GatePlan:
     mode: str  # "gate" (against a reference), "record" or "run"
     f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
-    floor_wanted: bool  # record the reference's precision floor (hf, f16, --floor-dtype)
+    floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -50,10 +50,10 @@ class GatePlan:
         mode = "gate" if reference else "record" if options.record else "run"
         f16_gate = reference is not None and reference.kind == "f16"
         logits_gate = reference is not None and (f16_gate or options.logits)
-        in_process = is_in_process(options.backend)
-        floor = (mode == "record" and options.reference_kind == "f16" and parse_backend(options.backend).family == "hf"
+        family = family_of(options.backend)
+        floor = (mode == "record" and options.reference_kind == "f16" and family.capabilities.precision_floor
                  and options.floor_dtype not in ("none", options.dtype))
-        if options.workers > 1 and (logits_gate or floor or in_process):
+        if options.workers > 1 and (logits_gate or floor or family.in_process):
             raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "
                                     "precision floor run on one server only (their statistics need every prompt "
                                     "in one place); run them without -n")
@@ -66,14 +66,13 @@ class GatePlan:
     @property
     def family(self) -> str:
         return parse_backend(self.options.backend).family
-
     @property
     def platform(self) -> str:
         return parse_backend(self.options.backend).platform
 
     @property
     def in_process(self) -> bool:
-        return is_in_process(self.options.backend)
+        return family_of(self.options.backend).in_process
 
     @property
     def envelope(self) -> NoiseEnvelope | None:

@@ -66,8 +66,8 @@ class PrimaryRun:
         positions = sum(len(r.completion_ids) for r in records)
         bare = sum(1 for r in records for t in r.top_ids if not t)
         if bare and self.plan.options.logprobs:
-            why = (" (llama-server sends them only for the first token of each streamed piece, and a speculative "
-                   "step streams several)" if self.plan.family == "llamacpp" else "")
+            gaps = self.backend.capabilities.top_logprobs_gaps
+            why = f" ({gaps})" if gaps else ""
             findings["notes"].append(f"the server returned no top-k logprobs at {bare} of {positions} completion "
                                      f"positions{why}; near-tie verdicts at those positions rest on the reference's "
                                      "margin alone")

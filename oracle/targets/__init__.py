@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracle.backends import is_in_process, parse_backend
+from oracle.backends import FAMILIES, family_of, parse_backend
 from oracle.targets.base import Target, TargetError
-from oracle.targets.cache import EmbeddedError, default_model
+from oracle.targets.cache import EmbeddedError
 from oracle.targets.in_process import InProcessTarget
 from oracle.targets.launched import LaunchedTarget
 from oracle.targets.url import UrlTarget
@@ -24,8 +24,9 @@ UNKNOWN_CONTEXT = 8192  # assumed for a --url or --launch target unless --contex
 
 
 def make_target(options, *, worker: int, log_dir: Path) -> Target:
-    """--url (entry `worker` of the list), --launch, the hf model in process, or the family's embedded default."""
-    if is_in_process(options.backend):
+    """--url (entry `worker` of the list), --launch, the model in process, or the family's embedded server."""
+    family = family_of(options.backend)
+    if family.in_process:
         return InProcessTarget(options.backend, options.model, dtype=options.dtype,
                               ov_config=dict(options.ov_config) or None)
     if options.urls:
@@ -34,11 +35,14 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
         return LaunchedTarget(options.backend, options.launch, kind="launch", log_dir=log_dir, env=None,
                               worker=worker, timeout_s=options.request_timeout,
                               launch_timeout_s=options.launch_timeout)
-    from oracle.targets.embedded import embedded_target
-
-    spec = parse_backend(options.backend)
+    server = family.embedded
+    if server is None or not server.serves(parse_backend(options.backend).platform):
+        labels = [d.embedded.label for d in FAMILIES.values() if d.embedded]
+        labels = " and ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels)
+        raise TargetError(f"--backend {options.backend}: no embedded server for this backend; give --url of "
+                          f"a running server or --launch CMD (the embedded defaults are {labels})")
     try:
-        embedded = embedded_target(spec.family, spec.platform, options.model, options.server_args)
+        embedded = server.start(options.model, options.server_args)
     except (ValueError, EmbeddedError) as exc:
         raise TargetError(f"--backend {options.backend}: {exc}") from None
     return LaunchedTarget(options.backend, embedded.command, kind="embedded", log_dir=log_dir, env=embedded.env,
@@ -47,14 +51,10 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
 
 
 def planned_context(backend: str, *, started_elsewhere: bool, server_args: str, model: str | None) -> tuple[int, str]:
-    """(context length, where it came from) without asking the server: what the embedded default is started with.
-    started_elsewhere: a --url / --servers / --launch target, whose flags oracle does not read."""
-    if started_elsewhere:
+    """(context length, where it came from) without asking the server: what the target oracle starts itself
+    is started with (the family's `planned_context`). started_elsewhere: a --url / --servers / --launch
+    target, whose flags oracle does not read."""
+    plan = family_of(backend).planned_context
+    if started_elsewhere or plan is None:
         return UNKNOWN_CONTEXT, f"default {UNKNOWN_CONTEXT} (give --context N for a --url or --launch target)"
-    if parse_backend(backend).family == "vllm":
-        from oracle.targets.vllm_cpu import planned_context as vllm_context
-
-        return vllm_context(server_args)
-    from oracle.targets.embedded import planned_context as llama_context
-
-    return llama_context(server_args, Path(model) if model else default_model())
+    return plan(model, server_args)

