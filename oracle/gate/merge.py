@@ -159,7 +159,8 @@ def _on_server(name: str, order: Callable[[str], int]) -> Callable[[Merge], dict
     """Conditions (ladder levels, boots): each ran whole on one server, which its row names."""
     def rule(m: Merge) -> dict:
         rows = dict(getattr(m.own, name))
-        rows.update({k: v | {"server": w.label} for w in m.workers for k, v in getattr(w.state, name).items()})
+        for w in m.workers:
+            rows.update({k: v | {"server": w.label} for k, v in getattr(w.state, name).items()})
         return dict(sorted(rows.items(), key=lambda kv: order(kv[0])))
     return rule
 

@@ -69,8 +69,9 @@ def _every_field_set() -> ReportState:
                   _meta("q", Condition(concurrency=2), 1)},
         checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
         runs=[{"condition": "boot1-c1", "records": 2}], speculation={"drafted": 4, "accepted": 3},
-        cache={"verdict": "pass"}, evidence={"token_ids": True}, canaries={"code[a]": {"family": "code", "ok": True}},
-        ladder={"c2": {"verdict": "exact"}}, boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
+        cache={"verdict": "pass"}, evidence={"token_ids": True},
+        canaries={"code[a]": {"family": "code", "ok": True}}, ladder={"c2": {"verdict": "exact"}},
+        boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
         speed={"label": "headline"}, logits={"overall": {"positions": 0}})
 
