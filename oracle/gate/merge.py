@@ -2,8 +2,7 @@
 field by field, each field by its own rule in `MERGE_RULES` (a test checks that every `ReportState` field has one,
 so a new field cannot silently disappear under `pytest -n`).
 
-    workers = [Worker.of_payload(i, p) for i, p in payloads.items() if p is not None]
-    rows = merge_workers(state, payloads, workers=2, root=report_dir, allow_mixed=False)
+    rows = merge_workers(state, payloads, workers=2, root=report_dir, allow_mixed=False)  # payloads: index -> dict
 """
 
 from __future__ import annotations
