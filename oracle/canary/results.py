@@ -1,4 +1,5 @@
-"""Canary verdicts (the DESIGN table's canary rows) and the one-line summary for identity.md.
+"""Canary verdicts (the DESIGN table's canary rows) and the one-line summary of the report (its section:
+`canary/report.py`).
 
     canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
     # -> ("fail", "regression: the reference answered it right")
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from oracle.compare.verdicts import DROPPED, FAIL, INFO, PASS
 
-__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts", "markdown_lines"]
+__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts"]
 
 FAMILIES = ("code", "needle", "repeats", "burst")
 
@@ -76,20 +77,4 @@ def family_counts(canaries: dict[str, dict]) -> dict[str, tuple[int, int]]:
         ran = [r["repeats"] for r in canaries.values() if r.get("family") == family and r.get("repeats")]
         if ran:
             out[family] = (sum(rep["identical"] for rep in ran), sum(rep["n"] for rep in ran))
-    return out
-
-
-def markdown_lines(canaries: dict[str, dict]) -> list[str]:
-    """identity.md lines: the summary, then one line per canary that did not pass and why."""
-    line = canary_summary(canaries)
-    if line is None:
-        return []
-    out = [f"- canaries: {line}"]
-    for item_id, r in canaries.items():
-        if r.get("verdict") == DROPPED:
-            out.append(f"  - {item_id}: dropped: {r.get('why')} (not sent)")
-        elif not r.get("ok"):
-            got = r.get("extracted")
-            out.append(f"  - {item_id}: {r.get('verdict')}: expected {r.get('expected')!r}, got {got!r} "
-                       f"({r.get('reason') or r.get('why')})")
     return out

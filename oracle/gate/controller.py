@@ -13,6 +13,7 @@ import json
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.gate.merge import merge_workers
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.recording import record_lock, write_run_reference
@@ -68,8 +69,8 @@ class XdistController(ReportOwner):
         try:
             if not self.payloads and not self.report.folder.exists():
                 return None  # nothing ran (--collect-only)
-            rows = self.state.merge(self.payloads, workers=self.options.workers, root=self.report.folder,
-                                    allow_mixed=self.options.allow_mixed_servers)
+            rows = merge_workers(self.state, self.payloads, workers=self.options.workers, root=self.report.folder,
+                                 allow_mixed=self.options.allow_mixed_servers)
             message = None
             if self.plan.mode == "record" and self.payloads:
                 message = write_run_reference(self.plan, self.state, self._owned_records(), rows,

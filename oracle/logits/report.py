@@ -1,12 +1,19 @@
-"""The logits section of identity.md: llama.cpp's figures per prompt and overall, the reference's floor
-beside them, the method per backend, and the positions with the largest KLD.
+"""The logits section of the report: llama.cpp's figures per prompt and overall, the reference's floor
+beside them, the method per backend, and (identity.md) the positions with the largest KLD.
 
-    lines = markdown_lines(state.logits)
+    lines = markdown(data)   # identity.md's section, from the identity.json dict
+    page = html(data)        # identity.html's section; "" without a logits comparison
 """
 
 from __future__ import annotations
 
-__all__ = ["headline", "markdown_lines"]
+from html import escape
+
+__all__ = ["headline", "html", "markdown", "markdown_lines"]
+
+
+def _e(value) -> str:
+    return escape("" if value is None else str(value))
 
 
 def _pct(x: float | None) -> str:
@@ -80,3 +87,29 @@ def markdown_lines(logits: dict | None) -> list[str]:
         lines += head + [_row("**overall**", floor["overall"])]
         lines += [_row(pid, s) for pid, s in floor["per_prompt"].items()]
     return lines
+
+
+def markdown(data: dict) -> list[str]:
+    return markdown_lines(data.get("logits"))
+
+
+def html(data: dict) -> str:
+    """KLD / Same top p rows (overall, the reference's floor, per prompt); empty without a logits comparison."""
+    logits = data.get("logits") or {}
+    rows = []
+    if logits.get("overall"):
+        rows.append(("overall", logits["overall"]))
+    floor = logits.get("floor") or {}
+    if floor.get("overall"):
+        rows.append((f"reference floor: {floor['dtype']} vs {floor['reference_dtype']}", floor["overall"]))
+    rows += list((logits.get("per_prompt") or (floor.get("per_prompt") if "overall" not in logits else {}) or {}).items())
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td class=mono>{_e(name)}</td><td>{s['positions']}</td><td>{s['mean_kld']:.6f} ± "
+        f"{s['mean_kld_uncertainty']:.6f}</td><td>{100 * s['same_top1']:.3f} %</td>"
+        f"<td>{100 * s['rms_delta_p']:.3f} %</td></tr>" for name, s in rows if s.get("positions"))
+    method = (logits.get("method") or {}).get("teacher_forced") or floor.get("method") or ""
+    return ("<h2>Logits</h2><p>Mean KLD is a <b>lower bound</b> (shared top-k + one tail bucket). "
+            f"{_e(method)}</p><table><tr><th></th><th>positions</th><th>Mean KLD</th><th>Same top p</th>"
+            f"<th>RMS Δp</th></tr>{body}</table>")

@@ -1,25 +1,23 @@
-"""Everything the identity report says, as one object that serialises itself and merges workers' states.
+"""Everything the identity report says, as one object that serialises itself and reads itself back.
 
     state = ReportState(mode="gate", backend="llamacpp")
     state.apply({"ladder": {"c8": summary}, "determinism": "within-boot"})   # a check producer's findings
     data = state.as_json()                                                    # identity.json
-    state.merge(payloads, workers=2, root=report_dir, allow_mixed=False)      # the xdist controller
+    same = ReportState.from_json(data)                                        # a worker's state, typed again
+
+The xdist controller merges the workers' typed states field by field (`oracle.gate.merge`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, determinism_of
-from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
-from oracle.gate.placement import server_label
-from oracle.gate.server_set import differences
-from oracle.speed.card import merge_cards
+from oracle.compare.verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
 from oracle.store.records import PRIMARY, RecordKey
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
@@ -146,6 +144,7 @@ class ReportState:
             "schema_version": REPORT_SCHEMA_VERSION,
             "verdict": self.verdict(),
             "mode": self.mode,
+            "backend": self.backend,
             "started_utc": self.started_utc,
             "written_utc": _utc(),
             "identity": self.identity,
@@ -167,125 +166,43 @@ class ReportState:
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
+            "complete": self.complete,
+            "closed": self.closed,
             "notes": self.notes,
             "records": {"folder": "records", "finished": {str(k): v for k, v in self.finished.items()}},
         }
 
-    # -- several workers -------------------------------------------------------------------
-    def merge(self, payloads: dict[int, dict | None], *, workers: int, root: Path, allow_mixed: bool) -> dict:
-        """Fill this (the controller's) state from the workers' payloads; return the merged condition rows.
-
-        A payload is what `gate.controller.worker_payload` sent: the worker's `as_json()` under "state", its
-        condition rows, server index, URL and the prompts it owned at c1."""
-        rows: dict[str, list[dict]] = {}
-        servers, identities, problems, spec_parts, cache_parts, speed_parts = [], {}, [], [], {}, []
-        complete = True
-        for index in range(workers):
-            label = server_label(index)
-            p = payloads.get(index)
-            if p is None:
-                complete = False
-                problems.append(f"{label} (worker gw{index}) sent no results: it crashed or was stopped; its partial "
-                                f"report and records are in {root / 'servers' / label}")
-                continue
-            data = p["state"]
-            owned = set(p["owned"]) if p["owned"] is not None else set(data["prompts"])
-            if not servers:  # the first worker that answered: the selected prompts are the same on every worker
-                self.prompt_ids = list(data["prompts"])
-                self.suite = data["suite"]
-            ident = data["identity"]
-            if ident:
-                identities[label] = ident
-                if not self.identity:
-                    self.identity = {k: v for k, v in ident.items() if k not in ("url", "boots")}
-            servers.append({"label": label, "worker": f"gw{index}", "url": p["url"],
-                            "launch_command": ident.get("launch_command"), "server": ident.get("server"),
-                            "boots": ident.get("boots"), "report": str(Path("servers") / label),
-                            "prompts_at_c1": sorted(owned), "verdict": data["verdict"],
-                            "checks": [c["id"] for c in data["checks"]],
-                            "failed": [c["id"] for c in data["checks"] if c["outcome"] == "failed"]})
-            folder = str(Path("servers") / label / "records")
-            for meta in data["records"]["finished"].values():
-                key = RecordKey.of_meta(meta)
-                owner = key.condition == PRIMARY and key.record in owned
-                self.finished[key if owner else key.on(label)] = meta | {"server": label, "folder": folder}
-            self.checks += [Check(**c) for c in data["checks"]]
-            self.runs += [r | {"server": label} for r in data["runs"]]
-            if data.get("speculation"):
-                spec_parts.append(data["speculation"])
-            if data.get("cache"):
-                cache_parts[label] = data["cache"]
-            if data.get("speed"):
-                speed_parts.append(data["speed"])
-            self.canaries.update(data.get("canaries") or {})
-            self.evidence = self.evidence or data.get("evidence")
-            self.ladder.update({k: v | {"server": label} for k, v in (data.get("ladder") or {}).items()})
-            self.boots.update({k: v | {"server": label} for k, v in (data.get("boots") or {}).items()})
-            rows.update(p["condition_rows"])
-            if data.get("interruption"):
-                problems.append(f"{label}: {data['interruption']}")
-            self.notes += [f"{label}: {n}" for n in data.get("notes") or []]
-            complete = complete and data["verdict"] != "partial"
-        self.ladder = dict(sorted(self.ladder.items(), key=lambda kv: int(kv[0].removeprefix("c"))))
-        self.boots = dict(sorted(self.boots.items(), key=lambda kv: int(kv[0])))
-        self.identity["servers"] = servers
-        self.identity["servers_c1_crosscheck"] = self._c1_crosscheck()
-        self.speculation = _merged_speculation(spec_parts)
-        self.cache = _merged_cache(cache_parts)
-        self.speed = merge_cards(speed_parts, servers=workers)
-        mismatch = differences(identities) if len(identities) > 1 else []
-        if mismatch:
-            if allow_mixed:
-                self.notes.append("the servers differ (--allow-mixed-servers): " + "; ".join(mismatch))
-            else:
-                self.checks.append(Check("servers", "servers", FAIL, f"the {len(identities)} servers are not one "
-                                         f"configuration: {len(mismatch)} identity field(s) differ",
-                                         [f"  {m}" for m in mismatch], {"differences": mismatch}, outcome="failed"))
-        if problems:
-            self.interruption = "; ".join(problems)
-        self.determinism = determinism_of(rows)
-        self.complete = complete
-        return rows
-
-    def _c1_crosscheck(self) -> dict:
-        """Prompts that a ladder or boot server also ran at c1 (its baseline), against the owner's c1 record:
-        servers of one configuration give the same tokens."""
-        same, differ = [], []
-        for key, meta in self.finished.items():
-            owner = self.finished.get(key.on(None))
-            if key.condition != PRIMARY or key.server is None or owner is None:
-                continue
-            row = f"{key.record}: {owner['server']} vs {key.server}"
-            (same if meta.get("completion_sha256") == owner.get("completion_sha256") else differ).append(row)
-        return {"identical": len(same), "different": differ}
-
-
-def _merged_speculation(parts: list[dict]) -> dict | None:
-    if not parts:
-        return None
-    from oracle.compare.evidence import speculation_totals
-
-    per_request = {k: v for p in parts for k, v in (p.get("per_request") or {}).items()}
-    known = [p for p in parts if p.get("drafted") is not None]
-    if not known:
-        return {"drafted": None, "accepted": None, "source": None, "per_request": per_request}
-    totals = speculation_totals(drafted=sum(p["drafted"] for p in known),
-                                accepted=sum(p.get("accepted") or 0 for p in known),
-                                drafts=sum(p.get("drafts") or 0 for p in known))
-    return {"drafted": totals.pop("drafted"), "accepted": totals.pop("accepted"),
-            "source": ", ".join(sorted({str(p["source"]) for p in known})), "per_request": per_request, **totals}
-
-
-def _merged_cache(parts: dict[str, dict]) -> dict | None:
-    if not parts:
-        return None
-    order = ["fail", "inconclusive", "pass"]
-    verdicts = [p.get("verdict") for p in parts.values()]
-    verdict = next((v for v in order if v in verdicts), verdicts[0])
-    return {"verdict": verdict,
-            "requests": sum(p.get("requests") or 0 for p in parts.values()),
-            "requests_with_cache_field": sum(p.get("requests_with_cache_field") or 0 for p in parts.values()),
-            "cached_requests": {f"{k}@{label}": v for label, p in parts.items()
-                                for k, v in (p.get("cached_requests") or {}).items()},
-            "counter_deltas": {label: p.get("counter_deltas") for label, p in parts.items()},
-            "servers": parts}
+    @classmethod
+    def from_json(cls, data: dict) -> "ReportState":
+        """The state back from its `as_json()` (typed again: record keys, checks); what as_json derives (verdict,
+        summary, missing, written_utc) is computed again, not read. `determinism` is said only with a ladder or
+        boots, so without them it reads back as unmeasured. A report written before `backend`, `complete` and
+        `closed` were kept reads them from the identity and the verdict."""
+        finished = (data.get("records") or {}).get("finished") or {}
+        done = data.get("verdict") not in (None, "partial")
+        return cls(
+            mode=data["mode"],
+            backend=data.get("backend", (data.get("identity") or {}).get("backend", "")),
+            started_utc=data["started_utc"],
+            identity=data.get("identity") or {},
+            suite=data.get("suite") or {},
+            reference=data.get("reference"),
+            prompt_ids=list(data.get("prompts") or []),
+            finished={RecordKey.parse(k): v for k, v in finished.items()},
+            checks=[Check(**c) for c in data.get("checks") or []],
+            runs=list(data.get("runs") or []),
+            speculation=data.get("speculation"),
+            cache=data.get("cache"),
+            evidence=data.get("evidence"),
+            canaries=data.get("canaries") or {},
+            ladder=data.get("ladder") or {},
+            boots=data.get("boots") or {},
+            determinism=data.get("determinism") or UNMEASURED,
+            interruption=data.get("interruption"),
+            complete=data.get("complete", done),
+            closed=data.get("closed", done),
+            recorded_reference=data.get("recorded_reference"),
+            notes=list(data.get("notes") or []),
+            speed=data.get("speed"),
+            logits=data.get("logits"),
+        )

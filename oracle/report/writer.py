@@ -68,7 +68,7 @@ def write_report(folder: Path, state: ReportState) -> dict:
     """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway)."""
     data = state.as_json()
     atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
-    atomic_write_text(folder / "identity.md", markdown(state, data))
+    atomic_write_text(folder / "identity.md", markdown(data))
     if state.closed or state.interruption:
         write_html(folder, data)
     return data

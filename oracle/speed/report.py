@@ -1,7 +1,8 @@
-"""The speed card in the report: the headline's speed part and the card's lines in identity.md.
+"""The speed card in the report: the headline's speed part and the card's section in identity.md / .html.
 
     headline(card)         # '1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, ...)'
-    markdown_lines(card)   # the card: label, summary over prompts, per prompt rows, the comparison
+    markdown(data)         # the section from the identity.json dict: label, summary over prompts, per prompt
+    html(data)             # rows, the comparison (markdown_lines / html_section: the same from the card itself)
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from html import escape
 from oracle.speed.card import FIGURES
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
-__all__ = ["credible_lines", "headline", "html_section", "markdown_lines", "speculation_words", "speed_words"]
+__all__ = ["credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines", "speculation_words",
+           "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
@@ -168,3 +170,11 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
                   "<th>event-counting rate (events/s, not tokens)</th><th>arrival spread</th><th>server tok/s</th>"
                   f"<th>client / server</th></tr>{rows}</table>")
     return head + table + compared + per_prompt
+
+
+def markdown(data: dict) -> list[str]:
+    return markdown_lines(data.get("speed"), data.get("speculation"))
+
+
+def html(data: dict) -> str:
+    return html_section(data.get("speed"), data.get("speculation"))

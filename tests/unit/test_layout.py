@@ -1,5 +1,6 @@
-"""The house keeps its shape: no import cycle, no module past ~400 lines, a session that only orchestrates,
-no probing of backends for methods, no record key built as a string and parsed elsewhere."""
+"""The house keeps its shape: no import cycle, lower packages never import higher ones, no module past ~400
+lines, a session that only orchestrates, no probing of backends for methods, no record key built as a string
+and parsed elsewhere."""
 
 from __future__ import annotations
 
@@ -57,6 +58,61 @@ def test_no_import_cycle():
     for name in graph:
         if name not in state:
             visit(name, [name])
+
+
+# The layers, as data: package -> the oracle packages (or top-level modules) none of its modules may import,
+# lazy imports inside functions included. The orchestration (gate, plugin, the cli and bisect) sits on top;
+# the report renders what the gate found and the capabilities' own report modules (speed, logits, canary);
+# compare judges records (store) read through backends; store keeps files.
+ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "__main__", "options")
+NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
+    "report": (*ORCHESTRATION, "targets", "run"),
+    "compare": (*ORCHESTRATION, "report", "targets", "run", "speed", "logits", "canary"),
+    "store": (*ORCHESTRATION, "report", "targets", "run", "compare", "backends", "speed", "logits", "canary"),
+    "speed": (*ORCHESTRATION, "report", "targets", "canary", "logits"),
+    "logits": (*ORCHESTRATION, "report", "targets", "canary", "speed"),
+    "canary": ("plugin", "cli", "bisect", "__main__", "report"),
+    "run": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
+    "backends": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
+    "targets": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
+    "bisect": ("gate", "plugin"),
+}
+
+
+def _package(path: Path) -> str:
+    """The first part under oracle/: a package name, or a top-level module's name."""
+    return path.relative_to(ORACLE).with_suffix("").parts[0]
+
+
+def _all_imports(path: Path) -> set[str]:
+    """The oracle packages / top-level modules this module imports anywhere (module level or in a function)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                 else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        out.update(name.split(".")[1] for name in names if name.startswith("oracle."))
+    return out
+
+
+def test_layers_point_one_way():
+    broken = [f"{_name(p)} imports oracle.{target} (oracle/{_package(p)} never imports oracle/{target})"
+              for p in MODULES if _package(p) in NEVER_IMPORTS
+              for target in sorted(_all_imports(p) & set(NEVER_IMPORTS[_package(p)]))]
+    assert broken == []
+
+
+def test_the_layer_rules_name_real_packages():
+    """A rule about a package that was renamed or removed would pass for ever."""
+    real = {_package(p) for p in MODULES}
+    named = set(NEVER_IMPORTS) | {t for targets in NEVER_IMPORTS.values() for t in targets}
+    assert named <= real, sorted(named - real)
+
+
+def test_the_layer_check_sees_a_broken_rule(tmp_path):
+    """The check itself can fail: a module of report/ that imports the gate in a function is found."""
+    module = tmp_path / "state.py"
+    module.write_text("def f():\n    from oracle.gate.placement import server_label\n")
+    assert _all_imports(module) == {"gate"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[_name(p) for p in MODULES])

@@ -8,7 +8,8 @@ import pytest
 
 from oracle.canary.code import (CODE_SET, build_set, extract_answer, load_set, main, run_sandboxed, score_answer,
                                   stale_items, SandboxError)
-from oracle.canary.results import canary_summary, canary_verdict, family_counts, markdown_lines
+from oracle.canary.report import markdown_lines
+from oracle.canary.results import canary_summary, canary_verdict, family_counts
 from oracle.canary.needle import (ANSWER_TOKENS, build_needle_prompt, default_lengths, load_haystack,
                            score_needle, split_lengths)
 from oracle.canary.repeats import summarize_repeats

@@ -8,7 +8,8 @@ import httpx
 from oracle.backends import make_backend
 from oracle.canary.context import DROPPED_NOTE, ServedContext, context_words
 from oracle.canary.needle import ANSWER_TOKENS
-from oracle.canary.results import canary_summary, family_counts, markdown_lines
+from oracle.canary.report import markdown_lines
+from oracle.canary.results import canary_summary, family_counts
 from oracle.compare.verdicts import DROPPED, NOT_RUN, Check, passed
 from oracle.report.html import render_html
 from oracle.report.state import ReportState

@@ -1,9 +1,11 @@
-"""ReportState: findings applied, typed keys serialised, workers' states merged into one report."""
+"""ReportState: findings applied, typed keys serialised and read back."""
 
-from pathlib import Path
+import json
+from dataclasses import MISSING, fields
 
 from oracle.compare.verdicts import Check
 from oracle.report.state import ReportState
+from oracle.compare.noise import UNMEASURED
 from oracle.store.records import PRIMARY, Condition, Record, RecordKey
 
 
@@ -30,38 +32,6 @@ def test_finished_records_are_written_by_their_key_and_counted_at_c1_only():
     assert data["missing"] == ["q"] and data["summary"]["records"] == [1, 2]
 
 
-def _payload(index: int, owned: list[str], finished: list[dict], checks: list[Check]) -> dict:
-    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q"], complete=True, closed=True)
-    state.identity = {"server": {"build": "b1"}, "url": f"http://127.0.0.1:{9000 + index}"}
-    for meta in finished:
-        state.finished[RecordKey.of_meta(meta)] = meta
-    for c in checks:
-        c.outcome = "passed"
-        state.judged(c)
-    return {"server": index, "url": state.identity["url"], "owned": owned, "report_dir": "x",
-            "state": state.as_json(), "condition_rows": {}}
-
-
-def test_workers_merge_into_one_report_with_each_record_under_its_owner():
-    p0 = _payload(0, ["p"], [_meta("p")], [Check("tokens[p]", "tokens", "exact", "ok")])
-    # server2 owns q, and also ran p at c1 as the baseline of a ladder level on its own server.
-    p1 = _payload(1, ["q"], [_meta("q"), _meta("p", sha="b")], [Check("tokens[q]", "tokens", "exact", "ok")])
-    state = ReportState(mode="gate", backend="llamacpp")
-    state.merge({0: p0, 1: p1}, workers=2, root=Path("/r"), allow_mixed=False)
-    state.closed = True
-    assert set(map(str, state.finished)) == {"p@boot1-c1", "q@boot1-c1", "p@boot1-c1@server2"}
-    assert state.identity["servers_c1_crosscheck"] == {"identical": 0, "different": ["p: server1 vs server2"]}
-    assert state.verdict() == "pass" and [c.id for c in state.checks] == ["tokens[p]", "tokens[q]"]
-
-
-def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
-    p0 = _payload(0, ["p"], [_meta("p")], [Check("tokens[p]", "tokens", "exact", "ok")])
-    state = ReportState(mode="gate", backend="llamacpp")
-    state.merge({0: p0, 1: None}, workers=2, root=Path("/r"), allow_mixed=False)
-    state.closed = True
-    assert state.verdict() == "partial" and "server2 (worker gw1) sent no results" in state.interruption
-
-
 def test_summary_counts_carry_their_wilson_intervals():
     state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"])
     state.checks = [Check(f"tokens[{p}]", "tokens", v, "") for p, v in zip("pqr", ["exact", "exact", "near-tie"])]
@@ -82,3 +52,48 @@ def test_summary_counts_carry_their_wilson_intervals():
 def test_a_record_run_without_boots_or_canaries_gives_only_the_exact_count():
     state = ReportState(mode="record", backend="llamacpp", prompt_ids=["p"])
     assert state.as_json()["summary"]["confidence"] == {"exact": {"k": 0, "n": 0, "wilson95": [0.0, 1.0]}}
+
+
+def _default(f):
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+def _every_field_set() -> ReportState:
+    """A state whose every field differs from its default: a field added to ReportState and left out of this
+    sample fails test_the_sample_sets_every_field; one left out of as_json / from_json fails the round trip."""
+    return ReportState(
+        mode="gate", backend="vllm", started_utc="2026-01-02T03:04:05Z",
+        identity={"backend": "vllm", "server": {"build": "b1"}}, suite={"name": "s", "prompts": 2},
+        reference={"path": "/ref", "kind": "f16"}, prompt_ids=["p", "q"],
+        finished={RecordKey("p", PRIMARY): _meta("p"), RecordKey("q~1", Condition(concurrency=2), "server2"):
+                  _meta("q", Condition(concurrency=2), 1)},
+        checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
+        runs=[{"condition": "boot1-c1", "records": 2}], speculation={"drafted": 4, "accepted": 3},
+        cache={"verdict": "pass"}, evidence={"token_ids": True},
+        canaries={"code[a]": {"family": "code", "ok": True}}, ladder={"c2": {"verdict": "exact"}},
+        boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
+        interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
+        speed={"label": "headline"}, logits={"overall": {"positions": 0}})
+
+
+def test_the_sample_sets_every_field():
+    sample = _every_field_set()
+    left = [f.name for f in fields(ReportState) if getattr(sample, f.name) == _default(f)]
+    assert left == [], f"give these fields a non-default value in _every_field_set: {left}"
+
+
+def test_a_state_reads_back_from_its_json():
+    sample = _every_field_set()
+    assert ReportState.from_json(sample.as_json()) == sample
+    # as the xdist worker sends it: through JSON text
+    assert ReportState.from_json(json.loads(json.dumps(sample.as_json(), default=str))) == sample
+    fresh = ReportState(mode="record", backend="llamacpp", started_utc="x")
+    assert ReportState.from_json(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
+
+
+def test_a_report_written_before_backend_complete_and_closed_were_kept_reads_them_from_identity_and_verdict():
+    data = _every_field_set().as_json()
+    for key in ("backend", "complete", "closed"):
+        del data[key]
+    state = ReportState.from_json(data)  # its verdict is partial (it was interrupted)
+    assert (state.backend, state.complete, state.closed) == ("vllm", False, False)

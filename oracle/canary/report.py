@@ -1,0 +1,50 @@
+"""The canaries section of the report: the summary per family and each canary that did not pass (identity.md),
+a row per canary (identity.html).
+
+    lines = markdown(data); page = html(data)   # from the identity.json dict
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from oracle.canary.results import canary_summary
+from oracle.compare.verdicts import DROPPED
+
+__all__ = ["html", "markdown", "markdown_lines"]
+
+
+def _e(value) -> str:
+    return escape("" if value is None else str(value))
+
+
+def markdown_lines(canaries: dict[str, dict]) -> list[str]:
+    """identity.md lines: the summary, then one line per canary that did not pass and why."""
+    line = canary_summary(canaries)
+    if line is None:
+        return []
+    out = [f"- canaries: {line}"]
+    for item_id, r in canaries.items():
+        if r.get("verdict") == DROPPED:
+            out.append(f"  - {item_id}: dropped: {r.get('why')} (not sent)")
+        elif not r.get("ok"):
+            got = r.get("extracted")
+            out.append(f"  - {item_id}: {r.get('verdict')}: expected {r.get('expected')!r}, got {got!r} "
+                       f"({r.get('reason') or r.get('why')})")
+    return out
+
+
+def markdown(data: dict) -> list[str]:
+    lines = markdown_lines(data.get("canaries") or {})
+    return [""] + lines if lines else []  # its own block (it follows the speed card's table)
+
+
+def html(data: dict) -> str:
+    rows = data.get("canaries") or {}
+    if not rows:
+        return "<h2>Canaries</h2><p>No canaries ran.</p>"
+    body = "".join(f"<tr class='{_e(r.get('verdict'))}'><td class=mono>{_e(k)}</td><td>{_e(r.get('verdict'))}</td>"
+                   f"<td class=mono>{_e(r.get('expected'))}</td><td class=mono>{_e(r.get('extracted'))}</td>"
+                   f"<td>{_e(r.get('reason') or r.get('why') or r.get('detail'))}</td></tr>" for k, r in rows.items())
+    return ("<h2>Canaries</h2>"
+            f"<table><tr><th>canary</th><th>verdict</th><th>expected</th><th>got</th><th>why</th></tr>{body}</table>")

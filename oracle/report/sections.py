@@ -1,0 +1,28 @@
+"""The report's sections, in the order identity.md and identity.html show them: the one list both documents
+iterate. A section is a module with `markdown(data: dict) -> list[str]` and `html(data: dict) -> str`, both over
+the identity.json dict (an empty list / "" when it has nothing to say); it lives next to its capability.
+
+A new section: its module (e.g. `oracle/canary/crosstalk_report.py`) and one line here.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from oracle.canary import report as canaries
+from oracle.logits import report as logits
+from oracle.report import evidence, grid, header, notes, servers
+from oracle.speed import report as speed
+
+__all__ = ["SECTIONS"]
+
+SECTIONS: tuple[ModuleType, ...] = (
+    header,  # verdict, headline counts, identity, the counts' Wilson intervals
+    servers,  # pytest -n: one row per server
+    grid,  # the verdict grid, splits and plots; the ladder levels and boots
+    logits,  # KLD / Same top p against the reference, or the reference's floor
+    speed,  # the speed card
+    canaries,  # code, needle, repeats
+    evidence,  # every check, cache-zero and speculation evidence
+    notes,
+)

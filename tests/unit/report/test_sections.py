@@ -1,0 +1,52 @@
+"""Report sections: each renders its Markdown and its HTML from the identity.json dict, and both documents are
+the registry's sections in its order, so a new section is its module plus one line in the registry."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from oracle.compare.verdicts import Check
+from oracle.report import sections
+from oracle.report.html import render_html
+from oracle.report.markdown import markdown
+from oracle.report.state import ReportState
+
+
+def _states() -> list[ReportState]:
+    fresh = ReportState(mode="run", backend="llamacpp")
+    ran = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p"], complete=True, closed=True,
+                      canaries={"code[a]": {"family": "code", "ok": False, "verdict": "fail", "expected": "14",
+                                            "extracted": "15"}}, notes=["a note"])
+    ran.checks = [Check("tokens[p]", "tokens", "exact", "ok", outcome="passed")]
+    return [fresh, ran]
+
+
+@pytest.mark.parametrize("state", _states(), ids=["fresh", "ran"])
+def test_every_section_renders_both_documents_from_the_json_dict(state):
+    data = state.as_json()
+    for section in sections.SECTIONS:
+        lines, page = section.markdown(data), section.html(data)
+        assert isinstance(lines, list) and all(isinstance(x, str) for x in lines), section.__name__
+        assert isinstance(page, str), section.__name__
+    md = markdown(data)
+    assert md == "\n".join(x for s in sections.SECTIONS for x in s.markdown(data)) + "\n"
+    page = render_html(data)
+    parts = [s.html(data) for s in sections.SECTIONS if s.html(data)]
+    positions = [page.index(part) for part in parts]
+    assert positions == sorted(positions)  # the page shows the sections in the registry's order
+
+
+def test_the_capabilities_own_their_sections():
+    """speed, logits and canaries render both their documents from their own package."""
+    owners = {s.__name__ for s in sections.SECTIONS}
+    assert {"oracle.speed.report", "oracle.logits.report", "oracle.canary.report"} <= owners
+    data = _states()[1].as_json()
+    assert "- canaries: code 0/1" in markdown(data) and "<h2>Canaries</h2>" in render_html(data)
+
+
+def test_a_new_section_is_its_module_and_one_registration(monkeypatch):
+    extra = SimpleNamespace(__name__="oracle.example.report", markdown=lambda data: ["", f"## Extra: {data['mode']}"],
+                            html=lambda data: f"<h2>Extra: {data['mode']}</h2>")
+    monkeypatch.setattr(sections, "SECTIONS", (*sections.SECTIONS, extra))
+    data = _states()[0].as_json()
+    assert markdown(data).endswith("\n## Extra: run\n") and "<h2>Extra: run</h2><p><small>written" in render_html(data)
