@@ -23,7 +23,7 @@ __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "back
 LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
-CANARY_KINDS = ("code", "needle", "repeats")
+CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")
 
 
 def _int_at_least(flag: str, least: int, expected: str, example: int, floor_words: str):

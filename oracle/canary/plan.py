@@ -15,9 +15,10 @@ from oracle.canary.needle import default_lengths, split_lengths
 from oracle.option_types import CANARY_KINDS
 from oracle.targets import planned_context
 
-__all__ = ["CANARY_KINDS", "canary_kinds", "needle_plan", "resolve_context"]
+__all__ = ["CANARY_KINDS", "canary_kinds", "crosstalk_levels", "needle_plan", "resolve_context"]
 
-_FILES = {"test_code_result.py": "code", "test_needle.py": "needle", "test_repeats.py": "repeats"}
+_FILES = {"test_code_result.py": "code", "test_needle.py": "needle", "test_repeats.py": "repeats",
+          "test_crosstalk.py": "crosstalk"}
 
 
 def canary_kinds(config: pytest.Config) -> tuple[str, ...]:
@@ -31,7 +32,14 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
     kind = _FILES.get(collection_path.name)
     if kind is not None and kind not in canary_kinds(config):
         return True
+    if kind == "crosstalk" and not crosstalk_levels(config):
+        return True  # nothing ran at once: no item at all (never an empty parametrization, which skips)
     return None
+
+
+def crosstalk_levels(config: pytest.Config) -> tuple[int, ...]:
+    """The ladder levels of c >= 2, each the size of one crosstalk wave."""
+    return tuple(sorted({c for c in (config.getoption("ladder") or ()) if c >= 2}))
 
 
 def resolve_context(config: pytest.Config) -> tuple[int, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from oracle.canary.context import context_words
+from oracle.canary import crosstalk_report
 from oracle.canary.results import markdown_lines as canary_markdown_lines
 from oracle.compare.conditions import headline_counts
 from oracle.compare.confidence import count_words
@@ -130,6 +131,7 @@ def markdown(state: ReportState, data: dict) -> str:
     lines += _confidence_line(data["summary"])
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
+    lines += crosstalk_report.markdown(data)
     lines += _condition_lines(state)
     lines += logits_markdown_lines(state.logits)
     spec = data["speculation"]
