@@ -3,18 +3,20 @@ holds another concurrent request's content is `contaminated`.
 
     markers = wave_markers(4, seed=1234, level=4)          # 4 markers, no word shared between two of them
     messages, suffix = marker_prompt(markers[0])           # the chat message and the assistant's opening
-    found = find_contamination(outputs, baselines, texts, prompts)
-    found[0].describe()   # "request 2 holds request 3's content at token 9 (k-gram ' river candle maple')"
+    found = find_contamination(outputs, baselines, prompts)  # completions at once, alone (c1), prompt ids
+    found[0].describe(decode, names=["r1", "r2", "r3", "r4"])
+    # "r2 holds r3's content at token 1: it holds r3's text ' river candle maple'"
 
-Why word markers: measured on the embedded SmolLM2-135M-Instruct Q4_1 (llama-server, greedy, c1, 20 random
-markers per shape), a marker of four random words written twice by the assistant's opening ("Write the code
-... five times, one per line." + two lines of it) is copied back 20/20; see docs/faults.md and the module's
-unit tests for the figures of the other shapes. Words drawn without replacement across a wave make every
-marker's tokens its own, so whose content a completion holds is unambiguous.
+Why this prompt: measured on the embedded SmolLM2-135M-Instruct Q4_1 (llama-server, greedy, c1, 20 seeded
+markers per shape), a plain "Repeat this text exactly" copies 1-5/20 back, an opening of two lines of the
+marker 17-20/20, and the numbered list used here 20/20 for four words, 12 hex digits and three digit groups
+alike (canaries/README.md has the table). Words, drawn without replacement across a wave, make every
+marker's tokens its own, so whose content a completion holds is unambiguous (hex and digits share tokens).
 
-Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's text (its marker
-as tokenized, and its own c1 completion) is *distinctive* when no other request's text (marker, c1 completion)
-and not i's own prompt nor i's own c1 completion holds it. Two signs, each naming both requests and a position
+Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's text (its prompt,
+which holds its marker as the model reads it, and its own c1 completion) is *distinctive* when no other
+request's text and not i's own prompt nor i's own c1 completion holds it (so the shared chat template is
+nobody's). Two signs, each naming both requests and a position
 in i's completion:
 
 - a distinctive k-gram of j (k = KGRAM) anywhere in i's completion;
@@ -79,8 +81,10 @@ def wave_markers(count: int, *, seed: int, level: int) -> list[str]:
 
 
 def marker_prompt(marker: str) -> tuple[list[dict], str]:
-    """(chat messages, the assistant's opening) that make the model write `marker` line after line."""
-    return [{"role": "user", "content": f"Write the code {marker} five times, one per line."}], f"{marker}\n{marker}\n"
+    """(chat messages, the assistant's opening) that make the model write `marker` line after line: a numbered
+    list it has begun, so that the next tokens continue item 3 with the marker."""
+    return ([{"role": "user", "content": f"Write the code {marker} five times, numbered."}],
+            f"1. {marker}\n2. {marker}\n3.")
 
 
 def _grams(seq: Sequence[int], n: int) -> set[tuple[int, ...]]:

@@ -44,10 +44,10 @@ def test_markers_are_reproducible_unique_and_share_no_word_within_a_wave():
     assert len(set(many)) == 200
 
 
-def test_the_prompt_asks_for_the_marker_and_opens_with_it_twice():
+def test_the_prompt_asks_for_the_marker_and_opens_a_numbered_list_of_it():
     messages, opening = marker_prompt("apple river candle marble")
-    assert "apple river candle marble" in messages[0]["content"]
-    assert opening == "apple river candle marble\napple river candle marble\n"
+    assert messages == [{"role": "user", "content": "Write the code apple river candle marble five times, numbered."}]
+    assert opening == "1. apple river candle marble\n2. apple river candle marble\n3."
 
 
 def test_own_marker_copied_is_clean():
