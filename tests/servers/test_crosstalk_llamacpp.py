@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import tiny_rows, write_suite
+from conftest import NO_WARMUP, tiny_rows, write_suite
 from oracle.backends import make_backend
 from oracle.targets.embedded import embedded_command
 from oracle.targets.launched import LaunchedServer
@@ -30,8 +30,8 @@ def four_slots(llama_tools, model_path, tmp_path_factory):
 
 def _crosstalk(gate_run, tmp_path, url: str, report: str, *extra: str):
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
-    return gate_run(f"--url={url}", "--ladder=1,4", "--canaries=crosstalk", *extra, suite=suite, report=report,
-                    max_tokens=16)
+    return gate_run(*NO_WARMUP, f"--url={url}", "--ladder=1,4", "--canaries=crosstalk", *extra, suite=suite,
+                    report=report, max_tokens=16)
 
 
 def test_the_plain_server_passes_crosstalk_at_c4_with_overlap_proven(gate_run, four_slots, tmp_path, read_report):

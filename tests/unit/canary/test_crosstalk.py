@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, find_contamination, marker_prompt,
-                                     wave_markers)
+from oracle.canary import crosstalk_report
+from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, find_contamination, level_verdict,
+                                     marker_prompt, request_names, wave_markers)
+from oracle.canary.results import canary_summary, family_counts, markdown_lines
+from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, PASS, Check, passed
+from oracle.option_types import INCONCLUSIVE_KINDS
 
 # Token ids stand for words: 1-9 the template and newline, 10s request 0's marker, 20s request 1's, 30s request 2's.
 TEMPLATE = [1, 2, 3]
@@ -118,3 +122,53 @@ def test_the_earliest_sign_is_the_one_reported():
 def test_mismatched_inputs_are_refused():
     with pytest.raises(ValueError, match="one entry per request"):
         find_contamination([[1]], [[1], [2]], [[1]])
+
+
+# -- the verdict of a level and the verdict table --------------------------------------------
+def test_contaminated_always_fails_whatever_the_allowances():
+    check = Check("crosstalk[c4]", "canary", CONTAMINATED, "", inconclusive_kind="overlap")
+    assert not passed(check, allow_near_ties=True, allow_inconclusive=INCONCLUSIVE_KINDS)
+
+
+def test_level_verdict_contaminated_beats_an_unproven_overlap_and_names_both_requests():
+    out = MARKERS[0][:2] + MARKERS[1][2:] + [NL]
+    found = _find([out, BASELINES[1], BASELINES[2]])
+    verdict, detail, lines, kind = level_verdict(3, 2, found, names=["r1", "r2", "r3"])
+    assert (verdict, kind) == (CONTAMINATED, "")
+    assert detail.startswith("c3: 1 of 3 completions hold another request's content; r1 holds r2's content at "
+                             "token 2") and detail.endswith("overlap reached 2 of 3")
+    assert lines == [found[0].describe(names=["r1", "r2", "r3"])]
+
+
+def test_level_verdict_without_contamination_is_inconclusive_overlap_short_of_the_level_else_pass():
+    verdict, detail, lines, kind = level_verdict(4, 3, [], names=request_names(4))
+    assert (verdict, kind) == (INCONCLUSIVE, "overlap") and "overlap reached 3 of 4" in detail
+    assert "llama-server -np N" in lines[0]
+    verdict, detail, lines, kind = level_verdict(4, 4, [], names=request_names(4))
+    assert (verdict, kind, lines) == (PASS, "", [])
+    assert detail == "c4: none of 4 completions holds another request's content; overlap reached 4 of 4"
+
+
+# -- the report section ----------------------------------------------------------------------
+def _row(verdict, contamination=()):
+    return {"family": "crosstalk", "level": 4, "verdict": verdict, "why": "...", "overlap": {"asked": 4, "reached": 4},
+            "requests": [{"id": f"r{i}", "copied_c1": True, "copied": i != 2} for i in range(1, 5)],
+            "contamination": list(contamination)}
+
+
+def test_report_section_in_markdown_and_html_names_the_requests_and_the_position():
+    found = {"victim": "r2", "source": "r3", "position": 1, "sign": "k-gram", "text": " river <b>"}
+    data = {"canaries": {"crosstalk[c4]": _row(CONTAMINATED, [found]), "code[x]": {"family": "code"}}}
+    md = crosstalk_report.markdown(data)
+    assert "| c4 | contaminated | 4 of 4 | 4/4 | 3/4 | r2 holds r3's content at token 1 (k-gram: ' river <b>') |" in md
+    page = crosstalk_report.html(data)
+    assert "<td>contaminated</td>" in page and "r2 holds r3&#x27;s content at token 1" in page
+    assert "<b>" not in page.replace("<b>contaminated</b>", "")  # the tokens' text is escaped
+    assert crosstalk_report.markdown({"canaries": {}}) == [] and crosstalk_report.html({}) == ""
+
+
+def test_summary_and_counts_of_crosstalk_rows():
+    rows = {"crosstalk[c4]": _row(CONTAMINATED, [{"victim": "r2"}]), "crosstalk[c2]": _row(PASS) | {"level": 2}}
+    assert canary_summary(rows) == "crosstalk c2 pass, c4 contaminated"
+    assert family_counts(rows)["crosstalk"] == (7, 8)
+    assert markdown_lines(rows) == ["- canaries: crosstalk c2 pass, c4 contaminated"]  # its own section says more
