@@ -13,10 +13,10 @@ marker 17-20/20, and the numbered list used here 20/20 for four words, 12 hex di
 alike (canaries/README.md has the table). Words, drawn without replacement across a wave, make every
 marker's tokens its own, so whose content a completion holds is unambiguous (hex and digits share tokens).
 
-Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's text (its prompt,
-which holds its marker as the model reads it, and its own c1 completion) is *distinctive* when no other
-request's text and not i's own prompt nor i's own c1 completion holds it (so the shared chat template is
-nobody's). Two signs, each naming both requests and a position
+Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's prompt (which holds
+its marker as the model reads it) is *distinctive* when no other request's prompt or c1 completion and not i's
+own prompt nor i's own c1 completion holds it (so the shared chat template is nobody's, and neither is the
+numbered list's scaffolding that j's c1 completion may reach and i's not). Two signs, each naming both requests and a position
 in i's completion:
 
 - a distinctive k-gram of j (k = KGRAM) anywhere in i's completion;
@@ -122,18 +122,21 @@ def find_contamination(outputs: Sequence[Sequence[int]], baselines: Sequence[Seq
                        prompts: Sequence[Sequence[int]], *, k: int = KGRAM) -> list[Contamination]:
     """Every request whose completion (`outputs[i]`) holds another request's distinctive content, at most one
     finding per victim (its earliest). `baselines[i]` is request i's own c1 completion, `prompts[i]` its prompt
-    ids (which hold its marker, as the model reads and writes it); a request's text is its prompt and its c1
-    completion, so the chat template all prompts share is nobody's own."""
+    ids (which hold its marker, as the model reads and writes it)."""
     n = len(outputs)
     if not (len(baselines) == len(prompts) == n):
         raise ValueError("outputs, baselines and prompts must have one entry per request")
-    grams = {size: [_grams_of([prompts[j], baselines[j]], size) for j in range(n)] for size in range(1, k + 1)}
+    sizes = range(1, k + 1)
+    # Content is j's when its prompt (its marker) holds it. Its c1 completion counts against others only: past
+    # the marker it is the list's own scaffolding ("6."), which a request may reach on its own.
+    marker = {size: [_grams(prompts[j], size) for j in range(n)] for size in sizes}
+    held = {size: [_grams_of([prompts[j], baselines[j]], size) for j in range(n)] for size in sizes}
     found = []
     for i in range(n):
         def distinctive(piece: tuple[int, ...], j: int) -> bool:
             size = len(piece)
-            return (piece in grams[size][j] and piece not in grams[size][i]
-                    and not any(piece in grams[size][m] for m in range(n) if m not in (i, j)))
+            return (piece in marker[size][j] and piece not in held[size][i]
+                    and not any(piece in held[size][m] for m in range(n) if m not in (i, j)))
 
         def source_of(piece: tuple[int, ...]) -> int | None:
             return next((j for j in range(n) if j != i and distinctive(piece, j)), None)

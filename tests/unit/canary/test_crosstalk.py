@@ -113,6 +113,13 @@ def test_near_misses_are_not_contamination():
     assert find_contamination([out, BASELINES[1], BASELINES[2]], BASELINES, prompts) == []
 
 
+def test_list_scaffolding_another_request_reached_alone_is_not_its_content():
+    # Request 1 alone wrote past its list to "6." (60, 61); request 0 at once diverges and writes "6." too.
+    baselines = [BASELINES[0], BASELINES[1] + [60, 61, 62], BASELINES[2]]
+    out = MARKERS[0] + [NL, 60, 61, 62]
+    assert find_contamination([out, baselines[1], baselines[2]], baselines, PROMPTS) == []
+
+
 def test_the_earliest_sign_is_the_one_reported():
     out = MARKERS[0] + [NL, 8, 32, 33, 34, 21, 22, 23]
     (f,) = _find([out, BASELINES[1], BASELINES[2]])
