@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.canary.crosstalk import (MAX_TOKENS, find_contamination, level_verdict, marker_prompt, request_names,
-                                     wave_markers)
+from oracle.canary.crosstalk import (MAX_TOKENS, find_contamination, level_verdict, marker_prompt,
+                                     request_names, wave_markers)
 from oracle.canary.plan import crosstalk_levels
 from oracle.canary.run import complete_many, complete_wave, not_run, render_ids
 from oracle.compare.verdicts import PASS, Check
@@ -42,22 +42,26 @@ def test_crosstalk(oracle_gate, request, crosstalk_level) -> None:
         return
     outputs = [c.completion_ids for _, c in wave]
     baselines = [c.completion_ids for c in alone]
-    reached = max_overlap((t0 + c.token_times_s[0], t0 + c.token_times_s[-1]) for t0, c in wave if c.token_times_s)
+    reached = max_overlap((t0 + c.token_times_s[0], t0 + c.token_times_s[-1])
+                          for t0, c in wave if c.token_times_s)
     findings = find_contamination(outputs, baselines, prompts)
     decode = oracle_gate.prompts.decode
-    verdict, detail, lines, inconclusive_kind = level_verdict(level, reached, findings, names=names, decode=decode)
+    verdict, detail, lines, inconclusive_kind = level_verdict(level, reached, findings, names=names,
+                                                              decode=decode)
     contamination = [f.as_dict() | {"victim": names[f.victim], "source": names[f.source],
                                     "text": decode(list(f.piece)), "described": f.describe(decode, names)}
                      for f in findings]
     row = {"family": "crosstalk", "ok": verdict == PASS, "level": level, "verdict": verdict, "why": detail,
            "overlap": {"asked": level, "reached": reached},
-           "requests": [{"id": name, "marker": marker, "copied_c1": marker in c1.text, "copied": marker in c.text,
-                         "same_as_c1": c1.completion_ids == c.completion_ids, "text": c.text}
+           "requests": [{"id": name, "marker": marker, "copied_c1": marker in c1.text,
+                         "copied": marker in c.text, "same_as_c1": c1.completion_ids == c.completion_ids,
+                         "text": c.text}
                         for name, marker, c1, (_, c) in zip(names, markers, alone, wave)],
            "contamination": contamination}
     oracle_gate.canary_result(item_id, row)
     check = Check(item_id, "canary", verdict, detail, lines,
-                  {"overlap": row["overlap"], "contamination": contamination}, inconclusive_kind=inconclusive_kind)
+                  {"overlap": row["overlap"], "contamination": contamination},
+                  inconclusive_kind=inconclusive_kind)
     request.node.user_properties.append(("oracle_verdict", verdict))
     if not oracle_gate.judge(check):
         msg = [f"{item_id}: {verdict}: {check.detail}"] + [f"  {line}" for line in check.lines]

@@ -34,10 +34,12 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def _canary_options(parser: pytest.Parser) -> None:
-    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats, crosstalk)")
-    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default="code,needle,repeats,crosstalk",
-                help="canary families to collect: code, needle, repeats, crosstalk (at each --ladder level of "
-                     "c >= 2) or none (default: all four)")
+    g = parser.getgroup("oracle-canaries",
+                        "oracle: objective canaries (code result, needle, repeats, crosstalk)")
+    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list,
+                default="code,needle,repeats,crosstalk",
+                help="canary families to collect: code, needle, repeats, crosstalk (at each --ladder level "
+                     "of c >= 2) or none (default: all four)")
     g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
                 help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
                      "1K,2K,4K and the largest that fits the context)")

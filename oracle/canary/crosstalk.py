@@ -13,11 +13,11 @@ marker 17-20/20, and the numbered list used here 20/20 for four words, 12 hex di
 alike (canaries/README.md has the table). Words, drawn without replacement across a wave, make every
 marker's tokens its own, so whose content a completion holds is unambiguous (hex and digits share tokens).
 
-Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's prompt (which holds
-its marker as the model reads it) is *distinctive* when no other request's prompt or c1 completion and not i's
-own prompt nor i's own c1 completion holds it (so the shared chat template is nobody's, and neither is the
-numbered list's scaffolding that j's c1 completion may reach and i's not). Two signs, each naming both requests and a position
-in i's completion:
+Detection works on token ids. For requests i (the victim) and j (the source), a piece of j's prompt (which
+holds its marker as the model reads it) is *distinctive* when no other request's prompt or c1 completion and
+not i's own prompt nor i's own c1 completion holds it (so the shared chat template is nobody's, and neither is
+the numbered list's scaffolding that j's c1 completion may reach and i's not). Two signs, each naming both
+requests and a position in i's completion:
 
 - a distinctive k-gram of j (k = KGRAM) anywhere in i's completion;
 - i's first divergence from its own c1 completion starts a distinctive n-gram of j (n = 1..KGRAM): the
@@ -45,18 +45,19 @@ MAX_TOKENS = 32  # the copy (about 8 tokens a line) three times and more: room f
 
 # Common, concrete English words; each a whole word so that the model copies it as written.
 _WORDS = tuple("""
-apple river candle marble forest pepper silver garden rocket violet tiger piano lemon harbor castle meadow orbit
-falcon cactus velvet anchor bamboo comet dragon ember glacier honey island jungle kettle lantern maple nectar
-oyster pebble quartz raven saddle thunder umbrella walnut yogurt zebra basket cobalt denim fossil goblet hammer
-igloo jacket koala ladder mango needle olive parrot quiver ribbon salmon tulip vessel wagon bridge cherry donkey
-engine feather ginger helmet insect jigsaw kitten lizard magnet noodle orange pillow rabbit sponge tomato unicorn
-valley window anvil beacon cotton desert eagle fabric gravel hollow iris jasmine kernel lobster mirror nickel
-onion puzzle quilt rhubarb shovel timber turnip vapor willow yarn zipper acorn button carrot dolphin elbow
-fiddle gopher hazel ivory jelly kayak locket muffin nutmeg otter panther radish summit teapot tunnel vanilla
-walrus badger copper dagger fern granite hornet icicle juniper lagoon mitten nugget opal pickle rooster satin
-thistle trumpet velcro wizard almond blanket cricket daisy emerald flannel gecko harp indigo jewel lilac
-moss napkin ostrich pumpkin sardine tractor urchin viper whistle bison canyon drizzle fig gutter
-hatchet ink jaguar kiwi lettuce marsh nylon orchid pistol radar scooter tangerine beetle clover domino
+apple river candle marble forest pepper silver garden rocket violet tiger piano lemon harbor castle meadow
+orbit falcon cactus velvet anchor bamboo comet dragon ember glacier honey island jungle kettle lantern maple
+nectar oyster pebble quartz raven saddle thunder umbrella walnut yogurt zebra basket cobalt denim fossil
+goblet hammer igloo jacket koala ladder mango needle olive parrot quiver ribbon salmon tulip vessel wagon
+bridge cherry donkey engine feather ginger helmet insect jigsaw kitten lizard magnet noodle orange pillow
+rabbit sponge tomato unicorn valley window anvil beacon cotton desert eagle fabric gravel hollow iris
+jasmine kernel lobster mirror nickel onion puzzle quilt rhubarb shovel timber turnip vapor willow yarn
+zipper acorn button carrot dolphin elbow fiddle gopher hazel ivory jelly kayak locket muffin nutmeg otter
+panther radish summit teapot tunnel vanilla walrus badger copper dagger fern granite hornet icicle juniper
+lagoon mitten nugget opal pickle rooster satin thistle trumpet velcro wizard almond blanket cricket daisy
+emerald flannel gecko harp indigo jewel lilac moss napkin ostrich pumpkin sardine tractor urchin viper
+whistle bison canyon drizzle fig gutter hatchet ink jaguar kiwi lettuce marsh nylon orchid pistol radar
+scooter tangerine beetle clover domino
 """.split())
 MARKER_WORDS_POOL = tuple(dict.fromkeys(_WORDS))
 
@@ -120,9 +121,9 @@ class Contamination:
 
 def find_contamination(outputs: Sequence[Sequence[int]], baselines: Sequence[Sequence[int]],
                        prompts: Sequence[Sequence[int]], *, k: int = KGRAM) -> list[Contamination]:
-    """Every request whose completion (`outputs[i]`) holds another request's distinctive content, at most one
-    finding per victim (its earliest). `baselines[i]` is request i's own c1 completion, `prompts[i]` its prompt
-    ids (which hold its marker, as the model reads and writes it)."""
+    """Every request whose completion (`outputs[i]`) holds another request's distinctive content, at most
+    one finding per victim (its earliest). `baselines[i]` is request i's own c1 completion, `prompts[i]` its
+    prompt ids (which hold its marker, as the model reads and writes it)."""
     n = len(outputs)
     if not (len(baselines) == len(prompts) == n):
         raise ValueError("outputs, baselines and prompts must have one entry per request")
@@ -169,17 +170,17 @@ def request_names(level: int) -> list[str]:
 
 def level_verdict(level: int, reached: int, findings: Sequence[Contamination], *, names: Sequence[str],
                   decode=None) -> tuple[str, str, list[str], str]:
-    """(verdict, detail, lines, inconclusive kind) of one ladder level's wave: contaminated whenever a completion
-    holds another's content (whatever the overlap: the content got there); else inconclusive (kind overlap)
-    when fewer than `level` requests generated at once; else pass."""
+    """(verdict, detail, lines, inconclusive kind) of one ladder level's wave: contaminated whenever a
+    completion holds another's content (whatever the overlap: the content got there); else inconclusive
+    (kind overlap) when fewer than `level` requests generated at once; else pass."""
     overlap = f"overlap reached {reached} of {level}"
     if findings:
         said = [f.describe(decode, names) for f in findings]
-        detail = (f"c{level}: {len(findings)} of {level} completions hold another request's content; {said[0]}; "
-                  f"{overlap}")
+        detail = (f"c{level}: {len(findings)} of {level} completions hold another request's content; "
+                  f"{said[0]}; {overlap}")
         return CONTAMINATED, detail, said[:10], ""
     if reached < level:
         return (INCONCLUSIVE, f"c{level}: no completion holds another's content, but {overlap}",
-                [f"only {reached} of {level} requests generated at the same time: the level was not proven (give "
-                 "the server more slots, e.g. llama-server -np N)"], "overlap")
+                [f"only {reached} of {level} requests generated at the same time: the level was not proven "
+                 "(give the server more slots, e.g. llama-server -np N)"], "overlap")
     return PASS, f"c{level}: none of {level} completions holds another request's content; {overlap}", [], ""

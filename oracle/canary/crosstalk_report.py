@@ -30,16 +30,22 @@ def _overlap(row: dict) -> str:
 
 
 def _found(row: dict) -> list[str]:
-    return [f"{c['victim']} holds {c['source']}'s content at token {c['position']} ({c['sign']}: {c['text']!r})"
-            for c in row.get("contamination") or []]
+    return [f"{c['victim']} holds {c['source']}'s content at token {c['position']} "
+            f"({c['sign']}: {c['text']!r})" for c in row.get("contamination") or []]
+
+
+def _found_html(row: dict) -> str:
+    found = "<br>".join(escape(f) for f in _found(row))
+    return found or ("-" if row.get("requests") else escape(str(row.get("why"))))
 
 
 def markdown(data: dict) -> list[str]:
     rows = _rows(data)
     if not rows:
         return []
-    out = ["", "Crosstalk canary (concurrent requests each copy their own marker; another's content in a completion "
-           "is `contaminated`):", "", "| level | verdict | overlap | copied alone | copied at once | contamination |",
+    out = ["", "Crosstalk canary (concurrent requests each copy their own marker; another's content in a "
+           "completion is `contaminated`):", "",
+           "| level | verdict | overlap | copied alone | copied at once | contamination |",
            "| --- | --- | --- | --- | --- | --- |"]
     for item_id, r in rows:
         found = "; ".join(_found(r)).replace("|", "\\|") or ("-" if r.get("requests") else str(r.get("why")))
@@ -56,9 +62,9 @@ def html(data: dict) -> str:
         f"<tr class='{escape(str(r.get('verdict')))}'><td class=mono>{escape(item_id)}</td>"
         f"<td>{escape(str(r.get('verdict')))}</td><td>{escape(_overlap(r))}</td>"
         f"<td>{escape(_copied(r, 'copied_c1'))}</td><td>{escape(_copied(r, 'copied'))}</td>"
-        f"<td>{'<br>'.join(escape(f) for f in _found(r)) or ('-' if r.get('requests') else escape(str(r.get('why'))))}"
-        "</td></tr>" for item_id, r in rows)
-    return ("<h3>Crosstalk</h3><p>Concurrent requests each copy their own marker; another request's content in a "
-            "completion is <b>contaminated</b> (always fails).</p><table><tr><th>level</th><th>verdict</th>"
+        f"<td>{_found_html(r)}</td></tr>" for item_id, r in rows)
+    return ("<h3>Crosstalk</h3><p>Concurrent requests each copy their own marker; another request's content "
+            "in a completion is <b>contaminated</b> (always fails).</p><table><tr><th>level</th>"
+            "<th>verdict</th>"
             "<th>overlap</th><th>copied alone</th><th>copied at once</th><th>contamination</th></tr>"
             f"{body}</table>")

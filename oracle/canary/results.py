@@ -2,10 +2,10 @@
 
     canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
     # -> ("fail", "regression: the reference answered it right")
-    canary_summary(state.canaries)  # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical,
-                                    #  crosstalk c4 pass"
-    family_counts(state.canaries)   # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5),
-                                    #  "crosstalk": (4, 4)}
+    canary_summary(state.canaries)
+    # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical, crosstalk c4 pass"
+    family_counts(state.canaries)
+    # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5), "crosstalk": (4, 4)}
 
 A `dropped` item (beyond what the server holds, never sent) is no trial: it is counted apart, never in N/M.
 """

@@ -16,8 +16,8 @@ from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, determinism_of
-from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE,
-                                     Check)
+from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NEAR_TIE, NOT_RUN,
+                                     WITHIN_NOISE, Check)
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
 from oracle.speed.card import merge_cards

@@ -228,14 +228,15 @@ def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
     return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight >= at_least)
 
 
-_SWAPPED = ("content", "tokens", "completion_probabilities")  # what one streamed token of llama-server carries
+# What one streamed token of llama-server carries.
+_SWAPPED = ("content", "tokens", "completion_probabilities")
 
 
 def swap_between_streams(*, positions: range, wait_s: float = 1.0):
     """Chunk rewriter that mixes two concurrent streams: at each token position in `positions`, a request that
     sees another request in flight waits (up to wait_s) for a partner at the same position, and the two swap
-    that token (its id, text and logprobs), as a server whose slots read each other's rows would. A request with
-    no partner passes unchanged. `rewrite.swaps` lists (position, index, partner index) for each request."""
+    that token (its id, text and logprobs), as a server whose slots read each other's rows would. A request
+    with no partner passes unchanged. `rewrite.swaps` lists (position, index, partner index) per request."""
     cond = threading.Condition()
     waiting: dict[int, dict] = {}  # position -> the request that waits there: {"index", "chunk", "answer"}
     swaps: list[tuple[int, int, int]] = []

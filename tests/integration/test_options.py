@@ -97,7 +97,8 @@ def test_gate_items_are_collected_from_the_suite_alone(pytester):
 
 
 def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pytester):
-    base = ("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", "--collect-only", "-q")
+    base = ("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", "--collect-only",
+            "-q")
     on = pytester.runpytest(*base, "--ladder=1,2,8")
     on.stdout.fnmatch_lines(["*test_crosstalk[[]c2[]]", "*test_crosstalk[[]c8[]]"])
     assert "test_crosstalk[c1]" not in on.stdout.str() and on.ret == 0

