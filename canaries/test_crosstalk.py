@@ -52,6 +52,8 @@ def test_crosstalk(oracle_gate, request, crosstalk_level) -> None:
                                     "text": decode(list(f.piece)), "described": f.describe(decode, names)}
                      for f in findings]
     row = {"family": "crosstalk", "ok": verdict == PASS, "level": level, "verdict": verdict, "why": detail,
+           "expected": f"{level}/{level} without another's content",
+           "extracted": f"{level - len(findings)}/{level} without another's content",
            "overlap": {"asked": level, "reached": reached},
            "requests": [{"id": name, "marker": marker, "copied_c1": marker in c1.text,
                          "copied": marker in c.text, "same_as_c1": c1.completion_ids == c.completion_ids,
