@@ -24,7 +24,7 @@ LADDER_MODES = ("cycle", "same")
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
 # The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
-CANARY_KINDS = ("code", "needle", "repeats")
+CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")
 
 
 def _int_at_least(flag: str, least: int, expected: str, example: int, floor_words: str):

@@ -37,9 +37,10 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def _canary_options(parser: pytest.Parser) -> None:
-    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats)")
+    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats, crosstalk)")
     g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default=",".join(CANARY_KINDS),
-                help=f"canary families to collect: {', '.join(CANARY_KINDS)} or none (default: all of them)")
+                help=f"canary families to collect: {', '.join(CANARY_KINDS)} (crosstalk at each --ladder level "
+                     "of c >= 2) or none (default: all of them)")
     g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
                 help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
                      "1K,2K,4K and the largest that fits the context)")

@@ -18,7 +18,7 @@ from oracle.option_types import CANARY_KINDS
 from oracle.options import GateOptions, options_of
 from oracle.targets import planned_context
 
-__all__ = ["CANARY_KINDS", "canary_kind", "needle_plan", "resolve_context"]
+__all__ = ["CANARY_KINDS", "canary_kind", "crosstalk_levels", "needle_plan", "resolve_context"]
 
 
 def canary_kind(module: Path) -> str | None:
@@ -36,7 +36,14 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
     kind = canary_kind(collection_path) if collection_path.suffix == ".py" else None
     if kind is not None and kind not in options.canary.kinds:
         return True
+    if kind == "crosstalk" and not crosstalk_levels(options):
+        return True  # nothing ran at once: no item at all (never an empty parametrization, which skips)
     return None
+
+
+def crosstalk_levels(options: GateOptions) -> tuple[int, ...]:
+    """The ladder levels of c >= 2, each the size of one crosstalk wave."""
+    return tuple(sorted({c for c in options.ladder if c >= 2}))
 
 
 def resolve_context(options: GateOptions) -> tuple[int, str]:

@@ -25,6 +25,8 @@ def markdown_lines(canaries: dict[str, dict]) -> list[str]:
         return []
     out = [f"- canaries: {line}"]
     for item_id, r in canaries.items():
+        if r.get("family") == "crosstalk":
+            continue  # its own section (canary/crosstalk_report.py) names the requests and positions
         if r.get("verdict") == DROPPED:
             out.append(f"  - {item_id}: dropped: {r.get('why')} (not sent)")
         elif not r.get("ok"):

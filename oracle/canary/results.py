@@ -3,8 +3,10 @@
 
     canary_verdict(ok=False, reference={"code[mul-7-2]": {"ok": True}}, item_id="code[mul-7-2]", strict=False)
     # -> ("fail", "regression: the reference answered it right")
-    canary_summary(state.canaries)  # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical"
-    family_counts(state.canaries)   # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5)}
+    canary_summary(state.canaries)
+    # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical, crosstalk c4 pass"
+    family_counts(state.canaries)
+    # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5), "crosstalk": (4, 4)}
 
 A `dropped` item (beyond what the server holds, never sent) is no trial: it is counted apart, never in N/M.
 """
@@ -15,7 +17,7 @@ from oracle.compare.verdicts import DROPPED, FAIL, INFO, PASS
 
 __all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts"]
 
-FAMILIES = ("code", "needle", "repeats", "burst")
+FAMILIES = ("code", "needle", "repeats", "burst", "crosstalk")
 
 
 def canary_verdict(*, ok: bool, item_id: str, reference: dict | None, strict: bool) -> tuple[str, str]:
@@ -59,6 +61,10 @@ def canary_summary(canaries: dict[str, dict]) -> str | None:
                 parts.append(f"{family} {rep.get('identical')}/{rep.get('n')} identical")
             else:
                 parts.append(f"{family} not run")
+    crosstalk = sorted((r for r in canaries.values() if r.get("family") == "crosstalk"),
+                       key=lambda r: r.get("level") or 0)
+    if crosstalk:
+        parts.append("crosstalk " + ", ".join(f"c{r.get('level')} {r.get('verdict')}" for r in crosstalk))
     stale = [r for r in canaries.values() if r.get("family") == "code-fresh" and not r.get("ok")]
     if stale:
         parts.append("code set STALE")
@@ -77,4 +83,9 @@ def family_counts(canaries: dict[str, dict]) -> dict[str, tuple[int, int]]:
         ran = [r["repeats"] for r in canaries.values() if r.get("family") == family and r.get("repeats")]
         if ran:
             out[family] = (sum(rep["identical"] for rep in ran), sum(rep["n"] for rep in ran))
+    # crosstalk: completions sent at once that hold no other request's content, over all such completions
+    waves = [r for r in canaries.values() if r.get("family") == "crosstalk" and r.get("requests")]
+    if waves:
+        out["crosstalk"] = (sum(len(r["requests"]) - len(r.get("contamination") or []) for r in waves),
+                            sum(len(r["requests"]) for r in waves))
     return out

@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+
 import pytest
 
 from oracle.backends import Completion, CompletionRequest
@@ -17,7 +19,7 @@ from oracle.canary.results import canary_verdict
 from oracle.gate.items import MAX_MESSAGE_LINES
 from oracle.compare.verdicts import DROPPED, NOT_RUN, Check
 
-__all__ = ["complete", "complete_many", "dropped", "finish_canary", "not_run", "render_ids"]
+__all__ = ["complete", "complete_many", "complete_wave", "dropped", "finish_canary", "not_run", "render_ids"]
 
 
 def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
@@ -43,6 +45,21 @@ def complete_many(gate, prompts: list[tuple[int, ...]], *, max_tokens: int, at_o
                 return list(await asyncio.gather(*(gate.backend.complete(client, _request(gate, p, max_tokens))
                                                    for p in prompts)))
             return [await gate.backend.complete(client, _request(gate, p, max_tokens)) for p in prompts]
+
+    return asyncio.run(run())
+
+
+def complete_wave(gate, prompts: list[tuple[int, ...]], *, max_tokens: int) -> list[tuple[float, Completion]]:
+    """All prompts at once (one connection each), each with the wall-clock time its request was sent, so that
+    its tokens' times place it on one clock with the others (the overlap proof, run/overlap.py)."""
+
+    async def one(client, ids: tuple[int, ...]) -> tuple[float, Completion]:
+        started = time.time()
+        return started, await gate.backend.complete(client, _request(gate, ids, max_tokens))
+
+    async def run() -> list[tuple[float, Completion]]:
+        async with gate.backend.async_client(connections=len(prompts)) as client:
+            return list(await asyncio.gather(*(one(client, p) for p in prompts)))
 
     return asyncio.run(run())
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
-           "INFO", "NOT_RUN", "DROPPED", "passed"]
+           "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "passed"]
 
 EXACT = "exact"
 NEAR_TIE = "near-tie"
@@ -21,6 +21,7 @@ FAIL = "fail"
 INFO = "info"  # reported, never gating (a canary wrong with no reference)
 NOT_RUN = "not-run"  # the run stopped before this item's request finished
 DROPPED = "dropped"  # a canary beyond what the server really holds (found at start): not sent, passes, listed
+CONTAMINATED = "contaminated"  # another concurrent request's content in a completion (crosstalk canary)
 
 
 @dataclass
@@ -40,6 +41,8 @@ class Check:
 
 def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str, ...]) -> bool:
     v = check.verdict
+    if v == CONTAMINATED:  # a serving bug, not noise: no near-tie or inconclusive allowance excuses it
+        return False
     if v in (EXACT, PASS, WITHIN_NOISE, INFO, DROPPED):
         return True
     if v == NEAR_TIE:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from oracle.canary import crosstalk_report as crosstalk
 from oracle.canary import report as canaries
 from oracle.logits import report as logits
 from oracle.report import evidence, grid, header, notes, servers
@@ -23,6 +24,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     logits,  # KLD / Same top p against the reference, or the reference's floor
     speed,  # the speed card
     canaries,  # code, needle, repeats
+    crosstalk,  # the contamination canary: each level's requests, which held another's content, where
     evidence,  # every check, cache-zero and speculation evidence
     notes,
 )

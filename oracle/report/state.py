@@ -17,7 +17,8 @@ from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, determinism_of
-from oracle.compare.verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE, Check
+from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE,
+                                     Check)
 from oracle.store.records import PRIMARY, RecordKey
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
@@ -118,6 +119,7 @@ class ReportState:
             "within_reference_noise": count(WITHIN_NOISE),
             "inconclusive": sum(c.verdict == INCONCLUSIVE for c in self.checks),
             "not_run": count(NOT_RUN),
+            "contaminated": sum(c.verdict == CONTAMINATED for c in self.checks),
             "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
             "records": [len(self._primary()), len(self.prompt_ids)],
             "records_all_conditions": len(self.finished),

@@ -238,6 +238,53 @@ def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
     return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight >= at_least)
 
 
+# What one streamed token of llama-server carries.
+_SWAPPED = ("content", "tokens", "completion_probabilities")
+
+
+def swap_between_streams(*, positions: range, wait_s: float = 1.0):
+    """Chunk rewriter that mixes two concurrent streams: at each token position in `positions`, a request that
+    sees another request in flight waits (up to wait_s) for a partner at the same position, and the two swap
+    that token (its id, text and logprobs), as a server whose slots read each other's rows would. A request
+    with no partner passes unchanged. `rewrite.swaps` lists (position, index, partner index) per request."""
+    cond = threading.Condition()
+    waiting: dict[int, dict] = {}  # position -> the request that waits there: {"index", "chunk", "answer"}
+    swaps: list[tuple[int, int, int]] = []
+
+    def exchange(position: int, index: int, chunk: dict, ctx: dict) -> dict:
+        mine = {k: chunk[k] for k in _SWAPPED if k in chunk}
+        with cond:
+            other = waiting.get(position)
+            if other is not None and other["index"] != index and other.get("answer") is None:
+                other["answer"], other["partner"] = mine, index
+                del waiting[position]
+                cond.notify_all()
+                swaps.append((position, index, other["index"]))
+                return chunk | other["chunk"]
+            if ctx["proxy"].in_flight < 2:
+                return chunk
+            slot = {"index": index, "chunk": mine, "answer": None}
+            waiting[position] = slot
+            cond.wait_for(lambda: slot["answer"] is not None, timeout=wait_s)
+            if waiting.get(position) is slot:
+                del waiting[position]
+            if slot["answer"] is None:
+                return chunk
+            swaps.append((position, index, slot["partner"]))
+            return chunk | slot["answer"]
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        ids = chunk.get("tokens") or []
+        position = ctx["tokens_seen"]
+        ctx["tokens_seen"] += len(ids)
+        if len(ids) == 1 and position in positions and ctx.get("index") is not None:
+            return exchange(position, ctx["index"], chunk, ctx)
+        return chunk
+
+    rewrite.swaps = swaps
+    return rewrite
+
+
 def noisy_logprobs(*, sigma: float, seed: int = 0):
     """Chunk rewriter: add Gaussian noise to every returned logprob; the tokens themselves are left alone."""
     import random

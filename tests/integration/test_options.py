@@ -96,6 +96,17 @@ def test_gate_items_are_collected_from_the_suite_alone(pytester):
     assert result.ret == 0
 
 
+def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pytester):
+    base = ("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", "--collect-only",
+            "-q")
+    on = pytester.runpytest(*base, "--ladder=1,2,8")
+    on.stdout.fnmatch_lines(["*test_crosstalk[[]c2[]]", "*test_crosstalk[[]c8[]]"])
+    assert "test_crosstalk[c1]" not in on.stdout.str() and on.ret == 0
+    for extra in ((), ("--ladder=1",), ("--ladder=4", "--canaries=code,needle,repeats")):
+        off = pytester.runpytest(*base, *extra)
+        assert "test_crosstalk" not in off.stdout.str() and off.ret == 0, extra
+
+
 # Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
 SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
             "--canary-strict"}

@@ -85,7 +85,8 @@ def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vl
 
 
 def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_report):
-    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2"), report="ladder", max_tokens=16)
+    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
+                      report="ladder", max_tokens=16)
     level = read_report(result.folder)["ladder"]["c2"]
     assert level["overlap"]["reached"] == 2 and level["records"] == 4
     assert level["overlap"]["server_peak"] >= 1  # vllm:num_requests_running, sampled during the waves
@@ -95,8 +96,12 @@ def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_r
     # these prompts (llama-server records of the same weights, 96 positions) are hundredths of a nat apart, four
     # orders of magnitude wider, so the 4 records x 16 tokens match c1 exactly.
     assert level["verdict"] == "exact" and level["counts"]["exact"] == 4 and level["first_divergences"] == []
+    # The crosstalk canary at c2: two markers copied alone, then at once; neither holds the other's.
+    crosstalk = read_report(result.folder)["canaries"]["crosstalk[c2]"]
+    assert crosstalk["verdict"] == "pass" and crosstalk["overlap"] == {"asked": 2, "reached": 2}, crosstalk
+    assert crosstalk["contamination"] == [] and all(r["copied_c1"] for r in crosstalk["requests"]), crosstalk
     assert result.ret == 0
-    result.assert_outcomes(passed=6)  # run[x3], cache-zero, speculation, ladder[c2]
+    result.assert_outcomes(passed=7)  # run[x3], cache-zero, speculation, ladder[c2], crosstalk[c2]
 
 
 def _twice(tmp_path: Path) -> Path:
