@@ -154,7 +154,7 @@ def oracle_gate(request: pytest.FixtureRequest) -> GateSession:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
-    verdict = dict(report.user_properties).get("oracle_verdict")
+    verdict = dict(getattr(report, "user_properties", ())).get("oracle_verdict")  # a CollectReport has none
     if report.when == "call" and report.failed and verdict in (INCONCLUSIVE, NOT_RUN):
         return verdict, "I" if verdict == INCONCLUSIVE else "N", verdict.upper()
     if report.when == "call" and report.passed and verdict == DROPPED:  # passed, not sent: its own word

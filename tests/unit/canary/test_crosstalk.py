@@ -7,7 +7,8 @@ import pytest
 from oracle.canary import crosstalk_report
 from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, find_contamination,
                                      level_verdict, marker_prompt, request_names, wave_markers)
-from oracle.canary.results import canary_summary, family_counts, markdown_lines
+from oracle.canary.report import markdown_lines
+from oracle.canary.results import canary_summary, family_counts
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, PASS, Check, passed
 from oracle.option_types import INCONCLUSIVE_KINDS
 

@@ -43,16 +43,17 @@ def test_needle_plan_reads_the_typed_options(pytester):
 
 
 @pytest.mark.parametrize("module, kind", [("test_code_result.py", "code"), ("test_needle.py", "needle"),
-                                          ("test_repeats.py", "repeats"), ("test_needles.py", None),
+                                          ("test_repeats.py", "repeats"), ("test_crosstalk.py", "crosstalk"),
+                                          ("test_needles.py", None),
                                           ("conftest.py", None)])
 def test_a_canary_module_is_found_by_its_kind(module, kind):
     assert canary_kind(Path("canaries") / module) == kind
 
 
 def test_a_new_canary_kind_is_its_name_in_the_tuple(monkeypatch):
-    assert canary_kind(Path("test_crosstalk.py")) is None
-    monkeypatch.setattr(plan, "CANARY_KINDS", CANARY_KINDS + ("crosstalk",))
-    assert canary_kind(Path("test_crosstalk.py")) == "crosstalk"
+    assert canary_kind(Path("test_perplexity.py")) is None
+    monkeypatch.setattr(plan, "CANARY_KINDS", CANARY_KINDS + ("perplexity",))
+    assert canary_kind(Path("test_perplexity.py")) == "perplexity"
 
 
 def test_every_canary_option_is_carried_in_canary_options():
