@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+                                  InProcessTokenizer, OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
 
 __all__ = ["DEVICES", "OpenVINOBackend", "OpenVINOLoadError"]
 
@@ -35,7 +35,7 @@ class OpenVINOLoadError(RuntimeError):
     """The IR cannot be loaded; the message says what to install or pass."""
 
 
-class OpenVINOBackend(InProcessTokenizer, BackendBase):
+class OpenVINOBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
     family = "openvino"
     teacher_forcing_method = "openvino: the IR compiled with the pipeline's properties, one pass over prompt + " \
                              "completion (teacher forcing), full vocabulary"
@@ -43,7 +43,8 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
         cache=CacheEvidence(policy="in process: prefix caching off, each request's KV blocks its own",
                             counters_hint="no server, no counters"),
         teacher_forcing=teacher_forcing_method, in_process=True, concurrent=True, restartable=True,
-        served_context="the IR's config.json max_position_embeddings")
+        served_context="the IR's config.json max_position_embeddings", prefill_scoring=teacher_forcing_method)
+    chunking_refusal = "the openvino backend scores a path in one pass of the IR; feeding it in chunks is not built"
 
     def __init__(self, model: str | Path, *, platform: str = "", ov_config: dict[str, str] | None = None,
                  **_ignored) -> None:

@@ -7,6 +7,7 @@ from oracle.canary.results import markdown_lines as canary_markdown_lines
 from oracle.compare.conditions import headline_counts
 from oracle.compare.confidence import count_words
 from oracle.compare.noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT
+from oracle.logits import dvp_report
 from oracle.logits.report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from oracle.report.state import ReportState
 from oracle.speed.report import headline as speed_headline, markdown_lines as speed_markdown_lines
@@ -132,6 +133,7 @@ def markdown(state: ReportState, data: dict) -> str:
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
     lines += logits_markdown_lines(state.logits)
+    lines += dvp_report.markdown(data)
     spec = data["speculation"]
     lines += speed_markdown_lines(state.speed, spec)
     if spec and spec.get("drafted") is not None:

@@ -59,6 +59,7 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
+    decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -163,6 +164,7 @@ class ReportState:
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
+            "decode_vs_prefill": self.decode_vs_prefill,
             "speed": self.speed,
             "runs": self.runs,
             "missing": self.missing(),
@@ -219,6 +221,7 @@ class ReportState:
                 speed_parts.append(data["speed"])
             self.canaries.update(data.get("canaries") or {})
             self.evidence = self.evidence or data.get("evidence")
+            self.decode_vs_prefill = self.decode_vs_prefill or data.get("decode_vs_prefill")  # one server runs it
             self.ladder.update({k: v | {"server": label} for k, v in (data.get("ladder") or {}).items()})
             self.boots.update({k: v | {"server": label} for k, v in (data.get("boots") or {}).items()})
             rows.update(p["condition_rows"])
