@@ -1,5 +1,5 @@
-"""The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed) against
-the same path scored as a prompt through the backend's `prefill_forced`, in one pass and in chunks
+"""The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed)
+against the same path scored as a prompt through the backend's `prefill_forced`, in one pass and in chunks
 (`--prefill-chunks`; `served` is the server's batch from the backend's `served_batch()`). Diagnostic requests:
 they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
 
@@ -18,11 +18,13 @@ from oracle.option_types import SERVED_BATCH
 
 __all__ = ["DEFINITION", "DecodePrefillChecks"]
 
-DEFINITION = ("each completion position after the first: the top-k the server streamed while decoding the "
-              "candidate's own path, against the same path scored as a prompt (every position from a prefill, "
-              "none from a decode step); max |Δlogprob| over the top-k ids both sides hold; Same top p; KLD is "
+DEFINITION = ("at each completion position after the first (position 0 is a prefill on both sides), the "
+              "top-k the server streamed while decoding the candidate's own path against the same path "
+              "scored as a prompt (every position from a prefill, none from a decode step); max |Δlogprob| over the "
+              "top-k ids both sides hold; Same top p; KLD is "
               "KL(prefill || decode) over the shared top-k plus one tail bucket, a lower bound of the "
-              "full-vocabulary KLD; bit-identical: the same top-k ids in the same order with equal float32 logprobs")
+              "full-vocabulary KLD; bit-identical: the same top-k ids in the same order with equal float32 "
+              "logprobs")
 
 
 class DecodePrefillChecks:
@@ -56,8 +58,9 @@ class DecodePrefillChecks:
             longest = max(longest, len(rec.prompt_ids) + len(rec.completion_ids) - 1)
             positions = list(range(1, len(rec.completion_ids)))
             try:
-                scored = backend.prefill_forced(list(rec.prompt_ids), list(rec.completion_ids), logprobs=o.logprobs,
-                                                seed=o.seed, positions=positions, chunk=chunk)
+                scored = backend.prefill_forced(list(rec.prompt_ids), list(rec.completion_ids),
+                                                logprobs=o.logprobs, seed=o.seed, positions=positions,
+                                                chunk=chunk)
             except RequestFailed as exc:  # never retried: this prompt is reported as not compared
                 errors[p.id] = str(exc)
                 continue
@@ -65,8 +68,8 @@ class DecodePrefillChecks:
             pre_ids, pre_lps = [[]] + scored.top_ids, [[]] + scored.top_logprobs  # row i = position i
             rows[p.id] = compare_rows(rec.completion_ids, rec.top_ids, rec.top_logprobs, pre_ids, pre_lps)
             self.recorder.progress.record(rows[p.id].positions)
-        out = {"chunk": chunk, "method": method, "requests": requests, **summarize_rows(rows), "errors": errors,
-               "longest_prefix_tokens": longest}
+        out = {"chunk": chunk, "method": method, "requests": requests, **summarize_rows(rows),
+               "errors": errors, "longest_prefix_tokens": longest}
         if chunk is not None and not errors and not out["overall"]["positions"]:
             out["not_reached"] = (f"every prefix of the suite fits in one chunk of {chunk} tokens (longest "
                                   f"{longest}): give longer prompts or completions, or a smaller size")
@@ -86,11 +89,12 @@ class DecodePrefillChecks:
                   "tolerance_nats": o.dvp_max_delta, "served_batch": served,
                   "scoring": backend.capabilities.prefill_scoring, "apart_from_gated_run": True, "modes": {}}
         progress = self.recorder.progress
-        progress.start("decode-vs-prefill", sum(max(len(r.completion_ids) - 1, 0) for r in self.recorder.records
-                                                .values()) * sum(why is None for _, _, why in modes))
+        positions = sum(max(len(r.completion_ids) - 1, 0) for r in self.recorder.records.values())
+        progress.start("decode-vs-prefill", positions * sum(why is None for _, _, why in modes))
         try:
             for name, chunk, why in modes:
-                report["modes"][name] = {"chunk": chunk, "not_offered": why} if why else self._mode(backend, chunk)
+                report["modes"][name] = ({"chunk": chunk, "not_offered": why} if why
+                                         else self._mode(backend, chunk))
                 if served and chunk == served["size"]:
                     report["modes"][name]["served_batch"] = True
         finally:

@@ -57,7 +57,8 @@ class DvpRow:
                 "mean_kld": float(kld.mean()) if n else None, "max_kld": float(kld.max()) if n else None}
 
 
-def compare_rows(tokens: Sequence[int], decode_ids: Sequence[Sequence[int]], decode_lps: Sequence[Sequence[float]],
+def compare_rows(tokens: Sequence[int], decode_ids: Sequence[Sequence[int]],
+                 decode_lps: Sequence[Sequence[float]],
                  prefill_ids: Sequence[Sequence[int]], prefill_lps: Sequence[Sequence[float]],
                  positions: Sequence[int] | None = None) -> DvpRow:
     """Row i of each side is the distribution before tokens[i]; positions default to 1..n-1 where both have a
@@ -91,13 +92,15 @@ def summarize_rows(rows: dict[str, DvpRow]) -> dict:
     `stats.summarize` beside them) and where the largest |Δ| is."""
     per_prompt = {pid: r.as_json() for pid, r in rows.items()}
     n = sum(r.positions for r in rows.values())
-    worst_pid = max((pid for pid, r in rows.items() if r.worst), key=lambda p: rows[p].max_abs_delta, default=None)
+    worst_pid = max((pid for pid, r in rows.items() if r.worst), key=lambda p: rows[p].max_abs_delta,
+                    default=None)
     klds = [k for r in rows.values() for k in r.klds]
     overall = {"positions": n, "bit_identical": sum(r.bit_identical for r in rows.values()),
                "max_abs_delta": max((r.max_abs_delta for r in rows.values()), default=0.0),
                "worst": ({"prompt": worst_pid, **rows[worst_pid].worst} if worst_pid else None),
                "same_top1": sum(r.same_top1 for r in rows.values()) / n if n else None,
-               "mean_kld": float(np.mean(klds)) if klds else None, "max_kld": float(np.max(klds)) if klds else None}
+               "mean_kld": float(np.mean(klds)) if klds else None,
+               "max_kld": float(np.max(klds)) if klds else None}
     every = [p for r in rows.values() for p in r.stats]
     if every:
         s = summarize(every)
@@ -115,9 +118,9 @@ def _figure_line(name: str, o: dict) -> str:
 
 
 def dvp_check(report: dict, *, max_delta: float | None) -> Check:
-    """The `decode-vs-prefill` item over the report's modes: FAIL when a realised mode's max |Δlogprob| exceeds
-    max_delta (naming prompt, position, token, both values), INFO without a tolerance, NOT_RUN when nothing
-    could be compared."""
+    """The `decode-vs-prefill` item over the report's modes: FAIL when a realised mode's max |Δlogprob|
+    exceeds max_delta (naming prompt, position, token, both values), INFO without a tolerance, NOT_RUN when
+    nothing could be compared or a prompt's requests failed."""
     cid = "decode-vs-prefill"
     modes = report.get("modes") or {}
     lines, broken, compared, errors = [], [], 0, 0
@@ -137,7 +140,8 @@ def dvp_check(report: dict, *, max_delta: float | None) -> Check:
         w = o.get("worst")
         if max_delta is not None and o.get("positions") and o["max_abs_delta"] > max_delta and w:
             broken.append(f"{name}: |Δlogprob| {o['max_abs_delta']:.3g} > --dvp-max-delta {max_delta:g} at "
-                          f"{w['prompt']} position {w['position']} (token {w['token']}: decode {w['decode']!r}, "
+                          f"{w['prompt']} position {w['position']} (token {w['token']}: "
+                          f"decode {w['decode']!r}, "
                           f"prefill {w['prefill']!r})")
             over = [(pid, s) for pid, s in mode["per_prompt"].items() if s["positions"] and
                     s["max_abs_delta"] > max_delta]

@@ -1,4 +1,5 @@
-"""The decode-vs-prefill section of identity.md and identity.html, both from identity.json's `decode_vs_prefill`.
+"""The decode-vs-prefill section of identity.md and identity.html, both from identity.json's
+`decode_vs_prefill`.
 
     lines = markdown(data)   # [] when the run did not compare decode with prefill
     fragment = html(data)    # "" likewise
@@ -10,7 +11,8 @@ from html import escape
 
 __all__ = ["html", "markdown"]
 
-_HEAD = ("| mode | prompt | positions | bit-identical | max \\|Δlogprob\\| (nats) | where (position: decode / "
+_HEAD = ("| mode | prompt | positions | bit-identical | max \\|Δlogprob\\| (nats) | "
+         "where (position: decode / "
          "prefill) | Same top p | Mean KLD (lower bound) |")
 
 
@@ -43,10 +45,10 @@ def _rows(dvp: dict) -> list[tuple[str, str, list[str]]]:
 
 def _intro(dvp: dict) -> str:
     tol = dvp.get("tolerance_nats")
-    gate = f"gated at --dvp-max-delta {tol:g} nats" if tol is not None else "reported only (no --dvp-max-delta)"
-    return (f"The candidate's own path: the top-{dvp.get('top_k')} logprobs streamed while decoding it, against "
-            f"the same path scored as a prompt ({dvp.get('scoring')}). {dvp.get('definition', '')}. "
-            f"Position 0 is left out (a prefill on both sides); {gate}.")
+    gate = (f"gated at --dvp-max-delta {tol:g} nats" if tol is not None
+            else "reported only (no --dvp-max-delta)")
+    return (f"Decode vs prefill, top-{dvp.get('top_k')}: {dvp.get('definition', '')}. Scored as a prompt by "
+            f"{dvp.get('scoring')}; a chunked mode feeds the prefix that many tokens per step. {gate}.")
 
 
 def markdown(data: dict) -> list[str]:
@@ -69,9 +71,9 @@ def html(data: dict) -> str:
         return ""
     if dvp.get("not_offered"):
         return f"<h2>Decode vs prefill</h2><p>Not offered: {escape(dvp['not_offered'])}.</p>"
-    head = "".join(f"<th>{escape(h)}</th>" for h in ("mode", "prompt", "positions", "bit-identical",
-                                                      "max |Δlogprob| (nats)", "where (position: decode / prefill)",
-                                                      "Same top p", "Mean KLD (lower bound)"))
+    names = ("mode", "prompt", "positions", "bit-identical", "max |Δlogprob| (nats)",
+             "where (position: decode / prefill)", "Same top p", "Mean KLD (lower bound)")
+    head = "".join(f"<th>{escape(h)}</th>" for h in names)
     body = "".join(f"<tr><td class=mono>{escape(m)}</td><td>{escape(p.strip('*'))}</td>"
                    + ("".join(f"<td>{escape(c)}</td>" for c in cells) if len(cells) > 1 else
                       f"<td colspan=6>{escape(cells[0]) if cells else ''}</td>") + "</tr>"

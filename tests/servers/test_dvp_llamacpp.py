@@ -49,16 +49,16 @@ def test_decode_vs_prefill_reports_its_figures(gate_run, shared_server, two_prom
 
 
 def test_planted_decode_logprob_offset_fails_decode_vs_prefill(gate_run, shared_server, two_prompts, read_report):
-    # 3 nats off at position 4 of every streamed answer; the tolerance (1 nat) lies above what the embedded server
-    # itself shows between decode and one-pass prefill (measured up to 0.55 nats, docs/architecture.md).
-    with FaultProxy(shared_server.url, rewrite_chunk=offset_logprobs(position=4, offset=-3.0)) as proxy:
-        run = gate_run(f"--url={proxy.url}", "--logits", "--prefill-chunks=none", "--dvp-max-delta=1", *NO_WARMUP,
+    # 8 nats off at position 4 of every streamed answer; the tolerance (3 nats) lies well above what the embedded
+    # server itself shows between decode and one-pass prefill (measured up to 0.55 nats, docs/architecture.md).
+    with FaultProxy(shared_server.url, rewrite_chunk=offset_logprobs(position=4, offset=-8.0)) as proxy:
+        run = gate_run(f"--url={proxy.url}", "--logits", "--prefill-chunks=none", "--dvp-max-delta=3", *NO_WARMUP,
                        suite=two_prompts, max_tokens=8, report="planted")
     assert run.ret == 1
     run.assert_outcomes(passed=4, failed=1)  # the tokens are untouched: only decode-vs-prefill fails
-    run.stdout.fnmatch_lines(["*decode-vs-prefill: fail: one-pass: |Δlogprob| 3* > --dvp-max-delta 1 at "
+    run.stdout.fnmatch_lines(["*decode-vs-prefill: fail: one-pass: |Δlogprob| 8* > --dvp-max-delta 3 at "
                               "code-* position 4 (token *: decode *, prefill *)*"])
     dvp = read_report(run.folder)["decode_vs_prefill"]
     assert list(dvp["modes"]) == ["one-pass"]
     worst = dvp["modes"]["one-pass"]["overall"]["worst"]
-    assert worst["position"] == 4 and abs(worst["decode"] - worst["prefill"]) > 2.5
+    assert worst["position"] == 4 and abs(worst["decode"] - worst["prefill"]) > 7
