@@ -14,7 +14,8 @@ from typing import Protocol
 import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
-           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer", "OnePassPrefill",
+           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
+           "OnePassPrefill",
            "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
            "request_timeout", "status_words", "stop_reason"]
 
@@ -238,6 +239,9 @@ class Backend(Protocol):
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
+
+    # Why decode vs prefill is not offered, where `capabilities.prefill_scoring` is None.
+    prefill_refusal = "it cannot score a path as a prompt"
 
     def teacher_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None) -> TeacherForced:
         raise RequestFailed(f"the {self.family} backend cannot score a fixed token path (no teacher forcing)")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                  InProcessTokenizer, OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
+                                  InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
 
 __all__ = ["DEVICES", "OpenVINOBackend", "OpenVINOLoadError"]
 
@@ -35,7 +35,7 @@ class OpenVINOLoadError(RuntimeError):
     """The IR cannot be loaded; the message says what to install or pass."""
 
 
-class OpenVINOBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
+class OpenVINOBackend(InProcessTokenizer, BackendBase):
     family = "openvino"
     teacher_forcing_method = "openvino: the IR compiled with the pipeline's properties, one pass over prompt + " \
                              "completion (teacher forcing), full vocabulary"
@@ -43,8 +43,11 @@ class OpenVINOBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
         cache=CacheEvidence(policy="in process: prefix caching off, each request's KV blocks its own",
                             counters_hint="no server, no counters"),
         teacher_forcing=teacher_forcing_method, in_process=True, concurrent=True, restartable=True,
-        served_context="the IR's config.json max_position_embeddings", prefill_scoring=teacher_forcing_method)
-    chunking_refusal = "the openvino backend scores a path in one pass of the IR; feeding it in chunks is not built"
+        served_context="the IR's config.json max_position_embeddings")
+    # Its records' top-k already come from one pass of the IR over prompt + completion, not from the decode.
+    prefill_refusal = ("the openvino backend's top-k already come from one pass of the IR over prompt + "
+                       "completion (teacher forcing), not from GenAI's decode: there is no decode-time top-k "
+                       "to compare")
 
     def __init__(self, model: str | Path, *, platform: str = "", ov_config: dict[str, str] | None = None,
                  **_ignored) -> None:

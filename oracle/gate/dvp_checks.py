@@ -80,7 +80,7 @@ class DecodePrefillChecks:
             return not_run(self.state, "decode-vs-prefill", "logits")
         backend, o = self.recorder.backend, self.plan.options
         if not backend.capabilities.prefill_scoring:
-            why = f"the {backend.family} backend cannot score a path as a prompt"
+            why = f"{backend.family}: {backend.prefill_refusal}"
             self.report = {"not_offered": why}
             return Finding(Check("decode-vs-prefill", "logits", INFO, f"not offered: {why}"),
                            {"decode_vs_prefill": self.report})
