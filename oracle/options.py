@@ -161,7 +161,8 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
                      "only) (default: 64,served)")
     # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
-    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions, chunks of 16 at 22 of 22).
+    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
+    # 22 of 22): README, "Decode vs prefill".
     g.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
                 help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
                      "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
