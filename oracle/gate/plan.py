@@ -55,7 +55,8 @@ class GatePlan:
         floor = (mode == "record" and options.reference_kind == "f16" and parse_backend(options.backend).family == "hf"
                  and options.floor_dtype not in ("none", options.dtype))
         if options.workers > 1 and (logits_gate or floor or in_process or options.logits):
-            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "
+            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, --logits (and its "
+                                    "decode vs prefill), the hf backend and its "
                                     "precision floor run on one server only (their statistics need every prompt "
                                     "in one place); run them without -n")
         if options.logprobs is None:
