@@ -16,7 +16,7 @@ from oracle.redaction import redact_command
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
-           "ov_config", "ladder_levels",
+           "ov_config", "ladder_levels", "prefill_chunks", "SERVED_BATCH",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
            "speedup"]
 
@@ -94,6 +94,31 @@ def bounded(flag: str, what: str, example: str, low: float, high: float, *, perc
     return parse
 
 
+
+
+SERVED_BATCH = "served"  # --prefill-chunks: the server's own batch, read through the backend's served_batch()
+
+
+def prefill_chunks(value: str) -> tuple[int | str, ...]:
+    """--prefill-chunks: sizes in tokens and/or `served` (the server's batch), comma-separated; `none`: one
+    pass only."""
+    if value.strip() == "none":
+        return ()
+    out: list[int | str] = []
+    for part in (p.strip() for p in value.split(",")):
+        if part == SERVED_BATCH:
+            size: int | str = part
+        else:
+            try:
+                size = int(part)
+            except ValueError:
+                raise pytest.UsageError(f"--prefill-chunks {value!r}: {part!r} is neither a number of tokens nor "
+                                        f"{SERVED_BATCH!r}; e.g. --prefill-chunks 64,served (or none)") from None
+            if size < 1:
+                raise pytest.UsageError(f"--prefill-chunks {value!r}: a chunk holds at least 1 token")
+        if size not in out:
+            out.append(size)
+    return tuple(out)
 
 
 def inconclusive_kinds(value: str) -> tuple[str, ...]:

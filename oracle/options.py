@@ -17,7 +17,7 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ov_config,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
-                                 reference_kind, shell_command, speedup)
+                                 prefill_chunks, reference_kind, shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
@@ -26,6 +26,7 @@ __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
+_dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
@@ -161,6 +162,17 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
                 help="fail the logits item when Same top p falls below this percentage (default: none, "
                      "reported only)")
+    g.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
+                help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
+                     "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
+                     "only) (default: 64,served)")
+    # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
+    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
+    # 22 of 22): README, "Decode vs prefill".
+    g.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
+                help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
+                     "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
+                     "reported only)")
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
@@ -217,6 +229,8 @@ class GateOptions:
     logits: bool = False
     kld_max: float | None = None
     same_top1_min: float | None = None  # percent
+    prefill_chunks: tuple[int | str, ...] = (64, "served")  # decode vs prefill: chunk sizes, "served" = the server's
+    dvp_max_delta: float | None = None  # decode vs prefill: the largest |Δlogprob| that passes (None: reported)
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
@@ -339,7 +353,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
-        same_top1_min=o.same_top1_min,
+        same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
         launch_timeout=o.launch_timeout,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))

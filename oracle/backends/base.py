@@ -15,6 +15,7 @@ import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
+           "OnePassPrefill",
            "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
            "request_timeout", "server_timings", "status_words", "stop_reason"]
 
@@ -191,10 +192,13 @@ class Capabilities:
     boot can be made (for a server: its target restarts it; in process: a fresh load); precision_floor: the
     same weights load again in another dtype (an f16 reference's precision floor, --floor-dtype);
     top_logprobs_gaps: why the server may send no top-k logprobs at some positions (said beside the count).
+    prefill_scoring: how it scores a fixed path as a prompt, every position from a prefill and none from a decode
+    step (None: it cannot; decode vs prefill is then not offered).
     """
 
     cache: CacheEvidence
     teacher_forcing: str | None = None
+    prefill_scoring: str | None = None
     served_context: str | None = None
     load_gauge: bool = False
     served_tokenizer: bool = False
@@ -246,9 +250,19 @@ class Backend(Protocol):
 
     def served_context(self) -> int | None: ...
 
+    def served_batch(self) -> tuple[int, str] | None: ...
+
+    def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
+                       positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced: ...
+
+    def prefill_chunking(self, chunk: int) -> str | None: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
+
+    # Why decode vs prefill is not offered, where `capabilities.prefill_scoring` is None.
+    prefill_refusal = "it cannot score a path as a prompt"
 
     def teacher_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None) -> TeacherForced:
         raise RequestFailed(f"the {self.family} backend cannot score a fixed token path (no teacher forcing)")
@@ -270,6 +284,35 @@ class BackendBase:
 
     def served_context(self) -> int | None:
         return None
+
+    def served_batch(self) -> tuple[int, str] | None:
+        """(tokens, where it was read): the batch the server processes a prompt in; None where it does not say."""
+        return None
+
+    def prefill_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None,
+                       chunk=None) -> TeacherForced:
+        raise RequestFailed(f"the {self.family} backend cannot score a path as a prompt (no prefill scoring)")
+
+    def prefill_chunking(self, chunk: int) -> str | None:
+        """None when the path can be fed as a prompt in chunks of `chunk` tokens; else why it cannot."""
+        return f"the {self.family} backend cannot feed a prompt in chunks of a chosen size"
+
+
+class OnePassPrefill:
+    """For a backend whose teacher forcing is already one prefill over the whole path (hf, OpenVINO, vLLM's
+    prompt_logprobs): that is its prefill scoring; chunks of a chosen size are not offered, `chunking_refusal`
+    says why."""
+
+    chunking_refusal = "this backend scores a path in one pass only"
+
+    def prefill_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None,
+                       chunk=None) -> TeacherForced:
+        if chunk is not None:
+            raise RequestFailed(self.chunking_refusal)
+        return self.teacher_forced(prompt_ids, completion_ids, logprobs=logprobs, seed=seed, positions=positions)
+
+    def prefill_chunking(self, chunk: int) -> str | None:
+        return self.chunking_refusal
 
 
 class InProcessTokenizer:

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+                                  InProcessTokenizer, OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
 
 __all__ = ["DTYPES", "FAMILY", "HfBackend", "HfLoadError"]
@@ -36,13 +36,16 @@ class HfLoadError(RuntimeError):
     """The model cannot be loaded in process; the message says what to install or pass."""
 
 
-class HfBackend(InProcessTokenizer, BackendBase):
+class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
     family = "hf"
     teacher_forcing_method = "hf: one forward pass over prompt + reference completion (teacher forcing), full vocabulary"
     capabilities = Capabilities(
         cache=CacheEvidence(policy="in process: a fresh KV cache per request", counters_hint="no server, no counters"),
         teacher_forcing=teacher_forcing_method, in_process=True, concurrent=False, restartable=False,
-        served_context="the model config's max_position_embeddings", precision_floor=True)
+        served_context="the model config's max_position_embeddings", precision_floor=True,
+        prefill_scoring=teacher_forcing_method)
+    chunking_refusal = ("the hf backend scores a path in one forward pass; feeding it chunk by chunk through its "
+                        "KV cache is not built")
 
     def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:
         if platform not in _DEVICES:

@@ -33,9 +33,11 @@ class LlamaCppBackend(BackendBase):
     teacher_forcing_method = ("llama-server: one-token steps on the growing reference prefix (/completion, "
                               "n_predict 1, n_probs k, cache_prompt true: the server's prompt cache is used "
                               "for these diagnostic requests)")
+    prefill_method = ("llama-server: one request per position whose prompt is the whole prefix (n_predict 1, "
+                      "cache_prompt false: a fresh prefill, split by the server into ubatches of its -ub)")
     capabilities = Capabilities(
         cache=CacheEvidence(policy="cache_prompt: false", counters_hint="start llama-server with --metrics"),
-        teacher_forcing=teacher_forcing_method, load_gauge=True,
+        teacher_forcing=teacher_forcing_method, prefill_scoring=prefill_method, load_gauge=True,
         served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot",
         top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
                           "speculative step streams several")
@@ -250,6 +252,81 @@ class LlamaCppBackend(BackendBase):
         return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
                              cached_prompt_tokens=cached)
 
+    # -- decode vs prefill (diagnostic, apart from the gated run) -------------------------------
+    def served_batch(self) -> tuple[int, str] | None:
+        """The physical batch llama-server processes a prompt in (its -ub), from /props when it says it."""
+        p = self.props()
+        for where, block in (("/props", p), ("/props default_generation_settings",
+                                             p.get("default_generation_settings") or {})):
+            size = context_tokens(block.get("n_ubatch"))
+            if size:
+                return size, f"llama-server {where} n_ubatch (-ub)"
+        return None
+
+    def prefill_chunking(self, chunk: int) -> str | None:
+        """None: chunks of `chunk` tokens can be realised (fed through the prompt cache, each proven by the
+        server's own cache_n / prompt_n); else why not."""
+        return None
+
+    def _prefill_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
+                         where: str) -> dict:
+        body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0.0, "top_k": 1, "seed": seed,
+                "n_probs": logprobs, "return_tokens": True, "cache_prompt": cache, "stream": False}
+        try:
+            r = self._client.post("/completion", json=body, timeout=self._timeout)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST {self.base_url}/completion ({where}): {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            raise RequestFailed(f"POST /completion ({where}): HTTP {r.status_code}: {r.text[:300]}")
+        return r.json()
+
+    def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
+                       positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced:
+        """Top-k after prompt + completion[:i], each position's whole prefix processed as a prompt, never decoded.
+
+        chunk None: one request per position, cache_prompt false (a fresh prefill; the server itself splits a
+        prefix longer than its -ub into ubatches). chunk C: the prefix fed C tokens at a time, one request per
+        chunk (the first with cache_prompt false, each later one with cache_prompt true, continuing the previous
+        chunk's KV in the slot); every request's timings must show
+        exactly the previous chunks cached (cache_n) and exactly C new prompt tokens (prompt_n), or it fails.
+        Row i of the answer is empty for a position whose prefix fits in one chunk (nothing was chunked).
+        """
+        wanted = range(len(completion_ids)) if positions is None else positions
+        rows_ids: list[list[int]] = []
+        rows_lps: list[list[float]] = []
+        requests = 0
+        for i in wanted:
+            full = list(prompt_ids) + list(completion_ids[:i])
+            where = f"prefill of position {i}" + ("" if chunk is None else f" in chunks of {chunk}")
+            if chunk is not None and len(full) <= chunk:
+                rows_ids.append([])
+                rows_lps.append([])
+                continue
+            bounds = [len(full)] if chunk is None else [*range(chunk, len(full), chunk), len(full)]
+            done, answer = 0, {}
+            for k, end in enumerate(bounds):
+                last = k == len(bounds) - 1
+                # The first chunk never reuses the slot (whatever it holds); each later one continues it.
+                answer = self._prefill_request(full[:end], logprobs=logprobs, seed=seed, cache=k > 0,
+                                               n_predict=1 if last else 0, where=where)
+                requests += 1
+                timings = answer.get("timings") or {}
+                cached, fresh = timings.get("cache_n"), timings.get("prompt_n")
+                if (cached, fresh) != (done, end - done):
+                    raise RequestFailed(f"POST /completion ({where}, tokens {done}..{end}): the server reports "
+                                        f"{cached} cached and {fresh} processed prompt tokens, expected {done} and "
+                                        f"{end - done}: the prefill did not run as asked")
+                done = end
+            probs = answer.get("completion_probabilities") or []
+            tops = (probs[0].get("top_logprobs") if probs else None) or []
+            if not tops:
+                raise RequestFailed(f"POST /completion ({where}): the server returned no top logprobs")
+            rows_ids.append([int(t["id"]) for t in tops])
+            rows_lps.append([float(t["logprob"]) for t in tops])
+        method = (self.prefill_method if chunk is None else
+                  f"llama-server: the prefix fed {chunk} tokens per request through the prompt cache (cache_prompt "
+                  "true), each request's cache_n / prompt_n checked against the chunk boundaries")
+        return TeacherForced(rows_ids, rows_lps, method=method, requests=requests, cached_prompt_tokens=None)
 
 def _llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
     from oracle.targets.embedded import llama_server  # the target layer: imported when a run starts one

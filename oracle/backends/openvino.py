@@ -45,6 +45,10 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
                             counters_hint="no server, no counters"),
         teacher_forcing=teacher_forcing_method, in_process=True, concurrent=True, restartable=True,
         served_context="the IR's config.json max_position_embeddings")
+    # Its records' top-k already come from one pass of the IR over prompt + completion, not from the decode.
+    prefill_refusal = ("the openvino backend's top-k already come from one pass of the IR over prompt + "
+                       "completion (teacher forcing), not from GenAI's decode: there is no decode-time top-k "
+                       "to compare")
 
     def __init__(self, model: str | Path, *, platform: str = "", ov_config: dict[str, str] | None = None,
                  **_ignored) -> None:

@@ -16,8 +16,8 @@ import uuid
 
 import httpx
 
-from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, RequestFailed,
-                                  TeacherForced, status_words)
+from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, OnePassPrefill,
+                                  RequestFailed, TeacherForced, status_words)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.openai import OpenAIBackend
 
@@ -26,7 +26,7 @@ __all__ = ["FAMILY", "VLLMBackend", "VLLM_MAX_LOGPROBS"]
 VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
 
 
-class VLLMBackend(OpenAIBackend):
+class VLLMBackend(OnePassPrefill, OpenAIBackend):
     family = "vllm"
     teacher_forcing_method = ("vllm: prompt_logprobs of one /v1/completions request whose prompt is the whole path "
                               "(max_tokens 1, its own cache_salt)")
@@ -38,7 +38,9 @@ class VLLMBackend(OpenAIBackend):
             per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
             counters_suffice=True),
         load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len",
-        teacher_forcing=teacher_forcing_method)
+        teacher_forcing=teacher_forcing_method, prefill_scoring=teacher_forcing_method)
+    chunking_refusal = ("vLLM splits a prompt by its --max-num-batched-tokens (chunked prefill), a launch "
+                        "setting: launch the candidate with --max-num-batched-tokens C to measure chunks of C")
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)

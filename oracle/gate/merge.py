@@ -234,6 +234,9 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     # Not merged (as before the rules were written down): each worker's logits cover its own records only;
     # the merged report keeps every worker's logits checks.
     "logits": _own("logits"),
+    # --logits (so decode vs prefill) is refused under -n: the one worker that ran it, if any.
+    "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
+                                        None),
 }
 
 

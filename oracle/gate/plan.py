@@ -33,6 +33,7 @@ class GatePlan:
     f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
+    decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -53,15 +54,16 @@ class GatePlan:
         family = family_of(options.backend)
         floor = (mode == "record" and options.reference_kind == "f16" and family.capabilities.precision_floor
                  and options.floor_dtype not in ("none", options.dtype))
-        if options.workers > 1 and (logits_gate or floor or family.in_process):
-            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, the hf backend and its "
+        if options.workers > 1 and (logits_gate or floor or family.in_process or options.logits):
+            raise pytest.UsageError(f"-n {options.workers}: logits against an f16 reference, --logits (and its "
+                                    "decode vs prefill), the hf backend and its "
                                     "precision floor run on one server only (their statistics need every prompt "
                                     "in one place); run them without -n")
         if options.logprobs is None:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
-        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor)
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits)
 
     @property
     def family(self) -> str:

@@ -19,6 +19,7 @@ from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.condition_checks import ConditionChecks
+from oracle.gate.dvp_checks import DecodePrefillChecks
 from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -114,6 +115,7 @@ class GateSession(ReportOwner):
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned)
         self.conditions = ConditionChecks(*parts, self.target)
         self.logits = LogitsChecks(*parts, self.target)
+        self.checks.register("decode_vs_prefill", DecodePrefillChecks(*parts).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),

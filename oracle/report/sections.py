@@ -11,6 +11,7 @@ from types import ModuleType
 
 from oracle.canary import crosstalk_report as crosstalk
 from oracle.canary import report as canaries
+from oracle.logits import dvp_report as decode_vs_prefill
 from oracle.logits import report as logits
 from oracle.report import evidence, grid, header, notes, servers
 from oracle.speed import report as speed
@@ -22,6 +23,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     servers,  # pytest -n: one row per server
     grid,  # the verdict grid, splits and plots; the ladder levels and boots
     logits,  # KLD / Same top p against the reference, or the reference's floor
+    decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
     speed,  # the speed card
     canaries,  # code, needle, repeats
     crosstalk,  # the contamination canary: each level's requests, which held another's content, where

@@ -58,6 +58,7 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
+    decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -164,6 +165,7 @@ class ReportState:
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
+            "decode_vs_prefill": self.decode_vs_prefill,
             "speed": self.speed,
             "runs": self.runs,
             "missing": self.missing(),
@@ -207,4 +209,5 @@ class ReportState:
             notes=list(data.get("notes") or []),
             speed=data.get("speed"),
             logits=data.get("logits"),
+            decode_vs_prefill=data.get("decode_vs_prefill"),
         )

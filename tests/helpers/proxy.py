@@ -314,3 +314,23 @@ def server_error_for_long_prompts(*, min_prompt_tokens: int, status: int = 500):
         return None
 
     return answer
+
+
+def offset_logprobs(*, position: int, offset: float):
+    """Chunk rewriter: add `offset` nats to every top-k logprob the stream gives at completion `position` (what
+    the server streamed while decoding); tokens untouched, and a request that is not streamed (a prefill scoring
+    one) never passes through here."""
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        probs = chunk.get("completion_probabilities") or []
+        start = ctx["tokens_seen"]
+        if start <= position < start + len(probs):
+            prob = probs[position - start]
+            for top in prob.get("top_logprobs") or []:
+                top["logprob"] += offset
+            if "logprob" in prob:
+                prob["logprob"] += offset
+        ctx["tokens_seen"] += len(chunk.get("tokens") or [])
+        return chunk
+
+    return rewrite

@@ -27,6 +27,9 @@ import pytest
     (["--backend=hf-cpu", "--floor-dtype=int4"], "*--floor-dtype 'int4': must be one of*, or none*"),
     (["--backend=llamacpp", "--kld-max=lots"], "*expected a Mean KLD in nats, e.g. --kld-max 0.05*"),
     (["--backend=llamacpp", "--same-top1-min=101"], "*must be a percentage between 0 and 100*"),
+    (["--backend=llamacpp", "--prefill-chunks=64,big"], "*'big' is neither a number of tokens nor 'served'*"),
+    (["--backend=llamacpp", "--prefill-chunks=0"], "*a chunk holds at least 1 token*"),
+    (["--backend=llamacpp", "--dvp-max-delta=-0.1"], "*must be between 0 and 100 nats*"),
     (["--backend=llamacpp", "--servers=/nonexistent"], "*no such file; give a file with one server URL per line*"),
     (["--backend=llamacpp", "--server-args=-c 'unclosed"], "*--server-args*check the quotes*"),
     (["--backend=llamacpp", "--tokenizer=/nonexistent/tok.json"], "*--tokenizer /nonexistent/tok.json: no such file "

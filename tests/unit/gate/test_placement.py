@@ -63,5 +63,5 @@ def test_server_list_usage_errors(pytester, args, message):
 def test_logits_and_in_process_runs_refuse_several_workers(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend=hf-cpu", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*-n 2: logits against an f16 reference, the hf backend and its precision floor run "
-                                 "on one server only*run them without -n*"])
+    result.stderr.fnmatch_lines(["*-n 2: logits against an f16 reference, --logits (and its decode vs prefill), the "
+                                 "hf backend and its precision floor run on one server only*run them without -n*"])

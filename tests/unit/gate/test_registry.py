@@ -23,7 +23,11 @@ class _Suite:
 
 
 class _Plan:
-    suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
+    suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
+
+
+class _DvpPlan(_Plan):
+    mode, decode_vs_prefill = "run", True
 
 
 def test_items_follow_the_plan_in_the_order_they_run():
@@ -33,5 +37,7 @@ def test_items_follow_the_plan_in_the_order_they_run():
                      ("boot[2]", "boot", 2)]
     with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
+    dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level
+    assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]

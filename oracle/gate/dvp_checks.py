@@ -1,0 +1,103 @@
+"""The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed)
+against the same path scored as a prompt through the backend's `prefill_forced`, in one pass and in chunks
+(`--prefill-chunks`; `served` is the server's batch from the backend's `served_batch()`). Diagnostic requests:
+they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
+
+    dvp = DecodePrefillChecks(plan, recorder, prompts, state)
+    dvp.check().check.verdict   # "pass" / "fail" against --dvp-max-delta
+"""
+
+from __future__ import annotations
+
+from oracle.backends import RequestFailed
+from oracle.compare.verdicts import INFO, Check
+from oracle.gate.primary import not_run
+from oracle.gate.registry import Finding
+from oracle.logits.decode_prefill import ONE_PASS, compare_rows, dvp_check, mode_name, summarize_rows
+from oracle.option_types import SERVED_BATCH
+
+__all__ = ["DEFINITION", "DecodePrefillChecks"]
+
+DEFINITION = ("at each completion position after the first (position 0 is a prefill on both sides), the "
+              "top-k the server streamed while decoding the candidate's own path against the same path "
+              "scored as a prompt (every position from a prefill, none from a decode step); max |Δlogprob| over the "
+              "top-k ids both sides hold; Same top p; KLD is "
+              "KL(prefill || decode) over the shared top-k plus one tail bucket, a lower bound of the "
+              "full-vocabulary KLD; bit-identical: the same top-k ids in the same order with equal float32 "
+              "logprobs")
+
+
+class DecodePrefillChecks:
+    def __init__(self, plan, recorder, prompts, state) -> None:
+        self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
+        self.report: dict | None = None
+
+    def _chunks(self, backend) -> tuple[list[tuple[str, int | None, str | None]], dict | None]:
+        """(mode name, chunk size or None, why not offered or None) per mode; the served batch as read."""
+        served = backend.served_batch()
+        served_json = {"size": served[0], "source": served[1]} if served else None
+        modes: list[tuple[str, int | None, str | None]] = [(ONE_PASS, None, None)]
+        for asked in self.plan.options.prefill_chunks:
+            if asked == SERVED_BATCH and served is None:
+                modes.append((f"chunks-{SERVED_BATCH}", None, f"the {backend.family} backend cannot read the "
+                              "server's batch size; give it as a number in --prefill-chunks"))
+                continue
+            size = served[0] if asked == SERVED_BATCH else int(asked)
+            if any(name == mode_name(size) for name, _, _ in modes):
+                continue  # 64 and a served batch of 64 are one mode
+            modes.append((mode_name(size), size, backend.prefill_chunking(size)))
+        return modes, served_json
+
+    def _mode(self, backend, chunk: int | None) -> dict:
+        o, rows, errors, method, requests = self.plan.options, {}, {}, None, 0
+        longest = 0
+        for p in self.prompts.rendered:
+            rec = self.recorder.records.get(p.id)
+            if rec is None or len(rec.completion_ids) < 2:
+                continue
+            longest = max(longest, len(rec.prompt_ids) + len(rec.completion_ids) - 1)
+            positions = list(range(1, len(rec.completion_ids)))
+            try:
+                scored = backend.prefill_forced(list(rec.prompt_ids), list(rec.completion_ids),
+                                                logprobs=o.logprobs, seed=o.seed, positions=positions,
+                                                chunk=chunk)
+            except RequestFailed as exc:  # never retried: this prompt is reported as not compared
+                errors[p.id] = str(exc)
+                continue
+            method, requests = scored.method, requests + scored.requests
+            pre_ids, pre_lps = [[]] + scored.top_ids, [[]] + scored.top_logprobs  # row i = position i
+            rows[p.id] = compare_rows(rec.completion_ids, rec.top_ids, rec.top_logprobs, pre_ids, pre_lps)
+            self.recorder.progress.record(rows[p.id].positions)
+        out = {"chunk": chunk, "method": method, "requests": requests, **summarize_rows(rows),
+               "errors": errors, "longest_prefix_tokens": longest}
+        if chunk is not None and not errors and not out["overall"]["positions"]:
+            out["not_reached"] = (f"every prefix of the suite fits in one chunk of {chunk} tokens (longest "
+                                  f"{longest}): give longer prompts or completions, or a smaller size")
+        return out
+
+    def check(self) -> Finding:
+        if not self.state.complete or self.state.interruption:
+            return not_run(self.state, "decode-vs-prefill", "logits")
+        backend, o = self.recorder.backend, self.plan.options
+        if not backend.capabilities.prefill_scoring:
+            why = f"{backend.family}: {backend.prefill_refusal}"
+            self.report = {"not_offered": why}
+            return Finding(Check("decode-vs-prefill", "logits", INFO, f"not offered: {why}"),
+                           {"decode_vs_prefill": self.report})
+        modes, served = self._chunks(backend)
+        report = {"definition": DEFINITION, "kld_is_lower_bound": True, "top_k": o.logprobs,
+                  "tolerance_nats": o.dvp_max_delta, "served_batch": served,
+                  "scoring": backend.capabilities.prefill_scoring, "apart_from_gated_run": True, "modes": {}}
+        progress = self.recorder.progress
+        positions = sum(max(len(r.completion_ids) - 1, 0) for r in self.recorder.records.values())
+        progress.start("decode-vs-prefill", positions * sum(why is None for _, _, why in modes))
+        try:
+            for name, chunk, why in modes:
+                report["modes"][name] = ({"chunk": chunk, "not_offered": why} if why
+                                         else self._mode(backend, chunk))
+                if served and chunk == served["size"]:
+                    report["modes"][name]["served_batch"] = True
+        finally:
+            progress.end()
+        self.report = report
+        return Finding(dvp_check(report, max_delta=o.dvp_max_delta), {"decode_vs_prefill": report})
