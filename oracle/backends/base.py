@@ -15,8 +15,8 @@ import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
-           "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
-           "request_timeout", "status_words", "stop_reason"]
+           "PrefillChunk", "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers",
+           "context_tokens", "request_timeout", "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -134,6 +134,7 @@ class Counters:
     draft_tokens: float | None = None
     accepted_tokens: float | None = None
     accepted_per_position: tuple[float, ...] | None = None  # accepted draft tokens at draft position 0, 1, ...
+    preemptions: float | None = None  # requests the scheduler preempted (vLLM), for the preemption condition
 
     def delta(self, before: "Counters") -> "Counters":
         def d(name):
@@ -163,6 +164,21 @@ class CacheEvidence:
 
 
 @dataclass(frozen=True)
+class PrefillChunk:
+    """The most prompt tokens the server computes in one step: a longer prompt is prefilled in chunks.
+
+    tokens: None when it cannot be told; source: where it was read (or why it is unknown); flag: the server
+    setting that changes it, for the message that says how to cause chunked prefill."""
+
+    tokens: int | None
+    source: str
+    flag: str = ""
+
+    def as_json(self) -> dict:
+        return {"tokens": self.tokens, "source": self.source, "flag": self.flag}
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a backend offers beyond the protocol's core; callers read these, never probe for methods.
 
@@ -171,7 +187,9 @@ class Capabilities:
     route_choice: it must pick its completion route before the first request; in_process: no server;
     served_context: where it reads the context the server really has, per request (None: it cannot tell);
     concurrent: requests sent together really run together (a ladder can be measured); restartable: a new
-    boot can be made (for a server: its target restarts it; in process: a fresh load).
+    boot can be made (for a server: its target restarts it; in process: a fresh load); prefill_chunk: where it
+    reads the most prompt tokens one step computes (None: it cannot tell); preemption_counter: the server counter
+    of preempted requests (None: it has none).
     """
 
     cache: CacheEvidence
@@ -183,6 +201,8 @@ class Capabilities:
     in_process: bool = False
     concurrent: bool = True
     restartable: bool = True
+    prefill_chunk: str | None = None
+    preemption_counter: str | None = None
 
 
 class Backend(Protocol):
@@ -225,6 +245,8 @@ class Backend(Protocol):
 
     def served_context(self) -> int | None: ...
 
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -249,6 +271,9 @@ class BackendBase:
 
     def served_context(self) -> int | None:
         return None
+
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
+        return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
 
 
 class InProcessTokenizer:

@@ -19,6 +19,7 @@ from oracle.canary.context import context_words
 from oracle.canary.results import canary_summary
 from oracle.compare.conditions import first_split, headline_parts, verdict_rank
 from oracle.compare.confidence import interval_words
+from oracle.run.coverage_report import html as coverage_html
 from oracle.speed.report import headline as speed_headline, html_section as speed_html
 
 __all__ = ["PAGE_CSS", "grid", "render_html"]
@@ -385,6 +386,6 @@ def render_html(data: dict) -> str:
             f"<title>oracle {_e(data.get('mode'))}: {_e(data.get('verdict'))}</title><style>{PAGE_CSS}</style></head><body>"
             f"{_header(data)}{_servers(data)}<h2>Verdict grid</h2>{_grid_html(columns, cells)}"
             f"<h2>Splits</h2>{_splits_html(columns, cells)}<h2>Plots</h2>{_plots(data, cells)}"
-            f"{_logits(data)}{speed_html(data.get('speed'), data.get('speculation'))}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
+            f"{_logits(data)}{speed_html(data.get('speed'), data.get('speculation'))}{coverage_html(data)}<h2>Canaries</h2>{_canaries(data)}<h2>Checks, cache and speculation evidence</h2>{_evidence(data)}"
             f"{_notes(data)}<p><small>written {_e(data.get('written_utc'))} · schema {_e(data.get('schema_version'))}</small></p>"
             "</body></html>\n")

@@ -9,6 +9,7 @@ from oracle.compare.confidence import count_words
 from oracle.compare.noise import DETERMINISM_WORDS, NOT_WITHIN_BOOT
 from oracle.logits.report import headline as logits_headline, markdown_lines as logits_markdown_lines
 from oracle.report.state import ReportState
+from oracle.run.coverage_report import markdown as coverage_markdown
 from oracle.speed.report import headline as speed_headline, markdown_lines as speed_markdown_lines
 
 __all__ = ["markdown"]
@@ -131,6 +132,7 @@ def markdown(state: ReportState, data: dict) -> str:
     lines += _server_lines(ident)
     lines += canary_markdown_lines(state.canaries)
     lines += _condition_lines(state)
+    lines += coverage_markdown(data)
     lines += logits_markdown_lines(state.logits)
     spec = data["speculation"]
     lines += speed_markdown_lines(state.speed, spec)

@@ -59,6 +59,7 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
+    coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -164,6 +165,7 @@ class ReportState:
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
             "speed": self.speed,
+            "coverage": self.coverage,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -221,6 +223,8 @@ class ReportState:
             self.evidence = self.evidence or data.get("evidence")
             self.ladder.update({k: v | {"server": label} for k, v in (data.get("ladder") or {}).items()})
             self.boots.update({k: v | {"server": label} for k, v in (data.get("boots") or {}).items()})
+            # Every server runs boot1-c1: each server's runs are kept apart, as run@server.
+            self.coverage.update({f"{k}@{label}": v for k, v in (data.get("coverage") or {}).items()})
             rows.update(p["condition_rows"])
             if data.get("interruption"):
                 problems.append(f"{label}: {data['interruption']}")

@@ -85,14 +85,17 @@ async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> 
 
 
 async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
-                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
+                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult,
+                 offsets: Sequence[Sequence[float]] | None = None) -> None:
     width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
         async with backend.async_client(connections=width) as client:
 
-            async def one(p: RenderedPrompt, index: int) -> Record:
+            async def one(p: RenderedPrompt, index: int, delay: float = 0.0) -> Record:
+                if delay > 0:  # staggered arrivals: sent this long after its wave started
+                    await asyncio.sleep(delay)
                 started = time.time()
                 c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
                 rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=time.time(),
@@ -105,16 +108,19 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 result.records.append(rec)
                 return rec
 
-            await _send_waves(backend, waves, condition, one, result)
+            await _send_waves(backend, waves, condition, one, result, offsets)
 
 
-async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
-    """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
+async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult,
+                      offsets: Sequence[Sequence[float]] | None = None) -> None:
+    """Each wave at once (or at its offsets), the next only when the last has finished; stop at the first failed
+    wave."""
     for number, wave in enumerate(waves):
+        delays = offsets[number] if offsets is not None else [0.0] * len(wave)
         stop, samples = asyncio.Event(), []
         # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
         poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
-        outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
+        outcomes = await asyncio.gather(*(one(p, i, d) for (p, i), d in zip(wave, delays)), return_exceptions=True)
         stop.set()
         if poller is not None:
             await poller
@@ -136,15 +142,18 @@ async def _send_waves(backend: Backend, waves, condition: Condition, one, result
 
 
 def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
-              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
-    """Send each wave's requests all at once (one connection each), the waves one after another.
+              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None,
+              offsets: Sequence[Sequence[float]] | None = None) -> RunResult:
+    """Send each wave's requests all at once (one connection each), the waves one after another; with offsets,
+    request k of wave w is sent offsets[w][k] seconds after its wave started (staggered arrivals).
 
     (prompt, index) pairs: index numbers the request within the condition, so a prompt sent
     twice keeps two records. Counters are read right around the whole condition.
     """
     result = RunResult(condition, [], backend.counters(), None)
     t0 = time.perf_counter()
-    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result))
+    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result,
+                       offsets=offsets))
     result.wall_s = time.perf_counter() - t0
     result.counters_after = backend.counters()
     return result
