@@ -23,7 +23,7 @@ __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "L
            "speedup"]
 
 LADDER_MODES = ("cycle", "same")
-LADDER_ARRIVALS = ("at-once", "staggered")  # run/ladder.py ARRIVALS, spelled here so options import no runner
+LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage")
 CANARY_KINDS = ("code", "needle", "repeats")
@@ -172,7 +172,7 @@ def ladder_levels(value: str) -> tuple[int, ...]:
 def ladder_arrivals(value: str) -> str:
     if value not in LADDER_ARRIVALS:
         raise pytest.UsageError(f"--ladder-arrivals {value!r}: must be at-once (each wave's requests sent together) "
-                                "or staggered (each sent while the wave's first request decodes)")
+                                "or staggered (each sent once the one before it has its first token)")
     return value
 
 

@@ -134,8 +134,8 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
                      "(default: cycle)")
     g.addoption("--ladder-arrivals", metavar="HOW", type=ladder_arrivals, default="at-once",
-                help="at-once: each wave's c requests sent together; staggered: the wave's first request alone, the "
-                     "others sent while it decodes, so their prefills run beside its decode (mixed-batch) "
+                help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
+                     "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
                      "(default: at-once)")
     g.addoption("--require-conditions", metavar="NAME,...", type=condition_names, default="",
                 help="add the coverage item: each named condition (chunked-prefill, mixed-batch, preemption, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -87,6 +87,8 @@ class CompletionRequest:
     logprobs: int
     seed: int = 1234
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
+    # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
+    first_token: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

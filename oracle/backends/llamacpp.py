@@ -206,6 +206,8 @@ class LlamaCppBackend(BackendBase):
                         if "error" in chunk:
                             raise error_event(chunk, route="/completion", after=len(out.completion_ids))
                         self._take_chunk(out, chunk, arrived - start)
+                        if request.first_token is not None and out.token_times_s:
+                            request.first_token.set()
                         text.append(chunk.get("content", ""))
                         if chunk.get("stop"):
                             final = chunk

@@ -15,7 +15,7 @@ from oracle.compare.splits import split_view
 from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NOT_RUN, Check
 from oracle.gate.primary import not_run, run_log
 from oracle.gate.registry import Finding
-from oracle.run.ladder import ladder_condition, ladder_waves, staggered_offsets
+from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.run.runner import RunResult, one_at_a_time
 from oracle.speed.card import level_speed
 from oracle.store.records import PRIMARY, Condition, Record
@@ -85,8 +85,7 @@ class ConditionChecks:
             return early
         waves = ladder_waves(self.prompts.rendered, level, self.plan.options.ladder_mode)
         staggered = self.plan.options.ladder_arrivals == "staggered" and level > 1
-        offsets = staggered_offsets(waves, self.recorder.records) if staggered else None
-        result = self.recorder.run(ladder_condition(level), waves, offsets=offsets)
+        result = self.recorder.run(ladder_condition(level), waves, staggered=staggered)
         if result is None:
             return not_run(self.state, cid, "ladder")
         rows = self._compare(result)

@@ -82,23 +82,24 @@ def mixed_pairs(records: Sequence[Record]) -> list[dict]:
     return sorted(pairs, key=lambda p: (-p["first_token_before_last_s"], p["prefilling"]))
 
 
-def mixed_batch(records: Sequence[Record], *, staggered: bool, server_peak: int | None) -> dict:
+def mixed_batch(records: Sequence[Record], *, staggered: bool, server_peak: int | None, asked: int = 1) -> dict:
     pairs = mixed_pairs(records)
     gauge = "" if server_peak is None else f"; the server's gauge saw up to {server_peak} running"
     if pairs:
         shown = ", ".join(f"{p['prefilling']} prefilled while {p['decoding']} decoded" for p in pairs[:_SHOWN_PAIRS])
         return _condition(True, f"{len(pairs)} prefill(s) while another request decoded ({shown}){gauge}",
                           pairs=pairs[:_SHOWN_PAIRS], count=len(pairs), server_peak=server_peak)
-    if len(records) < 2:
+    if len(records) < 2 or asked < 2:
         why, how = "one request at a time", ("run a ladder level with staggered arrivals (--ladder 2 "
                                              "--ladder-arrivals staggered) on a server with two slots or more")
     elif staggered:
         why, how = ("no request's prefill ran while another decoded, although arrivals were staggered",
-                    "give the server a slot per request (llama-server -np N) and requests of more tokens")
+                    "give the server a slot per request (llama-server -np N) and requests of more tokens, so a "
+                    "request still decodes when the next one's first token comes")
     else:
         why, how = ("no request's prefill ran while another decoded (every wave's requests were sent at once)",
-                    "add --ladder-arrivals staggered (each request sent while the one before it decodes) on a server "
-                    "with a slot per request (llama-server -np N)")
+                    "add --ladder-arrivals staggered (each request sent once the one before it has its first token) "
+                    "on a server with a slot per request (llama-server -np N)")
     return _condition(False, why + gauge, how, count=0, server_peak=server_peak)
 
 
@@ -129,7 +130,7 @@ def run_coverage(records: Sequence[Record], *, chunk: PrefillChunk, preemptions:
                  staggered: bool = False, server_peak: int | None = None) -> dict[str, dict]:
     """Every condition of one run: {condition: {"held": bool, "detail": ..., "how": ..., evidence...}}."""
     return {CHUNKED_PREFILL: chunked_prefill(records, chunk),
-            MIXED_BATCH: mixed_batch(records, staggered=staggered, server_peak=server_peak),
+            MIXED_BATCH: mixed_batch(records, staggered=staggered, server_peak=server_peak, asked=asked),
             PREEMPTION: preemption(preemptions, preemption_counter),
             OVERLAP: overlap(asked, reached)}
 
