@@ -51,13 +51,14 @@ class CoverageChecks:
         lines = []
         for name in missing:
             rows = [(run, runs[run][name]) for run in runs if name in runs[run]]
-            how = next((row["how"] for _, row in rows if row.get("how")), "")
+            how = next((row["how"] for _, row in reversed(rows) if row.get("how")), "")  # the latest run's
             lines.append(f"{name} did not happen in any of {len(rows)} run(s): {how}" if how
                          else f"{name} did not happen in any of {len(rows)} run(s)")
             lines += [f"  {run}: {row['detail']}" for run, row in rows[:_MAX_REASONS]]
             if len(rows) > _MAX_REASONS:
                 lines.append(f"  ... {len(rows) - _MAX_REASONS} more run(s) in identity.json coverage")
-        first = runs[next(iter(runs))][missing[0]] if runs and missing[0] in runs[next(iter(runs))] else {}
+        # The latest run (a ladder level or boot) says best how to cause it.
+        first = next((row[missing[0]] for row in reversed(list(runs.values())) if missing[0] in row), {})
         why = first.get("detail", "no run recorded it")
         detail = (f"{', '.join(missing)} did not happen; {missing[0]}: {why}"
                   + (f": {first['how']}" if first.get("how") else "") + (f"; held: {shown}" if shown else ""))

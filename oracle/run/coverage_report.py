@@ -33,12 +33,13 @@ def _detail(row: dict | None) -> str:
 
 
 def _unreached(coverage: dict) -> list[tuple[str, str]]:
-    """(condition, why and how) for each condition that held in no run, from the first run's row."""
+    """(condition, why and how) for each condition that held in no run, from the latest run's row (a ladder level
+    or boot says best how to cause it)."""
     out = []
     for name in CONDITIONS:
         rows = [r[name] for r in coverage.values() if name in r]
         if rows and not held_anywhere(coverage, name):
-            first = rows[0]
+            first = rows[-1]
             out.append((name, first["detail"] + (f": {first['how']}" if first.get("how") else "")))
     return out
 
