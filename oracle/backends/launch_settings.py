@@ -1,7 +1,7 @@
 """A server setting as its launch command gives it: a flag's value (`-ub 256`, `--ubatch-size=256`) or an
 environment assignment in front of the program (`LLAMA_ARG_UBATCH=256 llama-server ...`, `env X=1 vllm ...`).
 
-    launch_setting("exec env A=1 llama-server -m m.gguf -ub 256", ("-ub", "--ubatch-size"), ("LLAMA_ARG_UBATCH",))
+    launch_setting("exec env A=1 llama-server -ub 256", ("-ub", "--ubatch-size"), ("LLAMA_ARG_UBATCH",))
     # ("256", "-ub 256 in the launch command")
 """
 
@@ -19,9 +19,9 @@ _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 def launch_setting(command: str | None, flags: tuple[str, ...], env_names: tuple[str, ...] = (), *,
                    environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
-    """(value, where it was found) of the last of these flags, else of an environment assignment in the command,
-    else of oracle's own environment (which a launched server inherits); None when none sets it (the server's
-    own default then applies). A flag wins over the environment, as llama.cpp and vLLM take it."""
+    """(value, where it was found) of the last of these flags, else of an environment assignment in the
+    command, else of oracle's own environment (which a launched server inherits); None when none sets it (the
+    server's own default then applies). A flag wins over the environment, as llama.cpp and vLLM take it."""
     if not command:
         return None
     try:
@@ -45,5 +45,7 @@ def launch_setting(command: str | None, flags: tuple[str, ...], env_names: tuple
         return found
     environ = os.environ if environ is None else environ
     name = next((n for n in env_names if n in environ), None)
-    return None if name is None else (environ[name], f"{name}={environ[name]} in oracle's environment, which the "
-                                                     "launched server inherits")
+    if name is None:
+        return None
+    where = f"{name}={environ[name]} in oracle's environment, which the launched server inherits"
+    return environ[name], where

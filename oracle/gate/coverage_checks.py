@@ -47,7 +47,8 @@ class CoverageChecks:
         evidence = {"required": list(required), "held_in": held, "runs": list(runs)}
         shown = "; ".join(f"{name} in {', '.join(where)}" for name, where in held.items() if where)
         if not missing:
-            return Finding(Check(cid, "coverage", PASS, f"every required condition happened: {shown}", [], evidence))
+            return Finding(Check(cid, "coverage", PASS, f"every required condition happened: {shown}", [],
+                                 evidence))
         lines = []
         for name in missing:
             rows = [(run, runs[run][name]) for run in runs if name in runs[run]]

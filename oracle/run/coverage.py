@@ -1,10 +1,10 @@
 """Condition coverage: which of the conditions where serving bugs live a run really produced.
 
-Each run (the primary run, a ladder level, a boot) is read after it finished, from the server's own settings and
-counters and oracle's timestamps; nothing is assumed from what was asked for:
+Each run (the primary run, a ladder level, a boot) is read after it finished, from the server's own settings
+and counters and oracle's timestamps; nothing is assumed from what was asked for:
 
-- `chunked-prefill`: a prompt had more tokens than the server computes in one step (`PrefillChunk`, read by the
-  backend: llama.cpp's min(-b, -ub), vLLM's --max-num-batched-tokens), so it was prefilled in chunks;
+- `chunked-prefill`: a prompt had more tokens than the server computes in one step (`PrefillChunk`, read by
+  the backend: llama.cpp's min(-b, -ub), vLLM's --max-num-batched-tokens), so it was prefilled in chunks;
 - `mixed-batch`: a request's prefill ran while another request was decoding: B was sent after A's first token
   and B's first token came before A's last (B's whole prefill lies inside A's decode), the server's
   running-request gauge beside it where it has one;
@@ -48,12 +48,14 @@ def chunked_prefill(records: Sequence[Record], chunk: PrefillChunk) -> dict:
     over = sorted({r.id for r in records if len(r.prompt_ids) > chunk.tokens})
     setting = f"{chunk.flag} {chunk.tokens}".strip()
     if over:
-        return _condition(True, f"{len(over)} prompt(s) longer than {setting} ({', '.join(over[:_SHOWN_PAIRS])}"
-                                f"{', ...' if len(over) > _SHOWN_PAIRS else ''}; longest {tokens} tokens)",
-                          longest=longest.id, longest_tokens=tokens, chunk=chunk.tokens, prompts=over)
+        named = ", ".join(over[:_SHOWN_PAIRS]) + (", ..." if len(over) > _SHOWN_PAIRS else "")
+        words = f"{len(over)} prompt(s) longer than {setting} ({named}; longest {tokens} tokens)"
+        return _condition(True, words, longest=longest.id, longest_tokens=tokens, chunk=chunk.tokens,
+                          prompts=over)
     return _condition(False, f"no prompt exceeded {setting} (longest: {longest.id}, {tokens} tokens)",
-                      f"add a prompt longer than {chunk.tokens} tokens (e.g. --suite coverage) or lower {chunk.flag} "
-                      f"below {tokens}", longest=longest.id, longest_tokens=tokens, chunk=chunk.tokens)
+                      f"add a prompt longer than {chunk.tokens} tokens (e.g. --suite coverage) or lower "
+                      f"{chunk.flag} below {tokens}", longest=longest.id, longest_tokens=tokens,
+                      chunk=chunk.tokens)
 
 
 def _decoding(record: Record) -> tuple[float, float] | None:
@@ -82,37 +84,44 @@ def mixed_pairs(records: Sequence[Record]) -> list[dict]:
     return sorted(pairs, key=lambda p: (-p["first_token_before_last_s"], p["prefilling"]))
 
 
-def mixed_batch(records: Sequence[Record], *, staggered: bool, server_peak: int | None, asked: int = 1) -> dict:
+def mixed_batch(records: Sequence[Record], *, staggered: bool, server_peak: int | None,
+                asked: int = 1) -> dict:
     pairs = mixed_pairs(records)
     gauge = "" if server_peak is None else f"; the server's gauge saw up to {server_peak} running"
     if pairs:
-        shown = ", ".join(f"{p['prefilling']} prefilled while {p['decoding']} decoded" for p in pairs[:_SHOWN_PAIRS])
+        shown = ", ".join(f"{p['prefilling']} prefilled while {p['decoding']} decoded"
+                          for p in pairs[:_SHOWN_PAIRS])
         return _condition(True, f"{len(pairs)} prefill(s) while another request decoded ({shown}){gauge}",
                           pairs=pairs[:_SHOWN_PAIRS], count=len(pairs), server_peak=server_peak)
     if len(records) < 2 or asked < 2:
-        why, how = "one request at a time", ("run a ladder level with staggered arrivals (--ladder 2 "
-                                             "--ladder-arrivals staggered) on a server with two slots or more")
+        why = "one request at a time"
+        how = ("run a ladder level with staggered arrivals (--ladder 2 --ladder-arrivals staggered) on a "
+               "server with two slots or more")
     elif staggered:
-        why, how = ("no request's prefill ran while another decoded, although arrivals were staggered",
-                    "give the server a slot per request (llama-server -np N) and requests of more tokens, so a "
-                    "request still decodes when the next one's first token comes")
+        why = "no request's prefill ran while another decoded, although arrivals were staggered"
+        how = ("give the server a slot per request (llama-server -np N) and requests of more tokens, so a "
+               "request still decodes when the next one's first token comes")
     else:
-        why, how = ("no request's prefill ran while another decoded (every wave's requests were sent at once)",
-                    "add --ladder-arrivals staggered (each request sent once the one before it has its first token) "
-                    "on a server with a slot per request (llama-server -np N)")
+        why = "no request's prefill ran while another decoded (every wave's requests were sent at once)"
+        how = ("add --ladder-arrivals staggered (each request sent once the one before it has its first "
+               "token) on a server with a slot per request (llama-server -np N)")
     return _condition(False, why + gauge, how, count=0, server_peak=server_peak)
 
 
 def preemption(delta: float | None, counter: str | None) -> dict:
     if counter is None or delta is None:
-        where = "the server exposes no preemption counter" if counter is None else f"{counter} was not readable"
-        return _condition(False, where, "gate a server that counts preemptions (vLLM's /metrics); llama-server "
-                          "never preempts: each slot keeps its context for the whole request", preempted=None)
+        where = ("the server exposes no preemption counter" if counter is None
+                 else f"{counter} was not readable")
+        return _condition(False, where, "gate a server that counts preemptions (vLLM's /metrics); "
+                          "llama-server never preempts: each slot keeps its context for the whole request",
+                          preempted=None)
     if delta > 0:
-        return _condition(True, f"{int(delta)} preemption(s) ({counter} moved by {int(delta)})", preempted=int(delta))
+        moved = int(delta)
+        return _condition(True, f"{moved} preemption(s) ({counter} moved by {moved})", preempted=moved)
     return _condition(False, f"no request was preempted ({counter} did not move)",
-                      "give the server a KV cache too small for the requests in flight (vLLM: --num-gpu-blocks-override "
-                      "N or a small VLLM_CPU_KVCACHE_SPACE) and run a ladder level of long requests", preempted=0)
+                      "give the server a KV cache too small for the requests in flight (vLLM: "
+                      "--num-gpu-blocks-override N or a small VLLM_CPU_KVCACHE_SPACE) and run a ladder level "
+                      "of long requests", preempted=0)
 
 
 def overlap(asked: int, reached: int | None) -> dict:

@@ -1,5 +1,6 @@
-"""The identity report's condition coverage section: one row per run (boot x level), one column per condition,
-and for each condition that held nowhere, why and how to cause it. Both renderings read the identity.json dict.
+"""The identity report's condition coverage section: one row per run (boot x level), one column per
+condition, and for each condition that held nowhere, why and how to cause it. Both renderings read the
+identity.json dict.
 
     lines = markdown(data)   # Markdown lines ([] when the report has no coverage)
     section = html(data)     # an HTML fragment ("" likewise)
@@ -33,8 +34,8 @@ def _detail(row: dict | None) -> str:
 
 
 def _unreached(coverage: dict) -> list[tuple[str, str]]:
-    """(condition, why and how) for each condition that held in no run, from the latest run's row (a ladder level
-    or boot says best how to cause it)."""
+    """(condition, why and how) for each condition that held in no run, from the latest run's row (a ladder
+    level or boot says best how to cause it)."""
     out = []
     for name in CONDITIONS:
         rows = [r[name] for r in coverage.values() if name in r]
@@ -78,4 +79,5 @@ def html(data: dict) -> str:
     unreached = "".join(f"<li>{e(name)} not reached: {e(words)}</li>" for name, words in _unreached(coverage))
     required = ", ".join(_required(data)) or "none"
     return (f"<h2>Condition coverage</h2><p>{e(_chunk_words(data))} · required: {e(required)}</p>"
-            f"<table><tr><th>run</th>{head}</tr>{body}</table>" + (f"<ul>{unreached}</ul>" if unreached else ""))
+            f"<table><tr><th>run</th>{head}</tr>{body}</table>"
+            + (f"<ul>{unreached}</ul>" if unreached else ""))
