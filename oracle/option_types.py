@@ -13,16 +13,19 @@ from pathlib import Path
 import pytest
 
 from oracle.redaction import redact_command
+from oracle.compare.coverage import CONDITIONS
 
-__all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_MODES", "backend_name", "bounded",
+__all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
+           "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "SERVED_BATCH",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
            "speedup"]
 
 LADDER_MODES = ("cycle", "same")
+LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
-INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed")
+INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage")
 # The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
 CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")
 
@@ -190,6 +193,22 @@ def ladder_levels(value: str) -> tuple[int, ...]:
     if not levels or levels[0] < 1 or levels[-1] > 1024:
         raise pytest.UsageError(f"--ladder {value!r}: levels must be between 1 and 1024, e.g. --ladder 1,2,4,8")
     return tuple(levels)
+
+
+def ladder_arrivals(value: str) -> str:
+    if value not in LADDER_ARRIVALS:
+        raise pytest.UsageError(f"--ladder-arrivals {value!r}: must be at-once (each wave's requests sent together) "
+                                "or staggered (each sent once the one before it has its first token)")
+    return value
+
+
+def condition_names(value: str) -> tuple[str, ...]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    bad = [n for n in names if n not in CONDITIONS]
+    if bad:
+        raise pytest.UsageError(f"--require-conditions {value!r}: unknown condition {bad[0]!r}; known: "
+                                f"{', '.join(CONDITIONS)}")
+    return tuple(dict.fromkeys(names))
 
 
 def ladder_mode(value: str) -> str:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded,
-                                 canary_kinds_list, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
-                                 int_list, ov_config,
-                                 ladder_levels, ladder_minimums, ladder_mode, non_negative_int, positive_int,
-                                 prefill_chunks, reference_kind, shell_command, speedup)
+from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
+                                 condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
+                                 int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
+                                 non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
+                                 shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
@@ -140,6 +140,14 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
                 help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
                      "(default: cycle)")
+    g.addoption("--ladder-arrivals", metavar="HOW", type=ladder_arrivals, default="at-once",
+                help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
+                     "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
+                     "(default: at-once)")
+    g.addoption("--require-conditions", metavar="NAME,...", type=condition_names, default="",
+                help="add the coverage item: each named condition (chunked-prefill, mixed-batch, preemption, "
+                     "overlap) must have happened in some run, else inconclusive (kind coverage), naming why and "
+                     "how to cause it (default: coverage reported, not required)")
     g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
@@ -236,6 +244,8 @@ class GateOptions:
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
+    ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
+    require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -340,6 +350,9 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if o.min_speedup is not None and workers > 1:
         raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
                                 "at once and share the machine: gate the speed without -n")
+    if o.require_conditions and workers > 1:
+        raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
+                                "sees only its own runs: require conditions without -n")
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     return GateOptions(
@@ -358,4 +371,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
         launch_timeout=o.launch_timeout,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
+        ladder_arrivals=o.ladder_arrivals,
+        require_conditions=tuple(o.require_conditions),
     )

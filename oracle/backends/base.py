@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
-           "OnePassPrefill",
+           "OnePassPrefill", "PrefillChunk",
            "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
            "request_timeout", "server_timings", "status_words", "stop_reason"]
 
@@ -101,6 +101,8 @@ class CompletionRequest:
     logprobs: int
     seed: int = 1234
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
+    # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
+    first_token: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -152,6 +154,7 @@ class Counters:
     accepted_tokens: float | None = None
     accepted_per_position: tuple[float, ...] | None = None  # accepted draft tokens at draft position 0, 1, ...
     tokens_generated: float | None = None  # every token the server generated (llama.cpp, vLLM), all requests
+    preemptions: float | None = None  # requests the scheduler preempted (vLLM), for the preemption condition
 
     def delta(self, before: "Counters") -> "Counters":
         def d(name):
@@ -181,6 +184,21 @@ class CacheEvidence:
 
 
 @dataclass(frozen=True)
+class PrefillChunk:
+    """The most prompt tokens the server computes in one step: a longer prompt is prefilled in chunks.
+
+    tokens: None when it cannot be told; source: where it was read (or why it is unknown); flag: the server
+    setting that changes it, for the message that says how to cause chunked prefill."""
+
+    tokens: int | None
+    source: str
+    flag: str = ""
+
+    def as_json(self) -> dict:
+        return {"tokens": self.tokens, "source": self.source, "flag": self.flag}
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a backend offers beyond the protocol's core; callers read these, never probe for methods.
 
@@ -194,6 +212,8 @@ class Capabilities:
     top_logprobs_gaps: why the server may send no top-k logprobs at some positions (said beside the count).
     prefill_scoring: how it scores a fixed path as a prompt, every position from a prefill and none from a decode
     step (None: it cannot; decode vs prefill is then not offered).
+    prefill_chunk: where it reads the most prompt tokens one step computes (None: it cannot tell);
+    preemption_counter: the server counter of preempted requests (None: it has none).
     """
 
     cache: CacheEvidence
@@ -208,6 +228,8 @@ class Capabilities:
     restartable: bool = True
     precision_floor: bool = False
     top_logprobs_gaps: str | None = None
+    prefill_chunk: str | None = None
+    preemption_counter: str | None = None
 
 
 class Backend(Protocol):
@@ -257,6 +279,8 @@ class Backend(Protocol):
 
     def prefill_chunking(self, chunk: int) -> str | None: ...
 
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -296,6 +320,10 @@ class BackendBase:
     def prefill_chunking(self, chunk: int) -> str | None:
         """None when the path can be fed as a prompt in chunks of `chunk` tokens; else why it cannot."""
         return f"the {self.family} backend cannot feed a prompt in chunks of a chosen size"
+
+
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
+        return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
 
 
 class OnePassPrefill:

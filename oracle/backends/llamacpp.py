@@ -14,18 +14,24 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, TeacherForced, auth_headers,
-                                 context_tokens, request_timeout, server_timings, status_words)
+                                 CompletionRequest, Counters, PrefillChunk, RequestFailed, TeacherForced,
+                                 auth_headers, context_tokens, request_timeout, server_timings, status_words)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
+from oracle.backends.launch_settings import launch_setting
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
 
-__all__ = ["FAMILY", "LlamaCppBackend", "STOP_TYPES"]
+__all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
 
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
 _ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
+# llama.cpp's defaults (common_params n_batch, n_ubatch): the logical batch a server step fills, and the physical
+# micro-batch llama_decode computes at once. It caps -ub at -b, so a prompt is computed min(-b, -ub) tokens at a time.
+LLAMACPP_BATCH, LLAMACPP_UBATCH = 2048, 512
+_UBATCH = (("-ub", "--ubatch-size"), ("LLAMA_ARG_UBATCH",))
+_BATCH = (("-b", "--batch-size"), ("LLAMA_ARG_BATCH",))
 
 
 class LlamaCppBackend(BackendBase):
@@ -40,7 +46,9 @@ class LlamaCppBackend(BackendBase):
         teacher_forcing=teacher_forcing_method, prefill_scoring=prefill_method, load_gauge=True,
         served_context="llama-server /props default_generation_settings.n_ctx, the context of one slot",
         top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
-                          "speculative step streams several")
+                          "speculative step streams several",
+        prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
+                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -106,6 +114,35 @@ class LlamaCppBackend(BackendBase):
     def served_context(self) -> int | None:
         """The context of one slot, as llama-server has it (the model's training context can cap -c)."""
         return context_tokens((self.props().get("default_generation_settings") or {}).get("n_ctx"))
+
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
+        """The micro-batch (-ub) is what chunks a prompt: llama_decode splits the server's batch (-b) into
+        micro-batches of -ub tokens (-ub capped at -b), each computed in one graph with the earlier ones read back
+        from the KV cache. So a prompt longer than min(-b, -ub) is prefilled in several chunks."""
+        props = self.props()
+        stated = {k: context_tokens(props.get(k, (props.get("default_generation_settings") or {}).get(k)))
+                  for k in ("n_batch", "n_ubatch")}
+        if stated["n_ubatch"]:  # builds that state their batch sizes in /props
+            batch = stated["n_batch"] or stated["n_ubatch"]
+            chunk = min(batch, stated["n_ubatch"])
+            return PrefillChunk(chunk, f"llama-server /props n_ubatch {stated['n_ubatch']}, n_batch {batch}",
+                                "-ub" if chunk == stated["n_ubatch"] else "-b")
+        if launch_command is None:
+            return PrefillChunk(None, "llama-server /props does not state n_batch / n_ubatch and a --url server's "
+                                "flags are not visible to oracle: start it with --launch (or the embedded default) "
+                                "so oracle reads -b / -ub", "-ub")
+        sizes = {}
+        for name, (flags, env), default in (("ub", _UBATCH, LLAMACPP_UBATCH), ("b", _BATCH, LLAMACPP_BATCH)):
+            given = launch_setting(launch_command, flags, env)
+            try:
+                sizes[name] = (int(given[0]), given[1]) if given else (default, f"llama.cpp's default -{name} "
+                                                                                  f"{default}")
+            except ValueError:
+                return PrefillChunk(None, f"{given[1]}: not a whole number", f"-{name}")
+        (ub, ub_from), (b, b_from) = sizes["ub"], sizes["b"]
+        chunk = min(ub, b)
+        return PrefillChunk(chunk, f"{ub_from}, {b_from} (/props does not state them; llama.cpp computes a prompt "
+                                   f"min(-b, -ub) = {chunk} tokens at a time)", "-ub" if ub <= b else "-b")
 
     def _metrics(self, timeout: float | None = None) -> Metrics | None:
         """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""
@@ -174,6 +211,8 @@ class LlamaCppBackend(BackendBase):
                         if "error" in chunk:
                             raise error_event(chunk, route="/completion", after=len(out.completion_ids))
                         self._take_chunk(out, chunk, arrived - start)
+                        if request.first_token is not None and out.token_times_s:
+                            request.first_token.set()
                         text.append(chunk.get("content", ""))
                         if chunk.get("stop"):
                             final = chunk

@@ -27,7 +27,8 @@ _COUNTER_NAMES = {
               "drafts": "vllm:spec_decode_num_drafts_total",
               "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
               "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total",
-              "tokens_generated": "vllm:generation_tokens_total"},
+              "tokens_generated": "vllm:generation_tokens_total",
+              "preemptions": "vllm:num_preemptions_total"},
 }
 _ACCEPTED_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 _RUNNING = ("vllm:num_requests_running", "llamacpp:requests_processing")  # requests generating right now

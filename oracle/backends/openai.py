@@ -281,6 +281,8 @@ class OpenAIBackend(BackendBase):
                             raise self._refused(code if isinstance(code, int) else 0, json.dumps(chunk), request,
                                                 after=len(out.completion_ids))
                         finish = self._take_chunk(out, chunk, arrived - start, text) or finish
+                        if request.first_token is not None and out.token_times_s:
+                            request.first_token.set()
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise broken(exc, url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
                          read_timeout_s=self._timeout.read) from exc

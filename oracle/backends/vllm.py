@@ -17,13 +17,17 @@ import uuid
 import httpx
 
 from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, OnePassPrefill,
-                                  RequestFailed, TeacherForced, status_words)
+                                  PrefillChunk, RequestFailed, TeacherForced, status_words)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
+from oracle.backends.launch_settings import launch_setting
 from oracle.backends.openai import OpenAIBackend
 
-__all__ = ["FAMILY", "VLLMBackend", "VLLM_MAX_LOGPROBS"]
+__all__ = ["FAMILY", "VLLMBackend", "VLLM_CPU_MAX_NUM_BATCHED_TOKENS", "VLLM_MAX_LOGPROBS"]
 
 VLLM_MAX_LOGPROBS = 20  # vLLM's default --max-logprobs
+# vLLM CPU's default token budget per scheduler step for its OpenAI server (2048 x world size; arg_utils.py
+# get_batch_defaults). On GPUs it depends on the device's memory, so there oracle does not assume one.
+VLLM_CPU_MAX_NUM_BATCHED_TOKENS = 2048
 
 
 class VLLMBackend(OnePassPrefill, OpenAIBackend):
@@ -38,9 +42,30 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
             per_request_hint="start vLLM with --enable-prompt-tokens-details for per-request cached_tokens",
             counters_suffice=True),
         load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len",
-        teacher_forcing=teacher_forcing_method, prefill_scoring=teacher_forcing_method)
+        teacher_forcing=teacher_forcing_method, prefill_scoring=teacher_forcing_method,
+        prefill_chunk="--max-num-batched-tokens in the launch command, else vLLM CPU's default 2048",
+        preemption_counter="vLLM /metrics vllm:num_preemptions_total")
     chunking_refusal = ("vLLM splits a prompt by its --max-num-batched-tokens (chunked prefill), a launch "
                         "setting: launch the candidate with --max-num-batched-tokens C to measure chunks of C")
+
+    def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
+        """vLLM's scheduler gives each step at most --max-num-batched-tokens tokens (chunked prefill, on by
+        default in V1): a longer prompt is prefilled over several steps. vLLM's API does not state the budget."""
+        flag = "--max-num-batched-tokens"
+        given = launch_setting(launch_command, (flag,))
+        if given is not None:
+            try:
+                return PrefillChunk(int(given[0]), given[1], flag)
+            except ValueError:
+                return PrefillChunk(None, f"{given[1]}: not a whole number", flag)
+        if launch_command is None:
+            return PrefillChunk(None, "vLLM's API does not state max_num_batched_tokens and a --url server's flags "
+                                "are not visible to oracle: start it with --launch (or the embedded default)", flag)
+        if self.platform == "cpu":
+            return PrefillChunk(VLLM_CPU_MAX_NUM_BATCHED_TOKENS, f"vLLM CPU's default {flag} "
+                                f"{VLLM_CPU_MAX_NUM_BATCHED_TOKENS} (not in the launch command)", flag)
+        return PrefillChunk(None, f"{flag} is not in the launch command and vLLM's default depends on the device: "
+                            f"give {flag} N in the launch command", flag)
 
     def request_body(self, request: CompletionRequest) -> dict:
         body = super().request_body(request)

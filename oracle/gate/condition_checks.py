@@ -27,8 +27,9 @@ _NO_SPLIT = 1 << 30  # sorts rows without a token split last
 
 
 class ConditionChecks:
-    def __init__(self, plan, recorder, prompts, state, target) -> None:
+    def __init__(self, plan, recorder, prompts, state, target, *, coverage=None) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
+        self.coverage = coverage  # CoverageChecks: the conditions each run produced
         self.rows: dict[str, list[dict]] = {}  # condition key -> rows vs c1 (ladder levels, boots)
         self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
         self._references: dict[str, Record] | None = None
@@ -83,7 +84,8 @@ class ConditionChecks:
         if (early := self._ready(cid, "ladder")) is not None:
             return early
         waves = ladder_waves(self.prompts.rendered, level, self.plan.options.ladder_mode)
-        result = self.recorder.run(ladder_condition(level), waves)
+        staggered = self.plan.options.ladder_arrivals == "staggered" and level > 1
+        result = self.recorder.run(ladder_condition(level), waves, staggered=staggered)
         if result is None:
             return not_run(self.state, cid, "ladder")
         rows = self._compare(result)
@@ -92,6 +94,8 @@ class ConditionChecks:
         reached = min(result.wave_overlap) if result.wave_overlap else 0
         overlap = {"asked": level, "reached": reached, "per_wave": result.wave_overlap,
                    "server_peak": result.server_peak, "waves": len(waves)}
+        if staggered:
+            overlap["arrivals"] = "staggered"
         check.evidence["overlap"] = overlap
         check.detail += f"; overlap reached {reached} of {level}"
         if result.server_peak is not None:
@@ -104,7 +108,11 @@ class ConditionChecks:
         speed = level_speed(result.records, result.wall_s)
         return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap,
                                                                                               "speed": speed}},
-                               "determinism": determinism_of(self.rows)})
+                               "determinism": determinism_of(self.rows),
+                               **self._coverage(result, asked=level, reached=reached, staggered=staggered)})
+
+    def _coverage(self, result: RunResult, **run) -> dict:
+        return self.coverage.observe(result, **run) if self.coverage is not None else {}
 
     def _restart(self) -> None:
         """A new boot: a new server (a new URL) for every later request, the prompts' server-side tokenizing
@@ -133,7 +141,7 @@ class ConditionChecks:
                                 recording=self.plan.mode == "record")
         runs = self._evidence(check, result)
         return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): _summary(check, rows)},
-                               "determinism": determinism_of(self.rows)})
+                               "determinism": determinism_of(self.rows), **self._coverage(result)})
 
     def _evidence(self, check: Check, result: RunResult) -> list[dict]:
         """Cache reuse under any condition fails it; its speculation counts are kept beside it. Returns the

@@ -33,7 +33,8 @@ class ItemSpec:
         return GATE_PREFIX + self.name
 
 
-def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None) -> list[ItemSpec]:
+def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
+               coverage: bool = False) -> list[ItemSpec]:
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots: in the order they run."""
     specs = []
@@ -61,12 +62,14 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
     # Ladder levels run in boot 1, before any restart; then each later boot.
     specs += [ItemSpec(f"ladder[c{level}]", "ladder", level) for level in ladder]
     specs += [ItemSpec(f"boot[{boot}]", "boot", boot) for boot in range(2, boots + 1)]
+    if coverage:  # --require-conditions: after every run whose conditions it judges
+        specs.append(ItemSpec("coverage", "coverage"))
     return specs
 
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup)
+    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions))
 
 
 class GateFailure(Exception):

@@ -235,6 +235,8 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     # the merged report keeps every worker's logits checks.
     "logits": _own("logits"),
     # --logits (so decode vs prefill) is refused under -n: the one worker that ran it, if any.
+    # Every server runs boot1-c1: each server's runs are kept apart, as run@serverK.
+    "coverage": lambda m: {f"{run}@{w.label}": v for w in m.workers for run, v in w.state.coverage.items()},
     "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
                                         None),
 }

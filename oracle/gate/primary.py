@@ -38,8 +38,9 @@ def run_log(result: RunResult, **extra) -> dict:
 
 class PrimaryRun:
     def __init__(self, plan, recorder, prompts, state, speed, *, server_index: int = 0,
-                 owned: set[str] | None = None) -> None:
+                 owned: set[str] | None = None, coverage=None) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.speed = plan, recorder, prompts, state, speed
+        self.coverage = coverage  # CoverageChecks: the conditions this run produced
         self.server_index, self.owned = server_index, owned
         self.result: RunResult | None = None
         self.ran = False
@@ -79,6 +80,8 @@ class PrimaryRun:
             findings["identity"] = {"server": self.state.identity.get("server", {})
                                     | {"system_fingerprint": ", ".join(fingerprints)}}
         findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend)
+        if self.coverage is not None:
+            findings |= self.coverage.observe(self.result)
         findings["complete"] = True
         return findings
 

@@ -19,6 +19,7 @@ from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.condition_checks import ConditionChecks
+from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
 from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
@@ -60,6 +61,7 @@ class GateSession(ReportOwner):
         self.logits: LogitsChecks | None = None
         self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
+        self.coverage: CoverageChecks | None = None
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
@@ -91,6 +93,10 @@ class GateSession(ReportOwner):
                                                launch_command=self.target.configured_command)
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
+            chunk = self.backend.prefill_chunk(self.target.configured_command)  # for the chunked-prefill condition
+            self.state.identity["prefill_chunk"] = chunk.as_json()
+            self.coverage = CoverageChecks(self.plan, self.state, chunk,
+                                           preemption_counter=self.backend.capabilities.preemption_counter)
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
@@ -112,15 +118,17 @@ class GateSession(ReportOwner):
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
         self.speed = SpeedChecks(self.plan, self.state)
-        self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned)
-        self.conditions = ConditionChecks(*parts, self.target)
+        self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
+                                  coverage=self.coverage)
+        self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("decode_vs_prefill", DecodePrefillChecks(*parts).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
                                ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
-                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
+                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
+                               ("coverage", self.coverage.coverage_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------

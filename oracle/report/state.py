@@ -59,6 +59,7 @@ class ReportState:
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
+    coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -167,6 +168,7 @@ class ReportState:
             "logits": self.logits,
             "decode_vs_prefill": self.decode_vs_prefill,
             "speed": self.speed,
+            "coverage": self.coverage,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -210,4 +212,5 @@ class ReportState:
             speed=data.get("speed"),
             logits=data.get("logits"),
             decode_vs_prefill=data.get("decode_vs_prefill"),
+            coverage=data.get("coverage") or {},
         )

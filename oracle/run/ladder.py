@@ -5,6 +5,10 @@ Level c >= 2 sends waves of c requests at once, one connection each: `cycle` wal
 suite's prompts round-robin until every prompt was sent and the last wave is full
 (c * ceil(n / c) requests); `same` sends c copies of the first prompt in one wave.
 
+Arrivals (`--ladder-arrivals`): `at-once` sends a wave's requests together; `staggered` sends the wave's first
+request alone and each next one the moment the one before it has streamed its first token (`run/runner.py`), so
+that its prefill runs while the earlier requests decode (the mixed-batch condition), and the wave still overlaps.
+
     ladder_waves(prompts, 8, "cycle")  # [[(p0, 0), ..., (p7, 7)], [(p8, 8), ..., (p3, 15)]] for 12 prompts
 """
 
@@ -35,3 +39,4 @@ def ladder_waves(prompts: Sequence[RenderedPrompt], level: int, mode: str) -> li
     total = level * ceil(len(prompts) / level)
     requests = [(prompts[i % len(prompts)], i) for i in range(total)]
     return [requests[k:k + level] for k in range(0, total, level)]
+

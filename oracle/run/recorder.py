@@ -39,14 +39,15 @@ class Recorder:
     def folder(self):
         return self.report.folder / "records"
 
-    def run(self, condition, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], **log) -> RunResult | None:
+    def run(self, condition, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], *,
+            staggered: bool = False) -> RunResult | None:
         """One condition's waves with its progress line; None when a request failed (the run is interrupted,
         every record finished before it is on disk and the report says where)."""
         pace = WAVE_REPORT_EVERY_S if any(len(w) > 1 for w in waves) else 0.0
         self.progress.start(condition.key, sum(len(w) for w in waves))
         try:
             result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
-                               on_record=lambda record: self._keep(record, pace))
+                               on_record=lambda record: self._keep(record, pace), staggered=staggered)
         except RunInterrupted as exc:
             look = "" if isinstance(exc.__cause__, WriteFailed) else f"; {self._look()}"  # the disk, not the server
             self.report.state.interruption = (f"{exc}. The run stops here. No request was retried; "

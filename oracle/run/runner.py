@@ -54,9 +54,10 @@ class RunResult:
         return self.counters_after.delta(self.counters_before)
 
 
-async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int):
+async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int,
+                          first_token: asyncio.Event | None = None):
     request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed,
-                                messages=tuple(p.prompt.messages))
+                                messages=tuple(p.prompt.messages), first_token=first_token)
     c = await backend.complete(client, request)
     if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
         raise RequestFailed(f"the server echoed other prompt token ids than were sent "
@@ -85,16 +86,24 @@ async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> 
 
 
 async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
-                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult) -> None:
+                 logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult,
+                 staggered: bool = False) -> None:
     width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
         async with backend.async_client(connections=width) as client:
 
-            async def one(p: RenderedPrompt, index: int) -> Record:
-                started = time.time()
-                c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed)
+            async def one(p: RenderedPrompt, index: int, after: asyncio.Event | None = None,
+                          first: asyncio.Event | None = None) -> Record:
+                try:
+                    if after is not None:  # staggered: sent once the request before it has its first token
+                        await after.wait()
+                    started = time.time()
+                    c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed, first_token=first)
+                finally:
+                    if first is not None:  # a request that failed or streamed nothing releases the next one
+                        first.set()
                 rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=time.time(),
                                              repeat=index)
                 try:
@@ -105,16 +114,21 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 result.records.append(rec)
                 return rec
 
-            await _send_waves(backend, waves, condition, one, result)
+            await _send_waves(backend, waves, condition, one, result, staggered)
 
 
-async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult) -> None:
-    """Each wave at once, the next only when the last has finished; stop at the first failed wave."""
+async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult,
+                      staggered: bool = False) -> None:
+    """Each wave at once (staggered: each request once the one before it has its first token), the next wave only
+    when the last has finished; stop at the first failed wave."""
     for number, wave in enumerate(waves):
+        firsts = [asyncio.Event() for _ in wave] if staggered else [None] * len(wave)
+        afters = [None] + firsts[:-1]
         stop, samples = asyncio.Event(), []
         # A lone request overlaps nothing: the server's gauge is sampled only for waves of several.
         poller = asyncio.create_task(_poll_load(backend, samples, stop)) if len(wave) > 1 else None
-        outcomes = await asyncio.gather(*(one(p, i) for p, i in wave), return_exceptions=True)
+        outcomes = await asyncio.gather(*(one(p, i, a, f) for (p, i), a, f in zip(wave, afters, firsts)),
+                                        return_exceptions=True)
         stop.set()
         if poller is not None:
             await poller
@@ -136,15 +150,19 @@ async def _send_waves(backend: Backend, waves, condition: Condition, one, result
 
 
 def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
-              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None) -> RunResult:
-    """Send each wave's requests all at once (one connection each), the waves one after another.
+              logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None,
+              staggered: bool = False) -> RunResult:
+    """Send each wave's requests all at once (one connection each), the waves one after another; staggered: each
+    request of a wave once the one before it has streamed its first token, so its prefill runs beside the earlier
+    requests' decode (the mixed-batch condition).
 
     (prompt, index) pairs: index numbers the request within the condition, so a prompt sent
     twice keeps two records. Counters are read right around the whole condition.
     """
     result = RunResult(condition, [], backend.counters(), None)
     t0 = time.perf_counter()
-    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result))
+    asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result,
+                       staggered=staggered))
     result.wall_s = time.perf_counter() - t0
     result.counters_after = backend.counters()
     return result

@@ -32,7 +32,8 @@ _PATH = re.compile(r"(?<![\w.])/(?:[^\s/\"',:;()=]+/)+([^\s/\"',:;()=]*)")
 _MACHINE = {("identity", "host"), ("identity", "packages"), ("identity", "environment")}
 # Per-request timings and the server's cumulative time counters.
 # Added after the fixtures were written, by design (a new key, never a changed one).
-_ADDED_FIELDS = {"speed", "confidence", "warmup", "schema_version", "served_context"}
+_ADDED_FIELDS = {"speed", "confidence", "warmup", "schema_version", "served_context", "coverage", "prefill_chunk",
+                 "preemptions"}
 _TIME_FIELDS = {"token_times_s", "ttft_s", "wall_s", "tokens_per_s", "prompt_seconds_total",
                 "tokens_predicted_seconds_total", "started_at", "finished_at"}
 

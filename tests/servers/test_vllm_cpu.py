@@ -268,3 +268,28 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
     assert boot["detail"] == "boot 2: 4/4 exact (4/4 vs c1, 4/4 vs the reference)"
     assert_small_canaries_ran(rep, repeats=2)
     assert rep["speed"]["summary"]["ttft_s"]["prompts"] == 4
+
+
+def test_chunked_prefill_preemption_and_mixed_batch_proven_on_vllm(gate_run, vllm_servers, read_report):
+    """oracle's own vLLM CPU (the embedded default, so that it reads the launch flags) with a token budget of 32 a
+    step and a KV cache of 8 blocks of 32 tokens (one max_model_len request): the default suite's prompts (60-71
+    tokens) are prefilled in chunks; four staggered requests of 96 tokens outgrow the cache while decoding, and
+    vLLM preempts (measured: 4 preemptions; the level then reaches 3 of 4 running, overlap passed by kind)."""
+    vllm_servers.stop()  # one vLLM at a time
+    flags = "--max-num-batched-tokens 32 --max-model-len 256 --block-size 32 --num-gpu-blocks-override 9"
+    result = gate_run(*vllm(f"--server-args={flags}", "--ladder=4", "--ladder-arrivals=staggered",
+                            "--require-conditions=chunked-prefill,mixed-batch,preemption",
+                            "--allow-inconclusive=overlap"), report="vllm-coverage", max_tokens=96)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    rep = read_report(result.folder)
+    chunk = rep["identity"]["prefill_chunk"]
+    assert chunk == {"tokens": 32, "source": "--max-num-batched-tokens 32 in the launch command",
+                     "flag": "--max-num-batched-tokens"}
+    c4 = rep["coverage"]["boot1-c4"]
+    assert c4["chunked-prefill"]["held"] and len(c4["chunked-prefill"]["prompts"]) == 3
+    assert c4["preemption"]["held"] and c4["preemption"]["preempted"] >= 1
+    assert c4["mixed-batch"]["held"]
+    assert not rep["coverage"]["boot1-c1"]["preemption"]["held"]  # one request at a time fits the cache
+    assert rep["runs"][-1]["counters_after"]["preemptions"] >= 1
+    check = next(c for c in rep["checks"] if c["id"] == "coverage")
+    assert check["verdict"] == "pass" and check["evidence"]["held_in"]["preemption"] == ["boot1-c4"]

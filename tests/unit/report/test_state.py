@@ -74,7 +74,8 @@ def _every_field_set() -> ReportState:
         boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
         speed={"label": "headline"}, logits={"overall": {"positions": 0}},
-        decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}})
+        decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
+        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
 
 
 def test_the_sample_sets_every_field():
