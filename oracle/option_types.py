@@ -99,7 +99,7 @@ def bounded(flag: str, what: str, example: str, low: float, high: float, *, perc
 
 
 
-SERVED_BATCH = "served"  # --prefill-chunks: the server's own batch, read through the backend's served_batch()
+SERVED_BATCH = "served"  # --prefill-chunks: the server's prefill chunk (Backend.prefill_chunk, read at start)
 
 
 def prefill_chunks(value: str) -> tuple[int | str, ...]:

@@ -272,8 +272,6 @@ class Backend(Protocol):
 
     def served_context(self) -> int | None: ...
 
-    def served_batch(self) -> tuple[int, str] | None: ...
-
     def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
                        positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced: ...
 
@@ -307,10 +305,6 @@ class BackendBase:
         return []
 
     def served_context(self) -> int | None:
-        return None
-
-    def served_batch(self) -> tuple[int, str] | None:
-        """(tokens, where it was read): the batch the server processes a prompt in; None where it does not say."""
         return None
 
     def prefill_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None,

@@ -292,16 +292,6 @@ class LlamaCppBackend(BackendBase):
                              cached_prompt_tokens=cached)
 
     # -- decode vs prefill (diagnostic, apart from the gated run) -------------------------------
-    def served_batch(self) -> tuple[int, str] | None:
-        """The physical batch llama-server processes a prompt in (its -ub), from /props when it says it."""
-        p = self.props()
-        for where, block in (("/props", p), ("/props default_generation_settings",
-                                             p.get("default_generation_settings") or {})):
-            size = context_tokens(block.get("n_ubatch"))
-            if size:
-                return size, f"llama-server {where} n_ubatch (-ub)"
-        return None
-
     def prefill_chunking(self, chunk: int) -> str | None:
         """None: chunks of `chunk` tokens can be realised (fed through the prompt cache, each proven by the
         server's own cache_n / prompt_n); else why not."""

@@ -1,6 +1,6 @@
 """The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed)
 against the same path scored as a prompt through the backend's `prefill_forced`, in one pass and in chunks
-(`--prefill-chunks`; `served` is the server's batch from the backend's `served_batch()`). Diagnostic requests:
+(`--prefill-chunks`; `served` is the server's prefill chunk, `Backend.prefill_chunk`, read at start). Diagnostic requests:
 they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
 
     dvp = DecodePrefillChecks(plan, recorder, prompts, state)
@@ -8,6 +8,8 @@ they run after the gated run and its cache evidence, apart from both. The produc
 """
 
 from __future__ import annotations
+
+from oracle.backends.base import PrefillChunk
 
 from oracle.backends import RequestFailed
 from oracle.compare.verdicts import INFO, Check
@@ -28,19 +30,22 @@ DEFINITION = ("at each completion position after the first (position 0 is a pref
 
 
 class DecodePrefillChecks:
-    def __init__(self, plan, recorder, prompts, state) -> None:
+    def __init__(self, plan, recorder, prompts, state, *, served: PrefillChunk | None = None) -> None:
         self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
+        self.served = served  # the server's prefill chunk as the session read it at start (the chunked-prefill size)
         self.report: dict | None = None
 
     def _chunks(self, backend) -> tuple[list[tuple[str, int | None, str | None]], dict | None]:
         """(mode name, chunk size or None, why not offered or None) per mode; the served batch as read."""
-        served = backend.served_batch()
+        chunk = self.served
+        served = (chunk.tokens, chunk.source) if chunk is not None and chunk.tokens else None
         served_json = {"size": served[0], "source": served[1]} if served else None
         modes: list[tuple[str, int | None, str | None]] = [(ONE_PASS, None, None)]
         for asked in self.plan.options.prefill_chunks:
             if asked == SERVED_BATCH and served is None:
-                modes.append((f"chunks-{SERVED_BATCH}", None, f"the {backend.family} backend cannot read the "
-                              "server's batch size; give it as a number in --prefill-chunks"))
+                why = chunk.source if chunk is not None else f"the {backend.family} backend cannot say"
+                modes.append((f"chunks-{SERVED_BATCH}", None, f"the server's prefill chunk is unknown ({why}); "
+                              "give it as a number in --prefill-chunks"))
                 continue
             size = served[0] if asked == SERVED_BATCH else int(asked)
             if any(name == mode_name(size) for name, _, _ in modes):

@@ -122,7 +122,8 @@ class GateSession(ReportOwner):
                                   coverage=self.coverage)
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
-        self.checks.register("decode_vs_prefill", DecodePrefillChecks(*parts).check)
+        self.checks.register("decode_vs_prefill", DecodePrefillChecks(
+            *parts, served=self.coverage.chunk if self.coverage else None).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
