@@ -268,25 +268,11 @@ class LlamaCppBackend(BackendBase):
         rows_lps: list[list[float]] = []
         cached = 0
         for i in wanted:
-            body = {"prompt": list(prompt_ids) + list(completion_ids[:i]), "n_predict": 1, "temperature": 0.0,
-                    "top_k": 1, "seed": seed, "n_probs": logprobs, "return_tokens": True, "cache_prompt": True,
-                    "stream": False}
-            try:
-                r = self._client.post("/completion", json=body, timeout=self._timeout)
-            except httpx.HTTPError as exc:
-                raise RequestFailed(f"POST {self.base_url}/completion (teacher-forced position {i}): "
-                                    f"{type(exc).__name__}: {exc}") from exc
-            if r.status_code != 200:
-                raise RequestFailed(f"POST /completion (teacher-forced position {i}): HTTP {r.status_code}: "
-                                    f"{r.text[:300]}")
-            answer = r.json()
-            probs = answer.get("completion_probabilities") or []
-            tops = (probs[0].get("top_logprobs") if probs else None) or []
-            if not tops:
-                raise RequestFailed(f"POST /completion (teacher-forced position {i}): the server returned no "
-                                    "top logprobs (n_probs ignored?)")
-            rows_ids.append([int(t["id"]) for t in tops])
-            rows_lps.append([float(t["logprob"]) for t in tops])
+            answer = self._scoring_request(list(prompt_ids) + list(completion_ids[:i]), logprobs=logprobs, seed=seed,
+                                           cache=True, n_predict=1, where=f"teacher-forced position {i}")
+            ids, lps = _top_row(answer, f"teacher-forced position {i}")
+            rows_ids.append(ids)
+            rows_lps.append(lps)
             cached += int((answer.get("timings") or {}).get("cache_n", 0) or 0)
         return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
                              cached_prompt_tokens=cached)
@@ -297,8 +283,10 @@ class LlamaCppBackend(BackendBase):
         server's own cache_n / prompt_n); else why not."""
         return None
 
-    def _prefill_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
+    def _scoring_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
                          where: str) -> dict:
+        """One non-streamed /completion that scores `prompt` (top-k of the next token when n_predict is 1); a
+        failure is a RequestFailed naming `where`, never retried."""
         body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0.0, "top_k": 1, "seed": seed,
                 "n_probs": logprobs, "return_tokens": True, "cache_prompt": cache, "stream": False}
         try:
@@ -336,7 +324,7 @@ class LlamaCppBackend(BackendBase):
             for k, end in enumerate(bounds):
                 last = k == len(bounds) - 1
                 # The first chunk never reuses the slot (whatever it holds); each later one continues it.
-                answer = self._prefill_request(full[:end], logprobs=logprobs, seed=seed, cache=k > 0,
+                answer = self._scoring_request(full[:end], logprobs=logprobs, seed=seed, cache=k > 0,
                                                n_predict=1 if last else 0, where=where)
                 requests += 1
                 timings = answer.get("timings") or {}
@@ -346,16 +334,22 @@ class LlamaCppBackend(BackendBase):
                                         f"{cached} cached and {fresh} processed prompt tokens, expected {done} and "
                                         f"{end - done}: the prefill did not run as asked")
                 done = end
-            probs = answer.get("completion_probabilities") or []
-            tops = (probs[0].get("top_logprobs") if probs else None) or []
-            if not tops:
-                raise RequestFailed(f"POST /completion ({where}): the server returned no top logprobs")
-            rows_ids.append([int(t["id"]) for t in tops])
-            rows_lps.append([float(t["logprob"]) for t in tops])
+            ids, lps = _top_row(answer, where)
+            rows_ids.append(ids)
+            rows_lps.append(lps)
         method = (self.prefill_method if chunk is None else
                   f"llama-server: the prefix fed {chunk} tokens per request through the prompt cache (cache_prompt "
                   "true), each request's cache_n / prompt_n checked against the chunk boundaries")
         return TeacherForced(rows_ids, rows_lps, method=method, requests=requests, cached_prompt_tokens=None)
+
+def _top_row(answer: dict, where: str) -> tuple[list[int], list[float]]:
+    """The top-k (ids, logprobs) of a scoring request's one predicted token."""
+    probs = answer.get("completion_probabilities") or []
+    tops = (probs[0].get("top_logprobs") if probs else None) or []
+    if not tops:
+        raise RequestFailed(f"POST /completion ({where}): the server returned no top logprobs (n_probs ignored?)")
+    return [int(t["id"]) for t in tops], [float(t["logprob"]) for t in tops]
+
 
 def _llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
     from oracle.targets.embedded import llama_server  # the target layer: imported when a run starts one
