@@ -12,9 +12,20 @@ import re
 import shlex
 from typing import Mapping
 
-__all__ = ["launch_setting"]
+__all__ = ["flag_values", "launch_setting"]
 
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+def flag_values(words: list[str], flags: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """(flag, value) of every occurrence of these flags in an argument list, in order: `-c 4096` or
+    `--ctx-size=4096`; the value None for a flag that ends the list."""
+    out = []
+    for i, word in enumerate(words):
+        name, eq, rest = word.partition("=")
+        if name in flags:
+            out.append((name, rest if eq else (words[i + 1] if i + 1 < len(words) else None)))
+    return out
 
 
 def launch_setting(command: str | None, flags: tuple[str, ...], env_names: tuple[str, ...] = (), *,
@@ -29,12 +40,9 @@ def launch_setting(command: str | None, flags: tuple[str, ...], env_names: tuple
     except ValueError:
         return None
     found = None
-    for i, word in enumerate(words):
-        name, eq, rest = word.partition("=")
-        if name in flags:
-            value = rest if eq else (words[i + 1] if i + 1 < len(words) else None)
-            if value is not None:
-                found = (value, f"{name} {value} in the launch command")
+    for name, value in flag_values(words, flags):
+        if value is not None:
+            found = (value, f"{name} {value} in the launch command")
     if found is not None:
         return found
     for word in words:

@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.backends.family import EmbeddedTarget
+from oracle.backends.launch_settings import flag_values
 from oracle.run.gguf import gguf_context_length
 from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, cache_dir, default_model
 
@@ -106,12 +107,8 @@ def llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
 
 def _flag_value(args: list[str], *flags: str) -> str | None:
     """The value of the last of these flags in a server's argument list (`-c 4096` or `--ctx-size=4096`)."""
-    value = None
-    for i, a in enumerate(args):
-        name, eq, rest = a.partition("=")
-        if name in flags:
-            value = rest if eq else (args[i + 1] if i + 1 < len(args) else None)
-    return value
+    found = flag_values(args, flags)
+    return found[-1][1] if found else None
 
 
 def planned_context(model: str | None, server_args: str) -> tuple[int, str]:
