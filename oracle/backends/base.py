@@ -279,6 +279,10 @@ class Backend(Protocol):
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
 
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None: ...
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -318,6 +322,15 @@ class BackendBase:
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
+
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None:
+        """The route and JSON body of `request` sent once, not streamed: what a `curl` command repeats (`oracle
+        repro`); None when the backend has no such HTTP request (in process)."""
+        return None
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        """(completion token ids, text) of the answer to `one_shot`'s request."""
+        raise RequestFailed(f"the {self.family} backend has no one-shot request to read")
 
 
 class OnePassPrefill:

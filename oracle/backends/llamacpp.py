@@ -24,6 +24,7 @@ from oracle.backends.stream import loads, sse_events
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
 
+COMPLETION = "/completion"  # the generation route: streamed by the gate, once by `one_shot` (a repro's curl)
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
 _ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
@@ -195,6 +196,12 @@ class LlamaCppBackend(BackendBase):
             "stream": True,
         }
 
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict]:
+        return COMPLETION, {**self.request_body(request), "stream": False}
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        return [int(t) for t in answer.get("tokens") or []], str(answer.get("content", ""))
+
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
@@ -202,7 +209,7 @@ class LlamaCppBackend(BackendBase):
         final: dict | None = None
         text: list[str] = []
         try:
-            async with client.stream("POST", "/completion", json=body) as r:
+            async with client.stream("POST", COMPLETION, json=body) as r:
                 if r.status_code != 200:
                     raise refused(r.status_code, await r.aread(), route="/completion")
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
