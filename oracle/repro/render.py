@@ -174,10 +174,9 @@ def render_markdown(data: dict) -> str:
             mark = " **split**" if row["split"] else ""
             lines.append(f"| {row['position']}{mark} | {_cell(row['expected_id'])} | {_text(row['expected_text'])} "
                          f"| {_cell(row['observed_id'])} | {_text(row['observed_text'])} |")
+        second = "" if data["observed"]["identical"] else f" (the second request: `{data['observed']['runs'][1]}`)"
         lines += ["", f"Expected ids (first {data['search']['max_tokens']}): `{data['expected']['ids']}`",
-                  f"Observed ids: `{data['observed']['ids']}`"
-                  + ("" if data["observed"]["identical"] else f" (the second request: `{data['observed']['runs'][1]}`)"),
-                  ""]
+                  f"Observed ids: `{data['observed']['ids']}`{second}", ""]
         mg = data["margins"]
         lines += ["## Margins (nats)", "",
                   f"- reference: its token over the observed one at the split: {_nats(mg['reference_nats'])}; "

@@ -76,8 +76,10 @@ def split_within(expected: Sequence[int], observed: Sequence[int], max_tokens: i
     return first_divergence(list(expected[:max_tokens]), list(observed[:max_tokens]))
 
 
-def search(target: str, *, context: Sequence[str], max_tokens: int, probe: ProbeFn, budget: int) -> SearchResult:
-    probes: list[Probe] = []
+def search(target: str, *, context: Sequence[str], max_tokens: int, probe: ProbeFn, budget: int,
+           probes: list[Probe] | None = None) -> SearchResult:
+    """probes: the list each finished probe is appended to (the caller's, so an interrupted search keeps them)."""
+    probes = [] if probes is None else probes
     seen: dict[tuple[tuple[str, ...], int], int | None] = {}
 
     def run(prompts: tuple[str, ...], tokens: int, step: str) -> int | None:
@@ -102,7 +104,9 @@ def search(target: str, *, context: Sequence[str], max_tokens: int, probe: Probe
             if not found.proven:
                 raise _Spent
         best = (best[0], _shortest(best[0], max_tokens, seen[best], run))
-    except _Spent:
+    except _Spent:  # the shortest diverging length seen for the best prompt set
+        best = min((k for k, v in seen.items() if k[0] == best[0] and v is not None), key=lambda k: k[1],
+                   default=best)
         return SearchResult(True, best[0], best[1], seen.get(best), False, probes)
     return SearchResult(True, best[0], best[1], seen[best], True, probes)
 

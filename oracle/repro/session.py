@@ -14,7 +14,7 @@ import time
 
 from oracle.backends import RequestFailed
 from oracle.repro.render import around_split, write_repro
-from oracle.repro.search import Replayer, SearchResult, Verified, search, split_within
+from oracle.repro.search import Probe, Replayer, SearchResult, Verified, search, split_within
 from oracle.repro.source import ReproSource
 from oracle.redaction import public_text
 from oracle.run.runner import RunInterrupted
@@ -33,6 +33,7 @@ class ReproSession:
         self.replayer = Replayer(source, log_dir=out / "servers", launch_timeout=launch_timeout,
                                  request_timeout=request_timeout)
         self.result: SearchResult | None = None
+        self.probes: list[Probe] = []  # every finished probe, kept by an interrupted search too
         self.verified: Verified | None = None
         self.started = time.perf_counter()
 
@@ -54,7 +55,7 @@ class ReproSession:
         self._say(f"oracle repro: {s.target} diverged from the reference in {s.report_dir}{split}; searching the "
                   f"smallest request that still diverges (at most {self.max_probes} probes, a fresh server each)")
         self.result = search(s.target, context=s.context, max_tokens=s.max_tokens, probe=self._probe,
-                             budget=self.max_probes)
+                             budget=self.max_probes, probes=self.probes)
         r = self.result
         if not r.reproduced:
             return self._finish(NOT_REPRODUCED, "not-reproduced",
@@ -92,7 +93,8 @@ class ReproSession:
         return [t for row in rows for t in (row["expected_id"], row["observed_id"]) if t is not None]
 
     def _write(self, status: str, code: int | None = None, answer: str = "") -> None:
-        write_repro(self.out, self.source, self.result, self.verified, status=status, exit_code=code,
+        result = self.result or SearchResult(False, (), self.source.max_tokens, None, False, self.probes)
+        write_repro(self.out, self.source, result, self.verified, status=status, exit_code=code,
                     answer=answer, server_starts=self.replayer.starts,
                     wall_s=time.perf_counter() - self.started)
 
@@ -100,9 +102,10 @@ class ReproSession:
         self._write(status, code, answer)
         if code == WRITTEN:
             r = self.result
+            budget = "" if r.proven else "; the probe budget ran out first, so a smaller one may exist"
             self._say(f"oracle repro: {self.source.target} diverges at token {r.split} with "
                       f"{len(r.prompts)} of {len(self.source.order)} prompt(s) and max_tokens {r.max_tokens} "
-                      f"(reproduced twice by the request in repro.md{'' if r.proven else '; the budget ran out first, so smaller may exist'})")
+                      f"(reproduced twice by the request in repro.md{budget})")
         else:
             self._say(f"oracle repro: {answer}")
         self._say(f"report: {self.out / 'repro.md'} (and repro.json)")
