@@ -1,8 +1,9 @@
 """`oracle repro REPORT_DIR`: the smallest request that still shows a gate run's divergence, as an issue-ready
 repro.md (the two launch commands, a runnable curl command with token ids, the tokens around the split).
 
-    code = run_repro(Path("reports/...-gate"))       # 0 written, 1 not reproduced, 2 bad input or interrupted
-    code = run_cli(args)                              # args from cli.py's `repro` subparser
+    md = run_repro(Path("reports/...-gate"))   # repro.md's path; repro.json's exit_code: 0 written, 1 not
+                                               # reproduced, 2 stopped midway; ReproInput on bad input
+    code = run_cli(args)                        # args from cli.py's `repro` subparser; 2 on bad input
 
 source.py reads the report, search.py replays probes on fresh servers and shrinks the request, session.py
 orchestrates with a probe budget, render.py writes repro.json / repro.md.
@@ -22,25 +23,26 @@ __all__ = ["NOT_REPRODUCED", "STOPPED", "WRITTEN", "ReproInput", "add_parser", "
 
 
 def run_repro(report_dir: Path, *, prompt: str | None = None, reference: Path | None = None, max_probes: int = 24,
-              out: Path | None = None, launch: str | None = None, stream=None) -> int:
-    """Reproduce the divergence of `report_dir` (a gate report folder); repro.md / repro.json go to `out`
-    (default REPORT_DIR/repro). 0 written, 1 not reproduced (the report says so), 2 bad input (the message names
-    the fix) or an interrupted run (the report says what finished)."""
-    stream = stream or sys.stdout
+              out: Path | None = None, launch: str | None = None, stream=None) -> Path:
+    """Reproduce the divergence of `report_dir` (a gate report folder) and return the path of the repro.md written
+    (in `out`, default REPORT_DIR/repro); its repro.json's `status` and `exit_code` say the outcome (0 written,
+    1 not reproduced, 2 stopped midway). Raises ReproInput, naming the fix, on bad input (before any server)."""
+    return _reproduce(report_dir, prompt=prompt, reference=reference, max_probes=max_probes, out=out,
+                      launch=launch, stream=stream)[1]
+
+
+def _reproduce(report_dir: Path, *, prompt: str | None, reference: Path | None, max_probes: int, out: Path | None,
+               launch: str | None, stream) -> tuple[int, Path]:
     report_dir = Path(report_dir)
     if launch:
         remember_secrets(commands=(launch,))
-    try:
-        if max_probes < 1:
-            raise ReproInput(f"--max-probes {max_probes}: give at least 1 (each probe is one server start)")
-        source = read_source(report_dir, prompt=prompt, reference=Path(reference) if reference else None,
-                             launch=launch)
-        folder = Path(out) if out else report_dir / "repro"
-        _preflight(folder)
-    except ReproInput as exc:
-        print(public_text(f"oracle repro: {exc}"), file=sys.stderr)
-        return STOPPED
-    return ReproSession(source, out=folder, max_probes=max_probes, stream=stream).run()
+    if max_probes < 1:
+        raise ReproInput(f"--max-probes {max_probes}: give at least 1 (each probe is one server start)")
+    source = read_source(report_dir, prompt=prompt, reference=Path(reference) if reference else None, launch=launch)
+    folder = Path(out) if out else report_dir / "repro"
+    _preflight(folder)
+    code = ReproSession(source, out=folder, max_probes=max_probes, stream=stream or sys.stdout).run()
+    return code, folder / "repro.md"
 
 
 def _preflight(folder: Path) -> None:
@@ -80,5 +82,11 @@ def _positive(text: str) -> int:
 
 
 def run_cli(args) -> int:
-    return run_repro(args.report, prompt=args.prompt, reference=args.reference, max_probes=args.max_probes,
-                     out=args.out, launch=args.launch)
+    """The `oracle repro` subcommand: 0 written, 1 not reproduced, 2 bad input (the fix named) or stopped midway."""
+    try:
+        code, _ = _reproduce(args.report, prompt=args.prompt, reference=args.reference, max_probes=args.max_probes,
+                             out=args.out, launch=args.launch, stream=sys.stdout)
+    except ReproInput as exc:
+        print(public_text(f"oracle repro: {exc}"), file=sys.stderr)
+        return STOPPED
+    return code

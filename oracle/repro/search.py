@@ -192,7 +192,7 @@ class Replayer:
             read = [backend.one_shot_ids(a) for a in finals]
             observed = [ids for ids, _ in read]
             wanted = sorted({t for t in shown(observed[0])})
-            decoded = {t: backend.detokenize([t]) for t in wanted}
+            decoded = _decoded(backend, wanted)
             command = _with_env(target.server.configured_command, target.server.env)
             log = str(target.log_path) if target.log_path else None
         finally:
@@ -212,6 +212,14 @@ class Replayer:
         target, self.current = self.current, None
         if target is not None:
             target.stop()
+
+
+def _decoded(backend, ids: list[int]) -> dict[int, str]:
+    """Each id's text as the server detokenizes it; {} when it cannot (the report then shows ids only)."""
+    try:
+        return {t: backend.detokenize([t]) for t in ids}
+    except (RequestFailed, OSError, ValueError, httpx.HTTPError):
+        return {}
 
 
 def _with_env(command: str, env: dict[str, str] | None) -> str:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from oracle.repro import run_repro
+from oracle.repro import ReproInput, run_repro
 from oracle.repro.search import Replayer, Verified
 from oracle.targets import TargetError
 from planted_report import expected_ids, planted_report
@@ -37,9 +37,10 @@ def plant(monkeypatch):
 
 def run(tmp_path, **kw):
     out = io.StringIO()
-    code = run_repro(planted_report(tmp_path, splits={"b": 3}), stream=out, **kw)
-    data = json.loads((tmp_path / "gate" / "repro" / "repro.json").read_text())
-    return code, out.getvalue(), data
+    md = run_repro(planted_report(tmp_path, splits={"b": 3}), stream=out, **kw)
+    assert md == tmp_path / "gate" / "repro" / "repro.md" and md.is_file()
+    data = json.loads((md.parent / "repro.json").read_text())
+    return data["exit_code"], out.getvalue(), data
 
 
 def test_reproduced_exits_0_with_the_request_written(tmp_path, plant):
@@ -86,3 +87,11 @@ def test_a_search_stopped_midway_keeps_its_finished_probes(tmp_path, monkeypatch
     code, out, data = run(tmp_path)
     assert code == 2 and data["answer"] == "interrupted: interrupted by Ctrl-C" and "stopped" in out
     assert [(p["step"], p["verdict"]) for p in data["search"]["probes"]] == [("alone", "diverged")]
+
+
+def test_bad_input_raises_before_any_start(tmp_path, plant):
+    plant(3, None)
+    with pytest.raises(ReproInput, match="nothing to reproduce"):
+        run_repro(planted_report(tmp_path, splits={}))
+    with pytest.raises(ReproInput, match="--max-probes 0: give at least 1"):
+        run_repro(planted_report(tmp_path / "x", splits={"b": 3}), max_probes=0)

@@ -83,3 +83,12 @@ def test_max_probes_must_be_a_whole_number_of_at_least_one(tmp_path, capsys):
     report = planted_report(tmp_path, splits={"b": 3})
     assert main(["repro", str(report), "--max-probes", "0"]) == 2
     assert "give N >= 1" in capsys.readouterr().err
+
+
+def test_an_in_process_run_has_no_request_to_replay(tmp_path):
+    report = planted_report(tmp_path, splits={"b": 3})
+    data = json.loads((report / "identity.json").read_text())
+    data["backend"] = "hf"
+    (report / "identity.json").write_text(json.dumps(data))
+    with pytest.raises(ReproInput, match="a hf run loads the model in process; there is no server request"):
+        read_source(report)
