@@ -18,7 +18,7 @@ from typing import Sequence
 
 from oracle.compare.tokens import TokenSide
 from oracle.redaction import redact_command
-from oracle.repro.search import SearchResult, Verified
+from oracle.repro.search import SearchResult, Verified, split_within
 from oracle.repro.source import ReproSource
 from oracle.store.records import atomic_write_text
 
@@ -97,7 +97,7 @@ def repro_data(source: ReproSource, result: SearchResult | None, verified: Verif
         "server": {"candidate": ident.get("server"), "reference": ref_ident.get("server"),
                    "model": ident.get("model"), "reference_model": ref_ident.get("model"), "host": ident.get("host"),
                    "accelerator": ident.get("accelerator")},
-        "search": None, "requests": [], "curl": [], "expected": None, "observed": None, "around_split": [],
+        "search": None, "split": None, "requests": [], "curl": [], "expected": None, "observed": None, "around_split": [],
         "margins": None, "summary": "", "server_starts": server_starts, "wall_s": round(wall_s, 2),
     }
     if result is not None:
@@ -105,8 +105,10 @@ def repro_data(source: ReproSource, result: SearchResult | None, verified: Verif
                           "proven": result.proven, "probes": [p.as_json() for p in result.probes]}
     if verified is None or result is None or result.split is None:
         return data
-    split, m = result.split, result.max_tokens
-    observed = verified.observed[0]
+    m, observed = result.max_tokens, verified.observed[0]
+    split = split_within(source.expected.completion_ids, observed, m)  # the verify's own split, as curl sees it
+    split = result.split if split is None else split
+    data["split"] = split
     decoded = verified.decoded
     data["requests"] = [{"route": route, "body": body} for route, body in verified.requests]
     data["curl"] = [curl_command(route, body, api_key=api_key) for route, body in verified.requests]
@@ -144,7 +146,7 @@ def summary(data: dict) -> str:
     return (f"With `{data['launch']['candidate']}` ({build}{', model sha256 ' + model[:12] if model else ''}), a "
             f"greedy request (temperature 0, top_k 1, seed {data['request']['seed']}) of a {n_prompt}-token "
             f"prompt ({data['prompt']}{after}) diverges from the reference recorded with "
-            f"`{data['launch']['reference'] or 'an unrecorded command'}` at completion token {search['split']} of "
+            f"`{data['launch']['reference'] or 'an unrecorded command'}` at completion token {data['split']} of "
             f"max_tokens {search['max_tokens']}: {said}{margin}. A fresh server gave the same "
             f"{'tokens' if data['observed']['identical'] else 'divergence (not the same tokens)'} on both of two "
             f"requests; {len(search['prompts'])} of the suite's {len(data['suite_prompts'])} prompts and "

@@ -47,7 +47,7 @@ def test_repro_of_a_planted_divergence_gives_a_curl_command_that_reproduces_it(l
     assert data["status"] == "reproduced" and data["prompt"] == "code-hashmap" and search["proven"]
     assert len(search["prompts"]) < len(data["suite_prompts"]) == 3 and search["prompts"] == ["code-hashmap"]
     split = search["split"]
-    assert search["max_tokens"] == split + 1 <= 32 and split == data["gate_split"]
+    assert search["max_tokens"] == split + 1 <= 32 and split == data["gate_split"] == data["split"]
     assert data["observed"]["identical"] and data["observed"]["ids"][split] != data["expected"]["ids"][split]
     assert data["observed"]["ids"][:split] == data["expected"]["ids"][:split]
     assert data["margins"]["reference_nats"] is not None and data["margins"]["reference_nats"] >= 0
