@@ -97,8 +97,8 @@ def repro_data(source: ReproSource, result: SearchResult | None, verified: Verif
         "server": {"candidate": ident.get("server"), "reference": ref_ident.get("server"),
                    "model": ident.get("model"), "reference_model": ref_ident.get("model"), "host": ident.get("host"),
                    "accelerator": ident.get("accelerator")},
-        "search": None, "split": None, "requests": [], "curl": [], "expected": None, "observed": None, "around_split": [],
-        "margins": None, "summary": "", "server_starts": server_starts, "wall_s": round(wall_s, 2),
+        "search": None, "split": None, "requests": [], "curl": [], "expected": None, "observed": None,
+        "around_split": [], "margins": None, "summary": "", "server_starts": server_starts, "wall_s": round(wall_s, 2),
     }
     if result is not None:
         data["search"] = {"prompts": list(result.prompts), "max_tokens": result.max_tokens, "split": result.split,
