@@ -90,7 +90,8 @@ class _Sender:
         self.fixed = backend.capabilities.fixed_length is not None
 
     def send(self, cell: Cell, repeat: int | str) -> tuple[dict, Record]:
-        prefix = entropy_prefix(self.nonce, cell, f"r{repeat}" if isinstance(repeat, int) else repeat)
+        prefix = entropy_prefix(uuid.uuid4().hex[:12], self.nonce, cell,
+                                f"r{repeat}" if isinstance(repeat, int) else repeat)
         ids = cell_prompt(cell, prefix, tokenize=self.tokenize, haystack=self.hay)
         request = CompletionRequest(prompt_ids=tuple(ids), max_tokens=cell.gen_tokens, logprobs=0, seed=self.seed,
                                     ignore_eos=self.fixed)

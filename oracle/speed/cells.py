@@ -7,8 +7,8 @@
     hay = haystack_ids(tokenize, units)     # the haystack text as token ids, tokenized once
     ids = cell_prompt(cell, prefix_text, tokenize=tok, haystack=hay)   # exactly cell.prompt_tokens ids
 
-Every prompt opens with its own entropy-first prefix (a random nonce of the run, the cell and the repeat, before any
-shared text): no two requests share even their first token block, so every repeat is cold by construction (the
+Every prompt opens with its own entropy-first prefix (the request's own random hex, then the run's nonce, the cell
+and the repeat, before any shared text): no two requests share even their first token block, so every repeat is cold by construction (the
 server's counters still prove it, compare/evidence.py). The rest is the haystack's token ids, cycled and cut to the
 token: the prompt's length is exact whatever the tokenizer, because ids are concatenated, never text.
 """
@@ -66,9 +66,10 @@ def parse_cells(text: str) -> tuple[Cell, ...]:
     return tuple(cells)
 
 
-def entropy_prefix(nonce: str, cell: Cell, repeat: str) -> str:
-    """The text that opens one request's prompt: unique to the run (nonce), the cell and the repeat, first."""
-    return f"[{nonce} {cell.name} {repeat}] "
+def entropy_prefix(entropy: str, nonce: str, cell: Cell, repeat: str) -> str:
+    """The text that opens one request's prompt: the request's own random entropy first (its first tokens are
+    shared with no other request, so no cache block can match), then the run's nonce, the cell and the repeat."""
+    return f"[{entropy} {nonce} {cell.name} {repeat}] "
 
 
 def haystack_ids(tokenize: Callable[[str], list[int]], units: Sequence[str]) -> list[int]:
