@@ -119,7 +119,8 @@ def test_each_cell_a_warm_up_then_cold_repeats_every_sample_kept():
     assert s["samples"] == 3 and s["min"] <= s["p10"] <= s["median"] <= s["max"]
     values = sorted(x["value"] for x in decode["samples"])
     assert s["min"] == values[0] and s["max"] == values[-1] and s["median"] == values[1]
-    assert cold["samples"][0]["value"] == pytest.approx(128 / cold["samples"][0]["ttft_s"], rel=1e-2)
+    # prompt tokens / TTFT (the row's ttft_s is rounded to 0.1 ms: a millisecond-long mock TTFT reads within 10%)
+    assert cold["samples"][0]["value"] == pytest.approx(128 / cold["samples"][0]["ttft_s"], rel=0.1)
     assert decode["energy"] == {"joules": 1.5} and meter.calls == ["start", "stop"] * 2
     dropped = block["cells"]["p8192/g1"]
     assert dropped["status"] == "dropped" and "beyond the server's context of 8192 tokens" in dropped["reason"]
