@@ -65,6 +65,11 @@ class CellsCheck:
         self.plan, self.recorder, self.prompts, self.state, self.context = plan, recorder, prompts, state, context
         self.meter = None  # an energy meter (start(), stop() -> dict) read around each cell's repeats, when set
 
+    def _keep(self, block: dict) -> None:
+        """After each cell, as the recorder after each record: the partial report holds the cells finished so far."""
+        self.state.speed_cells = block
+        self.recorder.report.write()
+
     def check(self) -> Finding:
         if not self.state.complete:
             return not_run(self.state, CID, "speed")
@@ -72,7 +77,7 @@ class CellsCheck:
         cells = [Cell(p, g) for p, g in o.speed_cells]
         block = measure_cells(self.recorder.backend, cells, o.speed_repeats, tokenize=self.prompts.tokenize,
                               haystack=load_haystack(o.canary.haystack), context=self.context, seed=o.seed,
-                              meter=self.meter)
+                              meter=self.meter, on_cell=self._keep)
         reference = self.plan.reference
         ref_cells = ((reference.manifest.get("speed") or {}).get("cells")) if reference is not None else None
         versus = reference_ratios(block, ref_cells)

@@ -162,10 +162,11 @@ def _cell(sender: _Sender, cell: Cell, repeats: int, meter) -> dict:
 
 
 def measure_cells(backend, cells, repeats: int, *, tokenize, haystack, context, seed: int = 1234,
-                  meter=None) -> dict:
+                  meter=None, on_cell=None) -> dict:
     """identity.json's `speed.cells`: every cell measured (or dropped, or failed: a failed request stops the cells
     that follow, never retried), in order. `haystack`: the haystack's text units; `context`: the server's context
-    as read at start (`.tokens`, None when unknown)."""
+    as read at start (`.tokens`, None when unknown); `on_cell(block)`, when given, after each cell (the partial
+    report kept current: a run stopped midway keeps the cells it finished)."""
     fixed = backend.capabilities.fixed_length
     block = {"repeats": repeats, "fixed_length": fixed,
              "fixed_length_missing": None if fixed else (
@@ -179,18 +180,18 @@ def measure_cells(backend, cells, repeats: int, *, tokenize, haystack, context, 
         if failed is not None:
             block["cells"][cell.name] = {"status": NOT_RUN, "reason": f"an earlier cell failed: {failed}",
                                          "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
-            continue
-        why = _beyond(cell, context)
-        if why is not None:
+        elif (why := _beyond(cell, context)) is not None:
             block["cells"][cell.name] = {"status": DROPPED, "reason": why, "measures": cell.measures,
                                          "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
-            continue
-        try:
-            block["cells"][cell.name] = _cell(sender, cell, repeats, meter)
-        except RequestFailed as exc:  # never retried: the cell says why, the ones after it are not run
-            failed = f"{cell.name}: {exc}"
-            block["cells"][cell.name] = {"status": FAILED, "reason": str(exc), "prompt_tokens": cell.prompt_tokens,
-                                         "gen_tokens": cell.gen_tokens}
+        else:
+            try:
+                block["cells"][cell.name] = _cell(sender, cell, repeats, meter)
+            except RequestFailed as exc:  # never retried: the cell says why, the ones after it are not run
+                failed = f"{cell.name}: {exc}"
+                block["cells"][cell.name] = {"status": FAILED, "reason": str(exc),
+                                             "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
+        if on_cell is not None:
+            on_cell(block)
     return block
 
 

@@ -164,8 +164,11 @@ def test_a_failed_request_stops_the_cells_after_it():
         return httpx.Response(500, json={"error": {"message": "slot crashed"}})
     transport = httpx.MockTransport(refuse)
     b = LlamaCppBackend("http://test", transport=transport, async_transport=transport)
+    seen = []  # the partial report after each cell
     block = measure_cells(b, [Cell(64, 1), Cell(128, 1)], 2, tokenize=tokenize, haystack=["Hay. "],
-                          context=SimpleNamespace(tokens=None))
+                          context=SimpleNamespace(tokens=None),
+                          on_cell=lambda kept: seen.append({k: v["status"] for k, v in kept["cells"].items()}))
+    assert seen == [{"p64/g1": "failed"}, {"p64/g1": "failed", "p128/g1": "not run"}]
     assert block["cells"]["p64/g1"]["status"] == "failed" and "slot crashed" in block["cells"]["p64/g1"]["reason"]
     assert block["cells"]["p128/g1"]["status"] == "not run"
 
