@@ -49,7 +49,7 @@ class LlamaCppBackend(BackendBase):
                           "speculative step streams several",
         prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
                       "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512",
-        fixed_length="llama-server /completion ignore_eos: true (a server started with -n N still caps n_predict)")
+        fixed_length="llama-server /completion ignore_eos: true")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:

@@ -6,7 +6,7 @@ The producer returns a Finding and never writes the report.
 
 pass: every cell that fits the server's context measured, each repeat proven cold, each prompt of exactly the
 asked length (the server's own count), each completion of the asked length; fail: a cell reused the prefix cache,
-a sample came back short (the server capped or stopped the generation: the cell does not measure what it names),
+a sample came back short (a cap or an early stop: the cell does not measure what it names),
 a prompt the server counted otherwise, or a failed request; inconclusive (kind speed): cache-zero not proven (no
 counters), timestamps not credible, or no cell fitted the context. A dropped cell (beyond the context) passes,
 listed in the notes.
@@ -40,8 +40,9 @@ def _problems(name: str, cell: dict) -> tuple[list[str], list[str]]:
     if cell["short"]:
         got = sorted({s["generated"] for s in cell["samples"] if s["short"]})
         fail.append(f"{name}: {cell['short']} of {len(cell['samples'])} sample(s) generated "
-                    f"{', '.join(map(str, got))} of {cell['gen_tokens']} tokens (the server capped or ended the "
-                    "generation: a server started with -n N caps n_predict; drop it, or give a shorter cell)")
+                    f"{', '.join(map(str, got))} of {cell['gen_tokens']} tokens (something between oracle and the "
+                    "model capped or ended the generation: a gateway's max-tokens cap, a server that ignores "
+                    "ignore_eos; lift the cap, or give a shorter cell)")
     if cell["prompt_mismatch"]:
         said = sorted({s["server_prompt_tokens"] for s in cell["samples"] if s["prompt_exact"] is False})
         fail.append(f"{name}: the server counted {', '.join(map(str, said))} prompt tokens, not "

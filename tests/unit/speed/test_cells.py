@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from oracle.backends import CompletionRequest
 from oracle.backends.llamacpp import LlamaCppBackend
 from oracle.speed import cells_report
 from oracle.speed.campaign import REFERENCE_LABEL, measure_cells, reference_ratios
@@ -196,3 +197,10 @@ def test_the_report_section_shows_cells_warm_up_samples_and_the_reference():
     page = cells_report.html(data)
     assert page.startswith("<h2>Speed cells</h2>") and "p64/g20" in page and "<script" not in page
     assert cells_report.markdown({"speed": {"label": "headline"}}) == [] and cells_report.html({}) == ""
+
+
+def test_the_default_request_body_is_unchanged_and_ignore_eos_only_when_asked():
+    b = LlamaCppBackend("http://test")
+    plain = b.request_body(CompletionRequest(prompt_ids=(1, 2), max_tokens=8, logprobs=0))
+    assert "ignore_eos" not in plain  # the suite's requests stop at the end of sequence, as before
+    assert b.request_body(CompletionRequest(prompt_ids=(1, 2), max_tokens=8, logprobs=0, ignore_eos=True))["ignore_eos"]
