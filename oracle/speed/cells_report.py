@@ -13,7 +13,7 @@ from html import escape
 __all__ = ["html", "markdown", "rows"]
 
 _HEAD = ("cell", "measures", "status", "n", "median", "p10", "min", "max", "warm-up (discarded)", "cold", "short",
-         "energy")
+         "timestamps", "energy")
 
 
 def _num(x) -> str:
@@ -35,7 +35,8 @@ def rows(block: dict) -> list[tuple[str, ...]]:
         energy = ", ".join(f"{k} {v}" for k, v in (c.get("energy") or {}).items()) or "-"
         out.append((name, c.get("measures", "-"), c["status"] + (f": {c['reason']}" if c.get("reason") else ""),
                     str(s.get("samples", 0)), _num(s.get("median")), _num(s.get("p10")), _num(s.get("min")),
-                    _num(s.get("max")), warm_words, cold, str(c.get("short", "-")), energy))
+                    _num(s.get("max")), warm_words, cold, str(c.get("short", "-")),
+                    (c.get("credible") or {}).get("verdict", "-"), energy))
     return out
 
 
@@ -45,8 +46,11 @@ def _header_lines(block: dict) -> list[str]:
              "length; g1 cells: prompt tokens / TTFT; longer cells: decode rate (metric per cell below)"]
     lines.append(f"fixed length: {block['fixed_length']}" if block.get("fixed_length")
                  else f"fixed length not offered: {block.get('fixed_length_missing')}")
-    metrics = sorted({c["metric"] for c in block["cells"].values() if c.get("metric")})
-    lines += [f"metric: {m}" for m in metrics]
+    metrics: dict[str, list[str]] = {}
+    for name, c in block["cells"].items():
+        if c.get("metric"):
+            metrics.setdefault(c["metric"], []).append(name)
+    lines += [f"{', '.join(names)}: {m}" for m, names in metrics.items()]
     versus = block.get("vs_reference")
     if versus:
         said = ", ".join(f"{n} {r['ratio']:.2f}x ({_num(r['candidate'])} vs {_num(r['reference'])})"
