@@ -101,6 +101,7 @@ class CompletionRequest:
     logprobs: int
     seed: int = 1234
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
+    ignore_eos: bool = False  # generate exactly max_tokens (speed cells), where `Capabilities.fixed_length` says how
     # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
     first_token: Any = field(default=None, compare=False, repr=False)
 
@@ -214,6 +215,8 @@ class Capabilities:
     step (None: it cannot; decode vs prefill is then not offered).
     prefill_chunk: where it reads the most prompt tokens one step computes (None: it cannot tell);
     preemption_counter: the server counter of preempted requests (None: it has none).
+    fixed_length: how it generates exactly max_tokens past the end of sequence when a request asks
+    (`CompletionRequest.ignore_eos`; None: it cannot, a completion may stop early).
     """
 
     cache: CacheEvidence
@@ -230,6 +233,7 @@ class Capabilities:
     top_logprobs_gaps: str | None = None
     prefill_chunk: str | None = None
     preemption_counter: str | None = None
+    fixed_length: str | None = None
 
 
 class Backend(Protocol):

@@ -49,7 +49,8 @@ class LlamaCppBackend(BackendBase):
         top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
                           "speculative step streams several",
         prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
-                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512")
+                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512",
+        fixed_length="llama-server /completion ignore_eos: true")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -184,7 +185,7 @@ class LlamaCppBackend(BackendBase):
                                                      max_keepalive_connections=connections))
 
     def request_body(self, request: CompletionRequest) -> dict:
-        return {
+        body = {
             "prompt": list(request.prompt_ids),
             "n_predict": request.max_tokens,
             "temperature": 0.0,
@@ -195,6 +196,9 @@ class LlamaCppBackend(BackendBase):
             "cache_prompt": False,
             "stream": True,
         }
+        if request.ignore_eos:
+            body["ignore_eos"] = True
+        return body
 
     def one_shot(self, request: CompletionRequest) -> tuple[str, dict]:
         return COMPLETION, {**self.request_body(request), "stream": False}

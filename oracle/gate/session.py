@@ -18,6 +18,7 @@ import pytest
 from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
+from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
@@ -122,6 +123,7 @@ class GateSession(ReportOwner):
                                   coverage=self.coverage)
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
+        self.checks.register("speed_cells", CellsCheck(*parts, self.context).check)
         self.checks.register("decode_vs_prefill", DecodePrefillChecks(
             *parts, served=self.coverage.chunk if self.coverage else None).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
