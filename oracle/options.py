@@ -19,6 +19,7 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
                                  shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.sweep.grid import parse_axis
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
            "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -181,6 +182,16 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
                      "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
                      "reported only)")
+    g.addoption("--sweep", metavar="SETTING=V1,V2", action="append", type=parse_axis, default=[],
+                help="gate each point of a grid of settings against --reference, each its own gate run: a launch flag "
+                     "(write --sweep=-ctk=f16,q8_0: with '=', as argparse reads a value starting with '-' as an "
+                     "option), an environment variable (--sweep=OMP_NUM_THREADS=1,2), or with the embedded server a "
+                     "--server-args flag; several make a grid (default: none; see docs/sweep.md)")
+    g.addoption("--sweep-max", metavar="N", type=positive_int("--sweep-max"), default=None,
+                help="run only the first N points of the --sweep grid (a partial sweep, exit 2) (default: all)")
+    g.addoption("--sweep-no-repro", action="store_true", default=False,
+                help="do not reduce the sweep's first point that splits from the reference to a repro (default: "
+                     "`oracle repro` on it)")
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")

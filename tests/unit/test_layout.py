@@ -64,7 +64,7 @@ def test_no_import_cycle():
 # lazy imports inside functions included. The orchestration (gate, plugin, the cli and bisect) sits on top;
 # the report renders what the gate found and the capabilities' own report modules (speed, logits, canary);
 # compare judges records (store) read through backends; store keeps files.
-ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "__main__", "options")
+ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "sweep", "__main__", "options")
 NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
     "report": (*ORCHESTRATION, "targets", "run"),
     "compare": (*ORCHESTRATION, "report", "targets", "run", "speed", "logits", "canary"),
@@ -76,6 +76,7 @@ NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
     "backends": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
     "targets": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
     "bisect": ("gate", "plugin"),
+    "sweep": ("gate", "plugin", "cli", "bisect"),  # each point is a gate run of its own process, never in here
 }
 
 
