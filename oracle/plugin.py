@@ -31,7 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
-    if config.option.sweep or config.option.sweep_max:
+    if (config.option.sweep or config.option.sweep_max) and not (config.option.help or config.option.version):
         from oracle.sweep.session import run_sweep
 
         with _public_errors():
