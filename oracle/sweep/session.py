@@ -181,9 +181,10 @@ class SweepSession:
         self._start_line(f"point {run.point.index}/{len(self.runs)}: {run.point.label} ... ")
         t0 = time.perf_counter()
         with open(log_path, "wb") as log:
-            # Its own process group: Ctrl-C reaches the sweep alone, which passes one SIGINT on, so the point's gate
-            # stops as a gate does on Ctrl-C (its server stopped, its partial report written).
-            proc = subprocess.Popen(argv, cwd=c.cwd, env=env, stdout=log, stderr=subprocess.STDOUT, process_group=0)
+            # Its own session and process group: Ctrl-C reaches the sweep alone, which passes one SIGINT on, so the
+            # point's gate stops as a gate does on Ctrl-C (its server stopped, its partial report written).
+            proc = subprocess.Popen(argv, cwd=c.cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
             try:
                 code = proc.wait()
             except KeyboardInterrupt:
