@@ -42,11 +42,10 @@ def sweep_run(llama_tools, model_path, shared_server, tmp_path_factory):
                          f"--report-dir={report}", *sweep)
         proc = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env=gate_env())
-        if interrupt_at is not None:  # Ctrl-C once that point's gate has started
+        if interrupt_at is not None:  # Ctrl-C once that point's gate has launched its server
             deadline = time.monotonic() + 240
-            while not list(report.glob(f"points/{interrupt_at:02d}-*.log")) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            time.sleep(1.0)
+            while not list(report.glob(f"points/{interrupt_at:02d}-*/server-boot1.log")) and time.monotonic() < deadline:
+                time.sleep(0.05)
             proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=600)
         return proc.returncode, out, json.loads((report / "sweep.json").read_text()), report
@@ -102,3 +101,6 @@ def test_an_interrupted_sweep_keeps_its_finished_points_and_exits_2(sweep_run):
     assert data["interruption"].startswith("interrupted (Ctrl-C) during point 2 (-t 2)")
     assert data["answer"].startswith("partial (1 of 2 points finished): promote point 1 (-t 1)")
     assert (report / done["folder"] / "identity.json").is_file()
+    # The point's gate got the one SIGINT: it stopped its server and wrote its partial report.
+    partial = json.loads((report / stopped["folder"] / "identity.json").read_text())
+    assert partial["interruption"] and partial["complete"] is False and stopped["exit_code"] == 2
