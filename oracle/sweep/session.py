@@ -161,15 +161,20 @@ class SweepSession:
         capped = f" (the first {len(self.runs)}: --sweep-max {c.sweep_max})" if len(self.runs) < len(c.points) else ""
         self._say(f"oracle sweep: {len(c.points)} point(s){capped} against the reference {c.reference}; "
                   f"report in {c.report_dir}")
-        self._write()
-        for run in self.runs:
-            self._run_point(run)
+        try:
             self._write()
-            if run.status == "usage":
-                return self._finish(USAGE)
-            if self.interruption:
-                break
-        self._repro()
+            for run in self.runs:
+                self._run_point(run)
+                self._write()
+                if run.status == "usage":
+                    return self._finish(USAGE)
+                if self.interruption:
+                    break
+            self._repro()
+        except KeyboardInterrupt:  # between two points (during a point, _run_point stops its gate)
+            self._say("")
+            self.interruption = self.interruption or ("interrupted (Ctrl-C) between points; the points finished "
+                                                      "before it are kept, nothing was retried")
         return self._finish()
 
     def _run_point(self, run: PointRun) -> None:
