@@ -83,12 +83,12 @@ def test_ctk_splits_into_two_classes_threads_do_not_and_the_fastest_f16_point_is
 
 
 def test_no_point_equal_to_the_reference_exits_1_and_a_server_that_does_not_start_is_reported(sweep_run):
-    code, out, data, _ = sweep_run("none", "--sweep=-ctk=q8_0,nonsense")
+    code, out, data, _ = sweep_run("none", "--sweep=-ctk=q8_0,nonsense", "--sweep=-t=1")  # one value: fixed
     assert code == 1, out
     q8, bad = data["points"]
     assert q8["status"] == "finished" and q8["equals_reference"] is False and q8["class"] == "A"
     assert bad["status"] == "did not start" and bad["exit_code"] == 4 and bad["class"] is None
-    assert "the server exited" in bad["why"] and "point 2/2: -ctk nonsense ... did not start" in out
+    assert "the server exited" in bad["why"] and "point 2/2: -ctk nonsense, -t 1 ... did not start" in out
     assert data["promotion"] is None and data["answer"] == "none: no finished point's outputs equal the reference"
 
 
