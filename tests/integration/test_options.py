@@ -74,6 +74,20 @@ import pytest
                                                             "give a text file*"),
     (["--backend=llamacpp", "--code-set=/nonexistent.json"], "*--code-set /nonexistent.json: no such file or folder; "
                                                              "give a code-result set built by*"),
+    (["--backend=llamacpp", "--sweep=ctk=f16,q8_0"], "*'ctk' is neither a flag (it starts with '-') nor an "
+                                                     "environment variable*write --sweep=-ctk=f16,q8_0*"),
+    (["--backend=llamacpp", "--sweep=-ctk=f16,,q8_0"], "*an empty value; list the values separated by single commas*"),
+    (["--backend=llamacpp", "--sweep=-ctk"], "*--sweep '-ctk': expected SETTING=V1,V2,..., e.g. --sweep=-ctk=f16*"),
+    (["--backend=llamacpp", "--sweep=-t=1,1"], "*the value '1' is listed twice; list each value once*"),
+    (["--backend=llamacpp", "--sweep=-t=1", "--sweep=-t=2"], "*--sweep names -t more than once: give all its values "
+                                                             "in one --sweep*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2"], "*--sweep gates every point against one reference: add --reference*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2", "--url=http://127.0.0.1:9"], "*--sweep starts a server for each "
+                                                                            "point: give --launch CMD*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2", "--record=r"], "*drop --record*"),
+    (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
+    (["--backend=llamacpp", "--sweep-max=0"], "*--sweep-max '0': must be at least 1*"),
+    (["--backend=llamacpp", "--sweep-max=2"], "*--sweep-max caps the points of a --sweep grid: add --sweep*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
     (pytester.path / "afile").write_text("a file where a folder is needed (refused for root too)\n")
@@ -125,7 +139,7 @@ def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pyteste
 
 # Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
 SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
-            "--canary-strict"}
+            "--canary-strict", "--sweep-no-repro"}
 
 
 def test_every_option_with_a_value_has_a_bad_value_case():
