@@ -59,6 +59,8 @@ class ReportState:
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
+    chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
+    prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
     coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 
     # -- filling ---------------------------------------------------------------------------
@@ -167,6 +169,8 @@ class ReportState:
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
             "decode_vs_prefill": self.decode_vs_prefill,
+            "chunked_prefill": self.chunked_prefill,
+            "prompt_logprob": self.prompt_logprob,
             "speed": self.speed,
             "coverage": self.coverage,
             "runs": self.runs,
@@ -212,5 +216,7 @@ class ReportState:
             speed=data.get("speed"),
             logits=data.get("logits"),
             decode_vs_prefill=data.get("decode_vs_prefill"),
+            chunked_prefill=data.get("chunked_prefill"),
+            prompt_logprob=data.get("prompt_logprob"),
             coverage=data.get("coverage") or {},
         )

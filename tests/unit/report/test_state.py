@@ -75,6 +75,7 @@ def _every_field_set() -> ReportState:
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
         speed={"label": "headline"}, logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
+        chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
         coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
 
 
