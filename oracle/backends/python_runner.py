@@ -187,8 +187,11 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
             raise RequestFailed(f"{self.name}: {method}() raised {type(exc).__name__}: {exc}") from exc
 
     def _logits(self, method: str, *args, rows: int | None = None) -> np.ndarray:
-        """The runner's logits as float64: (vocab,) or, from prefill, (rows, vocab); else a clear error."""
-        value = np.asarray(self._call(method, *args), dtype=np.float64)
+        """The runner's logits in its own float type (a long prompt's rows are large; each row goes to float64 when
+        it is used): (vocab,) or, from prefill, (rows, vocab); else a clear error."""
+        value = np.asarray(self._call(method, *args))
+        if not np.issubdtype(value.dtype, np.floating):
+            value = value.astype(np.float64)
         if value.ndim == 2 and value.shape[0] == 1 and rows != 1:
             value = value[0]  # a batch axis of one
         fits = value.shape == (self.vocab_size,) or (rows is not None and value.shape == (rows, self.vocab_size))
@@ -208,7 +211,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     @staticmethod
     def _top(logits: np.ndarray, k: int):
         """(top ids, top logprobs, tail mass, full log-softmax) of one position's logits."""
-        lp = logits - logits.max()
+        lp = logits.astype(np.float64) - logits.max()
         lp -= np.log(np.exp(lp).sum())
         k = min(k, lp.shape[0])
         top = np.argpartition(-lp, k - 1)[:k]
@@ -264,10 +267,13 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         if rows is None:
             self._call("reset")
             rows = np.stack([self._prefill(prompt[:1], 0)[-1]] + [self._logits("step", t) for t in prompt[1:-1]])
-        rows = rows[: len(prompt) - 1]
-        lp = rows - rows.max(axis=1, keepdims=True)
-        lp -= np.log(np.exp(lp).sum(axis=1, keepdims=True))
-        return lp[np.arange(len(prompt) - 1), prompt[1:]].tolist()
+        out = []
+        for start in range(0, len(prompt) - 1, 256):  # float64 a block at a time: a 2K prompt's rows are ~400 MB
+            block = rows[start:min(start + 256, len(prompt) - 1)].astype(np.float64)
+            block -= block.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(block).sum(axis=1))
+            out += (block[np.arange(len(block)), prompt[start + 1:start + 1 + len(block)]] - lse).tolist()
+        return out
 
     def _rows(self, rows: dict[int, np.ndarray], wanted: list[int], k: int) -> tuple[list, list]:
         tops = [self._top(rows[i], k) for i in wanted]
@@ -307,18 +313,18 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     def _fed(self, path: list[int], chunk: int | None, wanted: set[int]) -> tuple[dict[int, np.ndarray], int]:
         """Logits after path[:j + 1] for each wanted j. A runner that gives the last position only is fed one
         prefix per position (each from a reset state)."""
-        def feed(ids: list[int]) -> dict[int, np.ndarray]:
+        def feed(ids: list[int], keep: set[int]) -> dict[int, np.ndarray]:  # only the wanted rows are kept
             self._call("reset")
             got, size = {}, chunk or len(ids)
             for start in range(0, len(ids), size):
                 piece = ids[start:start + size]
                 out = self._prefill(piece, start)
                 first = start + len(piece) - out.shape[0]
-                got.update({first + j: out[j] for j in range(out.shape[0])})
+                got.update({first + j: out[j].copy() for j in range(out.shape[0]) if first + j in keep})
             return got
-        rows, calls = feed(path), 1
+        rows, calls = feed(path, wanted), 1
         for j in sorted(wanted - rows.keys()):
-            rows[j] = feed(path[: j + 1])[j]
+            rows[j] = feed(path[: j + 1], {j})[j]
             calls += 1
         return {j: rows[j] for j in wanted}, calls
 
