@@ -17,12 +17,14 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind, runner_arg,
-                                 shell_command, speedup)
+                                 shell_command, speed_cells, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.option_families import check_family_options
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
            "options_of", "positive_int", "xdist_role", "xdist_workers"]
 
+DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
@@ -134,6 +136,13 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "reference (conventional decode rate) lies at or above X, fail when it lies below; "
                      "inconclusive (kind speed) when X is inside it or either speed card is not headline "
                      "(default: speed reported, not judged)")
+    g.addoption("--speed-cells", metavar="CELLS", type=speed_cells, default=(),
+                help="add the speed-cells item: per cell pPROMPT/gGENERATED (e.g. p512/g128,p2048/g1, or `field`: "
+                     "p512/g128,p2048/g128,p8192/g128,p2048/g1,p8192/g1) one same-shape warm-up, then "
+                     "--speed-repeats cold requests of exactly that shape, each with its own unique prefix; "
+                     "g1 measures cold input (prompt tokens / TTFT), longer cells decode (default: none)")
+    g.addoption("--speed-repeats", metavar="N", type=positive_int("--speed-repeats"), default=None,
+                help=f"repeats per --speed-cells cell, every sample kept (default: {DEFAULT_SPEED_REPEATS})")
     g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
                 help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
                      "independent streamed requests in flight, each compared with its prompt's c1 record "
@@ -251,6 +260,8 @@ class GateOptions:
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
+    speed_cells: tuple[tuple[int, int], ...] = ()  # (prompt tokens, generated tokens) per cell; () no cells
+    speed_repeats: int = 5  # repeats per cell
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
@@ -326,29 +337,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from oracle.backends import family_of
-
-    family = family_of(o.backend)
-    if family.in_process:
-        if urls or o.launch:
-            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
-                                    "or a Hugging Face model folder) instead of --url / --launch")
-        caps = family.capabilities
-        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
-                 ("--server-args", bool(o.server_args), False))
-        refused = [flag for flag, used, offered in asked if used and not offered]
-        if refused:
-            raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
-                                    f"{', '.join(refused)} (no server to restart, requests run one at a time, "
-                                    "no server flags); drop them")
-        if o.model and not Path(o.model).exists():
-            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
-                                    "model folder")
-    elif o.model and not Path(o.model).is_file():
-        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
-    if o.runner_arg and not family.locator:
-        raise pytest.UsageError(f"--runner-arg is for --backend=python:MODULE:FACTORY (the runner's factory); "
-                                f"--backend {o.backend} takes none: drop it")
+    check_family_options(o, urls)
     if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --url")
@@ -363,6 +352,12 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if o.min_speedup is not None and workers > 1:
         raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
                                 "at once and share the machine: gate the speed without -n")
+    if o.speed_repeats is not None and not o.speed_cells:
+        raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
+                                "(e.g. --speed-cells field), or drop --speed-repeats")
+    if o.speed_cells and workers > 1:
+        raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {workers} the servers run at once "
+                                "and share the machine: measure cells without -n")
     if o.require_conditions and workers > 1:
         raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
                                 "sees only its own runs: require conditions without -n")
@@ -381,7 +376,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
-        launch_timeout=o.launch_timeout,
+        launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
+        speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,

@@ -101,6 +101,7 @@ class CompletionRequest:
     logprobs: int
     seed: int = 1234
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
+    ignore_eos: bool = False  # generate exactly max_tokens (speed cells), where `Capabilities.fixed_length` says how
     # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
     first_token: Any = field(default=None, compare=False, repr=False)
 
@@ -218,6 +219,8 @@ class Capabilities:
     prompt_logprobs: its completions carry the prompt's own log-probs (teacher-forced over the prompt), for the
     prompt-logprob item; chunked_prefill: it feeds a path as a prompt in chunks of any size, so the chunked-prefill
     item (chunks against one pass) is collected for it.
+    fixed_length: how it generates exactly max_tokens past the end of sequence when a request asks
+    (`CompletionRequest.ignore_eos`; None: it cannot, a completion may stop early).
     """
 
     cache: CacheEvidence
@@ -236,6 +239,7 @@ class Capabilities:
     preemption_counter: str | None = None
     prompt_logprobs: bool = False
     chunked_prefill: bool = False
+    fixed_length: str | None = None
 
 
 class Backend(Protocol):
@@ -285,6 +289,10 @@ class Backend(Protocol):
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
 
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None: ...
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -324,6 +332,15 @@ class BackendBase:
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
+
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None:
+        """The route and JSON body of `request` sent once, not streamed: what a `curl` command repeats (`oracle
+        repro`); None when the backend has no such HTTP request (in process)."""
+        return None
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        """(completion token ids, text) of the answer to `one_shot`'s request."""
+        raise RequestFailed(f"the {self.family} backend has no one-shot request to read")
 
 
 class OnePassPrefill:

@@ -34,7 +34,7 @@ class ItemSpec:
 
 
 def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
-               coverage: bool = False) -> list[ItemSpec]:
+               coverage: bool = False, speed_cells: bool = False) -> list[ItemSpec]:
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots: in the order they run."""
     specs = []
@@ -52,6 +52,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs += [ItemSpec(f"speculation[{server_label(s)}]", "speculation", s) for s in range(servers)]
     if min_speedup is not None and plan.mode == "gate":
         specs.append(ItemSpec("speed", "speed"))  # judged from the c1 run's card, after its cache evidence
+    if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
+        specs.append(ItemSpec("speed-cells", "speed_cells"))
     # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
     if plan.logits_gate:
         specs.append(ItemSpec("logits", "logits_suite"))
@@ -73,7 +75,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions))
+    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions),
+                      bool(o.speed_cells))
 
 
 class GateFailure(Exception):

@@ -18,6 +18,7 @@ import pytest
 from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
+from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
@@ -123,6 +124,7 @@ class GateSession(ReportOwner):
                                   coverage=self.coverage)
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
+        self.checks.register("speed_cells", CellsCheck(*parts, self.context).check)
         dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
         self.checks.register("decode_vs_prefill", dvp.check)
         self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass

@@ -16,6 +16,7 @@ from oracle.logits import report as logits
 from oracle.logits import runner_report as runner_checks
 from oracle.report import evidence, grid, header, notes, servers
 from oracle.report import coverage
+from oracle.speed import cells_report as speed_cells
 from oracle.speed import report as speed
 
 __all__ = ["SECTIONS"]
@@ -28,6 +29,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
     runner_checks,  # a python runner: chunked prefill against one pass, the mean prompt log-prob
     speed,  # the speed card
+    speed_cells,  # --speed-cells: each cell's cold repeats, warm-up, samples, against a reference's cells
     coverage,  # which conditions each run produced (chunked prefill, mixed batch, preemption, overlap)
     canaries,  # code, needle, repeats
     crosstalk,  # the contamination canary: each level's requests, which held another's content, where
