@@ -14,7 +14,7 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
-                                 shell_command, speed_cells, speedup)
+                                 runner_arg, shell_command, speed_cells, speedup)
 from oracle.sweep.grid import parse_axis
 
 __all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options"]
@@ -27,6 +27,7 @@ _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
 _dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
+_prompt_lp = bounded("--prompt-logprob-max-delta", "a log-prob difference in nats", "0.01", 0, 100)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -161,6 +162,13 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="OpenVINO properties of the in-process openvino backend's pipeline (recorded in identity), e.g. "
                      "INFERENCE_PRECISION_HINT=f32,KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0 "
                      "(default: the device's own)")
+    g.addoption("--runner-arg", metavar="NAME=VALUE", type=runner_arg, action="append", default=None,
+                help="a keyword argument (a string) for the factory of --backend=python:MODULE:FACTORY, e.g. "
+                     "--runner-arg ir=int4; repeat it for several (default: none)")
+    g.addoption("--prompt-logprob-max-delta", metavar="NATS", type=_prompt_lp, default=None,
+                help="fail the prompt-logprob item (a runner's mean log-prob of the prompts' own tokens, teacher "
+                     "forced, against the reference's) when the two differ by more than this (default: none, "
+                     "reported only)")
     g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
                 help="when recording an f16 reference with the hf backend, also score the reference path with "
                      "the same weights in this dtype and store it as the reference's noise floor; none to skip "
@@ -177,7 +185,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
                 help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
                      "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
-                     "only) (default: 64,served)")
+                     "only); for a python runner the sizes also give the chunked-prefill item (default: 64,served)")
     # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
     # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
     # 22 of 22): README, "Decode vs prefill".

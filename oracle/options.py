@@ -16,10 +16,11 @@ import pytest
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
                                         add_options)
+from oracle.option_families import check_family_options
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions", "GateOptions", "add_options", "gate_options",
-           "options_of", "positive_int", "xdist_role", "xdist_workers"]
+__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
+           "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class GateOptions:
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
+    runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
+    prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -154,26 +157,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from oracle.backends import family_of
-
-    family = family_of(o.backend)
-    if family.in_process:
-        if urls or o.launch:
-            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
-                                    "or a Hugging Face model folder) instead of --url / --launch")
-        caps = family.capabilities
-        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
-                 ("--server-args", bool(o.server_args), False))
-        refused = [flag for flag, used, offered in asked if used and not offered]
-        if refused:
-            raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
-                                    f"{', '.join(refused)} (no server to restart, requests run one at a time, "
-                                    "no server flags); drop them")
-        if o.model and not Path(o.model).exists():
-            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
-                                    "model folder")
-    elif o.model and not Path(o.model).is_file():
-        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    check_family_options(o, urls)
     if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --url")
@@ -218,4 +202,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
         require_conditions=tuple(o.require_conditions),
+        runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
     )

@@ -126,6 +126,7 @@ class Completion:
     # The server's own clock for this request (llama.cpp's final `timings`: prompt_n, prompt_ms, predicted_n,
     # predicted_ms, predicted_per_second); None when it reports none. The speed card checks the client's against it.
     server_timings: dict | None = None
+    prompt_logprobs: list[float] = field(default_factory=list)  # log p(prompt[i] | prompt[:i]), i >= 1, when known
 
 
 @dataclass
@@ -215,6 +216,9 @@ class Capabilities:
     step (None: it cannot; decode vs prefill is then not offered).
     prefill_chunk: where it reads the most prompt tokens one step computes (None: it cannot tell);
     preemption_counter: the server counter of preempted requests (None: it has none).
+    prompt_logprobs: its completions carry the prompt's own log-probs (teacher-forced over the prompt), for the
+    prompt-logprob item; chunked_prefill: it feeds a path as a prompt in chunks of any size, so the chunked-prefill
+    item (chunks against one pass) is collected for it.
     fixed_length: how it generates exactly max_tokens past the end of sequence when a request asks
     (`CompletionRequest.ignore_eos`; None: it cannot, a completion may stop early).
     """
@@ -233,6 +237,8 @@ class Capabilities:
     top_logprobs_gaps: str | None = None
     prefill_chunk: str | None = None
     preemption_counter: str | None = None
+    prompt_logprobs: bool = False
+    chunked_prefill: bool = False
     fixed_length: str | None = None
 
 

@@ -61,6 +61,10 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append(ItemSpec("logits-floor", "logits_floor"))
     if plan.decode_vs_prefill:  # diagnostic requests too: after the cache evidence, before any ladder level
         specs.append(ItemSpec("decode-vs-prefill", "decode_vs_prefill"))
+    if plan.chunked_prefill:  # reads decode-vs-prefill's scored modes (or scores them)
+        specs.append(ItemSpec("chunked-prefill", "chunked_prefill"))
+    if plan.prompt_logprob:
+        specs.append(ItemSpec("prompt-logprob", "prompt_logprob"))
     # Ladder levels run in boot 1, before any restart; then each later boot.
     specs += [ItemSpec(f"ladder[c{level}]", "ladder", level) for level in ladder]
     specs += [ItemSpec(f"boot[{boot}]", "boot", boot) for boot in range(2, boots + 1)]

@@ -241,6 +241,9 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
     "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
                                         None),
+    # In-process runners (the only families with these items) are refused under -n: the one worker, if any.
+    "chunked_prefill": lambda m: next((w.state.chunked_prefill for w in m.workers if w.state.chunked_prefill), None),
+    "prompt_logprob": lambda m: next((w.state.prompt_logprob for w in m.workers if w.state.prompt_logprob), None),
 }
 
 

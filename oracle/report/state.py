@@ -60,6 +60,8 @@ class ReportState:
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
+    chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
+    prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
     coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 
     # -- filling ---------------------------------------------------------------------------
@@ -168,6 +170,8 @@ class ReportState:
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
             "decode_vs_prefill": self.decode_vs_prefill,
+            "chunked_prefill": self.chunked_prefill,
+            "prompt_logprob": self.prompt_logprob,
             "speed": self._speed_json(),
             "coverage": self.coverage,
             "runs": self.runs,
@@ -220,5 +224,7 @@ class ReportState:
             speed_cells=(data.get("speed") or {}).get("cells"),
             logits=data.get("logits"),
             decode_vs_prefill=data.get("decode_vs_prefill"),
+            chunked_prefill=data.get("chunked_prefill"),
+            prompt_logprob=data.get("prompt_logprob"),
             coverage=data.get("coverage") or {},
         )

@@ -4,7 +4,14 @@ import pytest
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, vllm*"),
+    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, python, vllm*"),
+    (["--backend=python"], "*the python family needs python:MODULE:FACTORY, e.g. python:examples/*"),
+    (["--backend=llamacpp:x:y"], "*the llamacpp family takes no ':' part*"),
+    (["--backend=python:m:f", "--runner-arg=ir"], "*--runner-arg 'ir': write NAME=VALUE with NAME a Python identifier*"),
+    (["--backend=llamacpp", "--runner-arg=ir=int4"], "*--runner-arg is for --backend=python:MODULE:FACTORY*"),
+    (["--backend=python:m:f", "--prompt-logprob-max-delta=x"],
+     "*--prompt-logprob-max-delta 'x': expected a log-prob difference in nats*"),
+    (["--backend=python:m:f", "--ladder=1,2"], "*cannot honour --ladder*"),
     (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"],
      "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
     (["--backend=hf-cpu", "--boots=2"], "*cannot honour --boots (no server to restart*"),

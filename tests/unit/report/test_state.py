@@ -76,6 +76,7 @@ def _every_field_set() -> ReportState:
         speed={"label": "headline"}, speed_cells={"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
         logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
+        chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
         coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
 
 
