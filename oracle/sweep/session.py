@@ -227,9 +227,11 @@ class SweepSession:
         first = next((p for p in data["points"] if p["status"] == "finished" and p["equals_reference"] is False), None)
         if first is None:
             return
-        self._start_line(f"repro of point {first['index']} ({first['label']}) ... ")
+        self._say(f"oracle sweep: the first point that splits from the reference, {first['index']} ({first['label']}), "
+                  "to `oracle repro`:")
         self.repro = {"point": first["index"], **run_repro_for(self.config.report_dir / first["folder"])}
-        self._end_line(self.repro.get("path") or f"not made: {self.repro.get('error')}")
+        self._say(f"oracle sweep: repro of point {first['index']}: "
+                  + (self.repro.get("path") or f"not made: {self.repro.get('error')}"))
 
     # -- the report and the terminal ----------------------------------------------------------
     def _data(self, final: bool = False, code: int | None = None) -> dict:
