@@ -17,8 +17,9 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
-                                 shell_command, speedup)
+                                 shell_command)
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.speed_options import InterleaveOptions, add_speed_options, speed_settings
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
            "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -128,11 +129,6 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
-    g.addoption("--min-speedup", metavar="X", type=speedup, default=None,
-                help="add the speed item: pass when the 95%% interval of the median per-prompt speed-up over the "
-                     "reference (conventional decode rate) lies at or above X, fail when it lies below; "
-                     "inconclusive (kind speed) when X is inside it or either speed card is not headline "
-                     "(default: speed reported, not judged)")
     g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
                 help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
                      "independent streamed requests in flight, each compared with its prompt's c1 record "
@@ -184,6 +180,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
+    add_speed_options(g)  # --min-speedup and the interleaved A/B session (speed_options.py)
 
 
 @dataclass(frozen=True)
@@ -246,6 +243,7 @@ class GateOptions:
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
+    interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -344,12 +342,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if unknown:
         raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
-    if o.min_speedup is not None and not o.reference:
-        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
-                                "add --reference DIR (a reference recorded on the same hardware)")
-    if o.min_speedup is not None and workers > 1:
-        raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
-                                "at once and share the machine: gate the speed without -n")
+    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family.in_process)
     if o.require_conditions and workers > 1:
         raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
                                 "sees only its own runs: require conditions without -n")
@@ -367,10 +360,10 @@ def gate_options(config: pytest.Config) -> GateOptions:
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
-        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
-        require_conditions=tuple(o.require_conditions),
+        require_conditions=tuple(o.require_conditions), interleave=interleave,
     )

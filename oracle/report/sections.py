@@ -15,6 +15,7 @@ from oracle.logits import dvp_report as decode_vs_prefill
 from oracle.logits import report as logits
 from oracle.report import evidence, grid, header, notes, servers
 from oracle.report import coverage
+from oracle.speed import interleave_report as speed_ab
 from oracle.speed import report as speed
 
 __all__ = ["SECTIONS"]
@@ -26,6 +27,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     logits,  # KLD / Same top p against the reference, or the reference's floor
     decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
     speed,  # the speed card
+    speed_ab,  # --reference-launch: the interleaved A/B session's passes, order and A/A control
     coverage,  # which conditions each run produced (chunked prefill, mixed batch, preemption, overlap)
     canaries,  # code, needle, repeats
     crosstalk,  # the contamination canary: each level's requests, which held another's content, where
