@@ -116,9 +116,12 @@ class InterleaveChecks:
                  "reference_launch": redact_command(self.ab.command), "passes": [], "control": None}
         error, pairs, control = None, [], []
         try:
-            if self.ab.servers == "both-up":
+            if self.ab.servers == "both-up":  # every server up first (one that cannot start stops it early), then warm
                 for server in servers.values():
-                    self._warm(server.backend if server.backend is not None else self._up(server))
+                    if server.backend is None:
+                        self._up(server)
+                for server in servers.values():
+                    self._warm(server.backend)
             pairs = self._rounds(servers, REFERENCE, CANDIDATE, block, "ab")
             control = [self._rounds(servers, REFERENCE, CONTROL, block, f"aa{i + 1}") for i in range(self.ab.control)]
         except (TargetError, RunInterrupted) as exc:
