@@ -1,6 +1,7 @@
 """The A/A false-claim rate of the interleaved between-run interval, measured on the embedded llama-server.
 
     python benchmarks/aa_control.py [--pairs 20] [--rounds 4] [--prompts 2] [--max-tokens 24] [--servers both-up]
+                                    [--server-args "-t 1"]
 
 Records a reference of the default suite's first `--prompts` prompts with the embedded llama-server started by
 --launch (so its manifest keeps the command), then gates the same config against it with
@@ -42,6 +43,7 @@ def main() -> int:
     ap.add_argument("--prompts", type=int, default=2)
     ap.add_argument("--max-tokens", type=int, default=24)
     ap.add_argument("--servers", default="both-up", choices=("both-up", "one-at-a-time"))
+    ap.add_argument("--server-args", default="", help="llama-server flags beside the embedded default's, e.g. -t 1")
     ap.add_argument("--folder", type=Path, default=None, help="where the reference and report go (default: a temp dir)")
     a = ap.parse_args()
     folder = a.folder or Path(tempfile.mkdtemp(prefix="oracle-aa-"))
@@ -51,7 +53,7 @@ def main() -> int:
     (folder / "suite.jsonl").write_text("\n".join(rows) + "\n")
     tools = llama_cpp_tools()
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in tools.env.items())
-    launch = f"{env} {embedded_command(tools, default_model(), '').removeprefix('exec ')}"
+    launch = f"{env} {embedded_command(tools, default_model(), a.server_args).removeprefix('exec ')}"
     common = (f"--launch={launch}", "--suite=suite.jsonl", f"--max-tokens={a.max_tokens}")
     t0 = time.monotonic()
     rec = gate(folder, *common, "--record=ref", "--record-overwrite", "--report-dir=rec")
@@ -70,7 +72,8 @@ def main() -> int:
     print(control["words"])
     print("A/A intervals:", ", ".join(f"[{lo:.3f}, {hi:.3f}]" for lo, hi in control["intervals"]))
     print(f"A/B session (the same config): {versus.get('median')} {versus.get('ci95')} ({versus['label']})")
-    print(f"{a.pairs} pairs x {a.rounds} rounds, {a.prompts} prompts x {a.max_tokens} tokens, {a.servers}; "
+    print(f"{a.pairs} pairs x {a.rounds} rounds, {a.prompts} prompts x {a.max_tokens} tokens, {a.servers}, "
+          f"server args {a.server_args or 'none'}; "
           f"{wall:.0f} s; report {folder / 'aa'} (gate exit {run.returncode})")
     return 0
 
