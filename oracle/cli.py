@@ -1,6 +1,6 @@
 """The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR`,
-`oracle models [--path NAME]`, and `oracle bisect --backend F --good CMD --bad CMD` (its work lives in
-`oracle.bisect`).
+`oracle models [--path NAME]`, `oracle bisect --backend F --good CMD --bad CMD` (its work lives in
+`oracle.bisect`) and `oracle repro REPORT_DIR` (its work lives in `oracle.repro`).
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote and names the
 embedded models.
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from oracle.bisect import add_parser as add_bisect_parser, run_bisect
 from oracle.redaction import public_text
+from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
 from oracle.store.reference import SELF_HASH, ReferenceError, seal
@@ -26,7 +27,8 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded "
-                                                          "models, or bisect two launch commands.")
+                                                          "models, bisect two launch commands, or "
+                                                          "reproduce a gate run's divergence.")
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diff", help="compare two report dirs, or a report dir and a reference; "
                                     "exit 0 when the outputs are identical, 1 when any differs, 2 on bad input")
@@ -42,12 +44,15 @@ def main(argv: list[str] | None = None) -> int:
                                       "--path NAME prints one model's path only")
     m.add_argument("--path", metavar="NAME", choices=list(MODELS), help=f"one of {', '.join(MODELS)}")
     add_bisect_parser(sub)
+    add_repro_parser(sub)
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code else 0
     if args.command == "bisect":
         return run_bisect(args)
+    if args.command == "repro":
+        return run_repro_cli(args)
     try:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():

@@ -14,13 +14,14 @@ import pytest
 
 from oracle.redaction import redact_command
 from oracle.compare.coverage import CONDITIONS
+from oracle.speed.cells import parse_cells
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
-           "ov_config", "ladder_levels", "prefill_chunks", "SERVED_BATCH",
+           "ov_config", "ladder_levels", "prefill_chunks", "runner_arg", "SERVED_BATCH",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
-           "speedup"]
+           "speed_cells", "speedup"]
 
 LADDER_MODES = ("cycle", "same")
 LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
@@ -67,6 +68,14 @@ def existing_path(flag: str, what: str):
             raise pytest.UsageError(f"{flag} {value}: no such file or folder; give {what}")
         return value
     return parse
+
+
+def speed_cells(value: str) -> tuple[tuple[int, int], ...]:
+    """--speed-cells: `field` or pN/gM,...: (prompt tokens, generated tokens) per cell."""
+    try:
+        return tuple((c.prompt_tokens, c.gen_tokens) for c in parse_cells(value))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def speedup(value: str) -> float:
@@ -176,6 +185,15 @@ def ov_config(value: str) -> tuple[tuple[str, str], ...]:
                                     "KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0")
         pairs.append((key.strip(), val.strip()))
     return tuple(pairs)
+
+
+def runner_arg(value: str) -> tuple[str, str]:
+    """--runner-arg k=v: one keyword argument (a string) of the python runner's factory."""
+    key, eq, val = value.partition("=")
+    if not eq or not key.strip().isidentifier():
+        raise pytest.UsageError(f"--runner-arg {value!r}: write NAME=VALUE with NAME a Python identifier (a keyword "
+                                "of the runner's factory), e.g. --runner-arg ir=int4")
+    return key.strip(), val
 
 
 def floor_dtype(value: str) -> str:

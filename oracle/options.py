@@ -13,174 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
-                                 int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
-                                 non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
-                                 shell_command)
 from oracle.canary.needle import DEFAULT_DEPTHS
-from oracle.speed_options import InterleaveOptions, add_speed_options, speed_settings
+from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
+                                        add_options)
+from oracle.option_families import check_family_options
+from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
+from oracle.speed_options import InterleaveOptions, speed_settings
 
-__all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
-           "options_of", "positive_int", "xdist_role", "xdist_workers"]
-
-_nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
-_kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
-_percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
-_dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
-# --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
-REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
-
-
-
-def add_options(parser: pytest.Parser) -> None:
-    _gate_options(parser)
-    _canary_options(parser)
-
-
-def _canary_options(parser: pytest.Parser) -> None:
-    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats, crosstalk)")
-    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default=",".join(CANARY_KINDS),
-                help=f"canary families to collect: {', '.join(CANARY_KINDS)} (crosstalk at each --ladder level "
-                     "of c >= 2) or none (default: all of them)")
-    g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
-                help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
-                     "1K,2K,4K and the largest that fits the context)")
-    g.addoption("--needle-depths", metavar="PCT,...", type=int_list("--needle-depths", low=0, high=100),
-                default=",".join(map(str, DEFAULT_DEPTHS)),
-                help="needle depths in percent of the haystack (default: 0,25,50,75,100)")
-    g.addoption("--context", metavar="N", type=positive_int("--context"), default=None,
-                help="the server's context length, to drop needle lengths that do not fit (default: the "
-                     "embedded default's -c and GGUF context_length, else 8192)")
-    g.addoption("--repeats", metavar="N", type=positive_int("--repeats"), default=5,
-                help="requests in the sequential and in the burst repeat canary (default: 5)")
-    g.addoption("--canary-strict", action="store_true", default=False,
-                help="fail wrong canary answers even without a reference (default: report them as information)")
-    g.addoption("--haystack", metavar="PATH", default=None,
-                type=existing_path("--haystack", "a text file with one haystack paragraph a line"),
-                help="haystack text file for the needle, one paragraph a line (default: the shipped one)")
-    g.addoption("--code-set", metavar="PATH", default=None,
-                type=existing_path("--code-set", "a code-result set built by `python -m oracle.canary.code build`"),
-                help="code-result canary set (JSON built by `python -m oracle.canary.code build`) "
-                     "(default: the shipped one)")
-
-
-def _gate_options(parser: pytest.Parser) -> None:
-    g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
-    from oracle.backends import backend_help
-
-    g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
-                help=f"family[-platform] of what is gated, e.g. llamacpp-sycl, vllm-xpu, hf-cpu; the "
-                     f"families: {backend_help()}; turns the gate on (default: off, the project's own tests "
-                     "run)")
-    g.addoption("--url", metavar="URL[,URL...]", default=None,
-                help="a server that is already running; several comma-separated servers of one configuration "
-                     "take one pytest-xdist worker each (pytest -n N) (default: none)")
-    g.addoption("--servers", metavar="FILE", default=None,
-                help="a file with one server URL per line (# comments allowed), like a --url list (default: none)")
-    g.addoption("--allow-mixed-servers", action="store_true", default=False,
-                help="gate several servers whose identities differ (default: refuse, naming the fields)")
-    g.addoption("--launch", metavar="CMD", type=shell_command("--launch"), default=None,
-                help="start this server command, with {port} replaced by a free loopback port and {worker} by "
-                     "the pytest-xdist worker number (0 without -n), e.g. CUDA_VISIBLE_DEVICES={worker} "
-                     "(default: none; without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
-    g.addoption("--model", metavar="PATH", default=None,
-                help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
-    g.addoption("--server-args", metavar="ARGS", type=shell_command("--server-args"), default="",
-                help="extra flags for the embedded server, e.g. '-np 4' for llama-server or `vllm serve` flags "
-                     "with --backend=vllm-cpu (default: none; llama-server gets -np 1 -c 8192 --metrics --no-repack "
-                     "unless overridden)")
-    g.addoption("--tokenizer", metavar="PATH", default=None,
-                type=existing_path("--tokenizer", "a tokenizer.json, or the model folder that holds one"),
-                help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
-                     "(default: the embedded GGUF's own, else the served model folder's tokenizer.json when "
-                     "reachable (vLLM, OpenAI-compatible), else the server's tokenizer endpoint)")
-    g.addoption("--suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
-    g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
-    g.addoption("--record-overwrite", action="store_true", default=False,
-                help="allow --record to replace an existing reference (default: refuse)")
-    g.addoption("--reference-kind", metavar="KIND", type=reference_kind, default="mtp0",
-                help="kind of reference --record writes: mtp0 or f16 (default: mtp0)")
-    g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
-    g.addoption("--report-dir", metavar="DIR", default=None,
-                help="where the identity report goes (default: reports/<UTC time>-<backend>/)")
-    g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
-                help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
-                     f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "
-                     f"else {DEFAULT_TOP_K}; not the sampler's top-k)")
-    g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
-                help="override every prompt's max_tokens (default: the suite's)")
-    g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
-                help="seconds a request may stay silent before the server counts as hung; the run then stops, "
-                     "never retried (default: 600)")
-    g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
-                help="seconds a launched or embedded server may take to answer its health check; it is then "
-                     "stopped and the run refused with the end of its log (default: 600)")
-    g.addoption("--seed", metavar="N", type=integer("--seed", 1234), default=1234, help="request seed (default: 1234)")
-    g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
-                help="reference margin below which a split is a near-tie (default: 0.5)")
-    g.addoption("--allow-near-ties", action="store_true", default=False,
-                help="pass near-tie items (still reported) (default: fail them)")
-    g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
-                help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
-    g.addoption("--speculative", action="store_true", default=False,
-                help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off; "
-                     "also required when the server's config or counters show speculation)")
-    g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
-                help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
-                     "verdicts and speed; a speed card is headline only after one (default: 1)")
-    g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
-                help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
-                     "independent streamed requests in flight, each compared with its prompt's c1 record "
-                     "(default: none)")
-    g.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
-                help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
-                     "(default: cycle)")
-    g.addoption("--ladder-arrivals", metavar="HOW", type=ladder_arrivals, default="at-once",
-                help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
-                     "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
-                     "(default: at-once)")
-    g.addoption("--require-conditions", metavar="NAME,...", type=condition_names, default="",
-                help="add the coverage item: each named condition (chunked-prefill, mixed-batch, preemption, "
-                     "overlap) must have happened in some run, else inconclusive (kind coverage), naming why and "
-                     "how to cause it (default: coverage reported, not required)")
-    g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
-                help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
-    g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
-                help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
-                     "(default: float32)")
-    g.addoption("--ov-config", metavar="KEY=VALUE,...", type=ov_config, default=(),
-                help="OpenVINO properties of the in-process openvino backend's pipeline (recorded in identity), e.g. "
-                     "INFERENCE_PRECISION_HINT=f32,KV_CACHE_PRECISION=f32,DYNAMIC_QUANTIZATION_GROUP_SIZE=0 "
-                     "(default: the device's own)")
-    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
-                help="when recording an f16 reference with the hf backend, also score the reference path with "
-                     "the same weights in this dtype and store it as the reference's noise floor; none to skip "
-                     "(default: bfloat16)")
-    g.addoption("--logits", action="store_true", default=False,
-                help="compare logits (KLD, Same top p, delta-p) against a reference that is not of kind f16 but "
-                     "holds top-k logprobs (default: only against f16 references)")
-    g.addoption("--kld-max", metavar="NATS", type=_kld, default=None,
-                help="fail the logits item when the Mean KLD (a lower bound over HTTP top-k) exceeds this "
-                     "(default: none, reported only)")
-    g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
-                help="fail the logits item when Same top p falls below this percentage (default: none, "
-                     "reported only)")
-    g.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
-                help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
-                     "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
-                     "only) (default: 64,served)")
-    # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
-    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
-    # 22 of 22): README, "Decode vs prefill".
-    g.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
-                help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
-                     "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
-                     "reported only)")
-    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
-                help="start the server N times (needs --launch or the embedded default) and compare every "
-                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
-    add_speed_options(g)  # --min-speedup and the interleaved A/B session (speed_options.py)
+__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
+           "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
 
 
 @dataclass(frozen=True)
@@ -240,9 +81,13 @@ class GateOptions:
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
+    speed_cells: tuple[tuple[int, int], ...] = ()  # (prompt tokens, generated tokens) per cell; () no cells
+    speed_repeats: int = 5  # repeats per cell
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
+    runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
+    prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
@@ -314,26 +159,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "--launch put the model and flags in the server's own command")
     if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
         raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
-    from oracle.backends import family_of
-
-    family = family_of(o.backend)
-    if family.in_process:
-        if urls or o.launch:
-            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
-                                    "or a Hugging Face model folder) instead of --url / --launch")
-        caps = family.capabilities
-        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
-                 ("--server-args", bool(o.server_args), False))
-        refused = [flag for flag, used, offered in asked if used and not offered]
-        if refused:
-            raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
-                                    f"{', '.join(refused)} (no server to restart, requests run one at a time, "
-                                    "no server flags); drop them")
-        if o.model and not Path(o.model).exists():
-            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
-                                    "model folder")
-    elif o.model and not Path(o.model).is_file():
-        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    check_family_options(o, urls)
     if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --url")
@@ -342,7 +168,15 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if unknown:
         raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
-    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family.in_process)
+    from oracle.backends import family_of
+
+    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family_of(o.backend).in_process)
+    if o.speed_repeats is not None and not o.speed_cells:
+        raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
+                                "(e.g. --speed-cells field), or drop --speed-repeats")
+    if o.speed_cells and workers > 1:
+        raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {workers} the servers run at once "
+                                "and share the machine: measure cells without -n")
     if o.require_conditions and workers > 1:
         raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
                                 "sees only its own runs: require conditions without -n")
@@ -361,9 +195,11 @@ def gate_options(config: pytest.Config) -> GateOptions:
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
-        launch_timeout=o.launch_timeout,
+        launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
+        speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
         require_conditions=tuple(o.require_conditions), interleave=interleave,
+        runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
     )

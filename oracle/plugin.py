@@ -28,6 +28,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
+    if (config.option.sweep or config.option.sweep_max) and not (config.option.help or config.option.version):
+        from oracle.sweep.session import run_sweep
+
+        with _public_errors():
+            return run_sweep(config)
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "oracle_gate: an item of the oracle gate")
     if config.option.backend is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import httpx
 
-from oracle.backends import hf, llamacpp, openai, openvino, vllm
+from oracle.backends import hf, llamacpp, openai, openvino, python_runner, vllm
 from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completion, CompletionRequest,
                                   Counters, RequestFailed, TeacherForced)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
@@ -25,11 +25,13 @@ __all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completio
 
 # The registry: name -> descriptor, in the order the docs' table and --backend's help list them.
 FAMILIES: dict[str, FamilyDescriptor] = {d.name: d for d in (llamacpp.FAMILY, vllm.FAMILY, openai.FAMILY,
-                                                              hf.FAMILY, openvino.FAMILY)}
+                                                              hf.FAMILY, openvino.FAMILY,
+                                                              python_runner.FAMILY)}
 
 
 class BackendSpec(tuple):
-    """(family, platform) parsed from `--backend`."""
+    """(family, platform, locator) parsed from `--backend`; locator: what follows `family:` (python's
+    MODULE:FACTORY), "" for the families that take none."""
 
     @property
     def family(self) -> str:
@@ -39,16 +41,28 @@ class BackendSpec(tuple):
     def platform(self) -> str:
         return self[1]
 
+    @property
+    def locator(self) -> str:
+        return self[2]
+
 
 def parse_backend(name: str) -> BackendSpec:
-    """Split 'family[-platform]'; raise ValueError listing the known families."""
-    family, _, platform = name.strip().partition("-")
+    """Split 'family[-platform]' or 'family:LOCATOR'; raise ValueError listing the known families."""
+    head, colon, locator = name.strip().partition(":")
+    family, _, platform = head.partition("-")
     if family not in FAMILIES:
         raise ValueError(f"--backend {name!r}: unknown family {family!r}; known families: "
                          f"{', '.join(sorted(FAMILIES))} (write family-platform, e.g. llamacpp-sycl)")
+    wants = FAMILIES[family].locator
+    if wants and not locator.strip(":"):
+        raise ValueError(f"--backend {name!r}: the {family} family needs {family}:{wants}, e.g. "
+                         f"{family}:examples/custom-runner/ov_runner.py:make_runner")
+    if colon and not wants:
+        raise ValueError(f"--backend {name!r}: the {family} family takes no ':' part; write family-platform, "
+                         "e.g. llamacpp-sycl")
     if platform and not all(part.isalnum() for part in platform.split("-")):
         raise ValueError(f"--backend {name!r}: the platform tag must be letters and digits, e.g. llamacpp-cuda")
-    return BackendSpec((family, platform))
+    return BackendSpec((family, platform, locator.strip()))
 
 
 def family_of(name: str) -> FamilyDescriptor:
@@ -80,8 +94,10 @@ def is_in_process(name: str) -> bool:
     return family_of(name).in_process
 
 
-def make_in_process_backend(name: str, model, *, dtype: str = "float32", ov_config: dict | None = None) -> Backend:
+def make_in_process_backend(name: str, model, *, dtype: str = "float32", ov_config: dict | None = None,
+                            runner_args: tuple[tuple[str, str], ...] = ()) -> Backend:
     spec, family = parse_backend(name), family_of(name)
     if not family.in_process:
         raise ValueError(f"--backend {name}: a server family; give its URL (make_backend)")
-    return family.backend(model, platform=spec.platform, dtype=dtype, ov_config=ov_config)
+    runner = {"locator": spec.locator, "runner_args": runner_args} if family.locator else {}
+    return family.backend(model, platform=spec.platform, dtype=dtype, ov_config=ov_config, **runner)

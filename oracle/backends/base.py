@@ -101,6 +101,7 @@ class CompletionRequest:
     logprobs: int
     seed: int = 1234
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
+    ignore_eos: bool = False  # generate exactly max_tokens (speed cells), where `Capabilities.fixed_length` says how
     # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
     first_token: Any = field(default=None, compare=False, repr=False)
 
@@ -125,6 +126,7 @@ class Completion:
     # The server's own clock for this request (llama.cpp's final `timings`: prompt_n, prompt_ms, predicted_n,
     # predicted_ms, predicted_per_second); None when it reports none. The speed card checks the client's against it.
     server_timings: dict | None = None
+    prompt_logprobs: list[float] = field(default_factory=list)  # log p(prompt[i] | prompt[:i]), i >= 1, when known
 
 
 @dataclass
@@ -214,6 +216,11 @@ class Capabilities:
     step (None: it cannot; decode vs prefill is then not offered).
     prefill_chunk: where it reads the most prompt tokens one step computes (None: it cannot tell);
     preemption_counter: the server counter of preempted requests (None: it has none).
+    prompt_logprobs: its completions carry the prompt's own log-probs (teacher-forced over the prompt), for the
+    prompt-logprob item; chunked_prefill: it feeds a path as a prompt in chunks of any size, so the chunked-prefill
+    item (chunks against one pass) is collected for it.
+    fixed_length: how it generates exactly max_tokens past the end of sequence when a request asks
+    (`CompletionRequest.ignore_eos`; None: it cannot, a completion may stop early).
     """
 
     cache: CacheEvidence
@@ -230,6 +237,9 @@ class Capabilities:
     top_logprobs_gaps: str | None = None
     prefill_chunk: str | None = None
     preemption_counter: str | None = None
+    prompt_logprobs: bool = False
+    chunked_prefill: bool = False
+    fixed_length: str | None = None
 
 
 class Backend(Protocol):
@@ -279,6 +289,10 @@ class Backend(Protocol):
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
 
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None: ...
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -318,6 +332,15 @@ class BackendBase:
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
+
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None:
+        """The route and JSON body of `request` sent once, not streamed: what a `curl` command repeats (`oracle
+        repro`); None when the backend has no such HTTP request (in process)."""
+        return None
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        """(completion token ids, text) of the answer to `one_shot`'s request."""
+        raise RequestFailed(f"the {self.family} backend has no one-shot request to read")
 
 
 class OnePassPrefill:

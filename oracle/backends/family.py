@@ -47,7 +47,7 @@ class FamilyDescriptor:
 
     A server family's backend is built from a URL (`backend(base_url, platform=, transport=, async_transport=,
     timeout_s=)`), an in-process family's (`capabilities.in_process`) from a model (`backend(model, platform=,
-    dtype=, ov_config=)`); `load_errors` are what that load raises, each message naming the fix (e.g.
+    dtype=, ov_config=)`, and `locator=, runner_args=` where it takes a locator); `load_errors` are what that load raises, each message naming the fix (e.g.
     pip install 'oracle[hf]'). `planned_context(--model, --server-args)` is the context of the target oracle
     starts itself, known before it starts (the needles are collected from it); None: oracle cannot know it.
     """
@@ -59,6 +59,8 @@ class FamilyDescriptor:
     planned_context: Callable[[str | None, str], tuple[int, str]] | None = None
     default_model: Callable[[], Path] | None = None  # in process: what loads without --model; EmbeddedError
     load_errors: tuple[type[Exception], ...] = ()  # in process: what a failed load raises
+    # What follows `family:` in --backend (python's MODULE:FACTORY, the runner to load); None: nothing may follow.
+    locator: str | None = None
 
     @property
     def capabilities(self) -> Capabilities:

@@ -24,6 +24,7 @@ from oracle.backends.stream import loads, sse_events
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
 
+COMPLETION = "/completion"  # the generation route: streamed by the gate, once by `one_shot` (a repro's curl)
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
 _ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
@@ -48,7 +49,8 @@ class LlamaCppBackend(BackendBase):
         top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
                           "speculative step streams several",
         prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
-                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512")
+                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512",
+        fixed_length="llama-server /completion ignore_eos: true")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -183,7 +185,7 @@ class LlamaCppBackend(BackendBase):
                                                      max_keepalive_connections=connections))
 
     def request_body(self, request: CompletionRequest) -> dict:
-        return {
+        body = {
             "prompt": list(request.prompt_ids),
             "n_predict": request.max_tokens,
             "temperature": 0.0,
@@ -194,6 +196,15 @@ class LlamaCppBackend(BackendBase):
             "cache_prompt": False,
             "stream": True,
         }
+        if request.ignore_eos:
+            body["ignore_eos"] = True
+        return body
+
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict]:
+        return COMPLETION, {**self.request_body(request), "stream": False}
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        return [int(t) for t in answer.get("tokens") or []], str(answer.get("content", ""))
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
@@ -202,7 +213,7 @@ class LlamaCppBackend(BackendBase):
         final: dict | None = None
         text: list[str] = []
         try:
-            async with client.stream("POST", "/completion", json=body) as r:
+            async with client.stream("POST", COMPLETION, json=body) as r:
                 if r.status_code != 200:
                     raise refused(r.status_code, await r.aread(), route="/completion")
                 async with aclosing(sse_events(r.aiter_bytes())) as events:

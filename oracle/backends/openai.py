@@ -250,6 +250,19 @@ class OpenAIBackend(BackendBase):
             body["logprobs"] = request.logprobs
         return body
 
+    def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None:
+        """The text route's request, not streamed (the chat route needs the suite's messages: None)."""
+        if self.route == "chat":
+            return None
+        body = {**self.request_body(request), "stream": False}
+        body.pop("stream_options", None)
+        return self.path, body
+
+    def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
+        """vLLM's `choices[0].token_ids` (return_token_ids); a server without them gives no ids."""
+        choice = (answer.get("choices") or [{}])[0]
+        return [int(t) for t in choice.get("token_ids") or []], str(choice.get("text", ""))
+
     def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
                  ) -> RequestFailed:
         """A refused request: an HTTP error (after None), or an error event in the stream after `after` tokens

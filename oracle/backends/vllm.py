@@ -44,7 +44,8 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
         load_gauge=True, served_tokenizer=True, served_context="vLLM /v1/models max_model_len",
         teacher_forcing=teacher_forcing_method, prefill_scoring=teacher_forcing_method,
         prefill_chunk="--max-num-batched-tokens in the launch command, else vLLM CPU's default 2048",
-        preemption_counter="vLLM /metrics vllm:num_preemptions_total")
+        preemption_counter="vLLM /metrics vllm:num_preemptions_total",
+        fixed_length="vLLM ignore_eos: true with min_tokens = max_tokens")
     chunking_refusal = ("vLLM splits a prompt by its --max-num-batched-tokens (chunked prefill), a launch "
                         "setting: launch the candidate with --max-num-batched-tokens C to measure chunks of C")
 
@@ -71,6 +72,8 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
         body = super().request_body(request)
         body.pop("cache_prompt")  # llama.cpp's field; vLLM would log it as unknown
         body["return_tokens_as_token_ids"] = True
+        if request.ignore_eos:
+            body["ignore_eos"], body["min_tokens"] = True, request.max_tokens
         return body
 
     def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None

@@ -3,8 +3,12 @@ against the same path scored as a prompt through the backend's `prefill_forced`,
 (`--prefill-chunks`; `served` is the server's prefill chunk, `Backend.prefill_chunk`, read at start). Diagnostic requests:
 they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
 
+The `chunked-prefill` item (a backend whose capabilities declare `chunked_prefill`: python runners) reads the same
+scored modes: each chunk size against the one pass, top-1 equal at every prefix length and the largest |Δlogprob|.
+
     dvp = DecodePrefillChecks(plan, recorder, prompts, state)
     dvp.check().check.verdict   # "pass" / "fail" against --dvp-max-delta
+    dvp.chunked_check().check.verdict   # "pass" / "fail": a chunk size changed a top-1 token
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from oracle.backends import RequestFailed
 from oracle.compare.verdicts import INFO, Check
 from oracle.gate.primary import not_run
 from oracle.gate.registry import Finding
+from oracle.logits.chunked import chunked_check, chunked_report
 from oracle.logits.decode_prefill import ONE_PASS, compare_rows, dvp_check, mode_name, summarize_rows
 from oracle.option_types import SERVED_BATCH
 
@@ -34,6 +39,7 @@ class DecodePrefillChecks:
         self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
         self.served = served  # the server's prefill chunk as the session read it at start (the chunked-prefill size)
         self.report: dict | None = None
+        self.scored: dict[str, dict[str, tuple]] = {}  # mode -> prompt -> (tokens, top ids, top logprobs)
 
     def _chunks(self, backend) -> tuple[list[tuple[str, int | None, str | None]], dict | None]:
         """(mode name, chunk size or None, why not offered or None) per mode; the served batch as read."""
@@ -55,6 +61,7 @@ class DecodePrefillChecks:
 
     def _mode(self, backend, chunk: int | None) -> dict:
         o, rows, errors, method, requests = self.plan.options, {}, {}, None, 0
+        scored_rows = self.scored.setdefault(mode_name(chunk), {})
         longest = 0
         for p in self.prompts.rendered:
             rec = self.recorder.records.get(p.id)
@@ -71,6 +78,7 @@ class DecodePrefillChecks:
                 continue
             method, requests = scored.method, requests + scored.requests
             pre_ids, pre_lps = [[]] + scored.top_ids, [[]] + scored.top_logprobs  # row i = position i
+            scored_rows[p.id] = (list(rec.completion_ids), pre_ids, pre_lps)
             rows[p.id] = compare_rows(rec.completion_ids, rec.top_ids, rec.top_logprobs, pre_ids, pre_lps)
             self.recorder.progress.record(rows[p.id].positions)
         out = {"chunk": chunk, "method": method, "requests": requests, **summarize_rows(rows),
@@ -89,6 +97,26 @@ class DecodePrefillChecks:
             self.report = {"not_offered": why}
             return Finding(Check("decode-vs-prefill", "logits", INFO, f"not offered: {why}"),
                            {"decode_vs_prefill": self.report})
+        report = self._scored_modes(backend)
+        return Finding(dvp_check(report, max_delta=o.dvp_max_delta), {"decode_vs_prefill": report})
+
+    def chunked_check(self) -> Finding:
+        """`chunked-prefill`: each chunk mode's top-k against the one pass's, over the same paths."""
+        if not self.state.complete or self.state.interruption:
+            return not_run(self.state, "chunked-prefill", "logits")
+        backend = self.recorder.backend
+        if not backend.capabilities.prefill_scoring:
+            why = f"{backend.family}: {backend.prefill_refusal}"
+            return Finding(Check("chunked-prefill", "logits", INFO, f"not offered: {why}"),
+                           {"chunked_prefill": {"not_offered": why}})
+        report = chunked_report(self._scored_modes(backend), self.scored)
+        return Finding(chunked_check(report), {"chunked_prefill": report})
+
+    def _scored_modes(self, backend) -> dict:
+        """Every mode scored once (the decode-vs-prefill report), whichever of the two items asks first."""
+        if self.report is not None:
+            return self.report
+        o = self.plan.options
         modes, served = self._chunks(backend)
         report = {"definition": DEFINITION, "kld_is_lower_bound": True, "top_k": o.logprobs,
                   "tolerance_nats": o.dvp_max_delta, "served_batch": served,
@@ -105,4 +133,4 @@ class DecodePrefillChecks:
         finally:
             progress.end()
         self.report = report
-        return Finding(dvp_check(report, max_delta=o.dvp_max_delta), {"decode_vs_prefill": report})
+        return report

@@ -34,7 +34,7 @@ class ItemSpec:
 
 
 def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
-               coverage: bool = False, interleave: bool = False) -> list[ItemSpec]:
+               coverage: bool = False, speed_cells: bool = False, interleave: bool = False) -> list[ItemSpec]:
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots: in the order they run."""
     specs = []
@@ -54,6 +54,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append(ItemSpec("speed-ab", "speed_ab"))
     if min_speedup is not None and plan.mode == "gate":
         specs.append(ItemSpec("speed", "speed"))  # judged from the c1 run's card, after its cache evidence
+    if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
+        specs.append(ItemSpec("speed-cells", "speed_cells"))
     # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
     if plan.logits_gate:
         specs.append(ItemSpec("logits", "logits_suite"))
@@ -61,6 +63,10 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append(ItemSpec("logits-floor", "logits_floor"))
     if plan.decode_vs_prefill:  # diagnostic requests too: after the cache evidence, before any ladder level
         specs.append(ItemSpec("decode-vs-prefill", "decode_vs_prefill"))
+    if plan.chunked_prefill:  # reads decode-vs-prefill's scored modes (or scores them)
+        specs.append(ItemSpec("chunked-prefill", "chunked_prefill"))
+    if plan.prompt_logprob:
+        specs.append(ItemSpec("prompt-logprob", "prompt_logprob"))
     # Ladder levels run in boot 1, before any restart; then each later boot.
     specs += [ItemSpec(f"ladder[c{level}]", "ladder", level) for level in ladder]
     specs += [ItemSpec(f"boot[{boot}]", "boot", boot) for boot in range(2, boots + 1)]
@@ -72,7 +78,7 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
     return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions),
-                      interleave=o.interleave.on)
+                      bool(o.speed_cells), interleave=o.interleave.on)
 
 
 class GateFailure(Exception):

@@ -237,8 +237,13 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     # --logits (so decode vs prefill) is refused under -n: the one worker that ran it, if any.
     # Every server runs boot1-c1: each server's runs are kept apart, as run@serverK.
     "coverage": lambda m: {f"{run}@{w.label}": v for w in m.workers for run, v in w.state.coverage.items()},
+    # --speed-cells is refused under -n: the one worker that measured them, if any.
+    "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
     "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
                                         None),
+    # In-process runners (the only families with these items) are refused under -n: the one worker, if any.
+    "chunked_prefill": lambda m: next((w.state.chunked_prefill for w in m.workers if w.state.chunked_prefill), None),
+    "prompt_logprob": lambda m: next((w.state.prompt_logprob for w in m.workers if w.state.prompt_logprob), None),
 }
 
 

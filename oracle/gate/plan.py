@@ -35,6 +35,8 @@ class GatePlan:
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
     decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
+    prompt_logprob: bool = False  # the family scores the prompt itself (python runners): the prompt-logprob item
+    chunked_prefill: bool = False  # the family feeds prompts in any chunk and --prefill-chunks names a size
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -66,7 +68,10 @@ class GatePlan:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
-        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits)
+        caps = family.capabilities
+        chunked = caps.chunked_prefill and any(isinstance(size, int) for size in options.prefill_chunks)
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits,
+                   prompt_logprob=caps.prompt_logprobs, chunked_prefill=chunked)
 
     @property
     def family(self) -> str:

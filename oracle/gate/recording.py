@@ -57,6 +57,8 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     # The reference's speed card is rebuilt from its records' token times; what they cannot tell is kept here.
     speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible")}
              if state.speed else None)
+    if state.speed_cells:  # the cells a later gate compares its own with, cell by cell
+        speed = {**(speed or {}), "cells": state.speed_cells}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
                           canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
                           overwrite=o.record_overwrite,

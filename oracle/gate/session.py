@@ -18,6 +18,7 @@ import pytest
 from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
+from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
@@ -26,6 +27,7 @@ from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
+from oracle.gate.prompt_checks import PromptLogprobChecks
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.gate.speed_checks import SpeedChecks
@@ -124,8 +126,11 @@ class GateSession(ReportOwner):
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
-        self.checks.register("decode_vs_prefill", DecodePrefillChecks(
-            *parts, served=self.coverage.chunk if self.coverage else None).check)
+        self.checks.register("speed_cells", CellsCheck(*parts, self.context).check)
+        dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
+        self.checks.register("decode_vs_prefill", dvp.check)
+        self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass
+        self.checks.register("prompt_logprob", PromptLogprobChecks(*parts).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),

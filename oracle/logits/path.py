@@ -103,6 +103,8 @@ def summary_line(s: dict) -> str:
     if not s.get("positions"):
         return "no position with top-k logprobs on both sides"
     cos = f", logprob cosine {s['logprob_cosine']:.5f}" if s.get("logprob_cosine") is not None else ""
+    if s.get("logit_cosine") is not None:
+        cos += f", logit cosine {s['logit_cosine']:.6f} (centered, over {s['logit_cosine_ids']}+ ids)"
     return (f"Mean KLD {s['mean_kld']:.6f} ± {s['mean_kld_uncertainty']:.6f} (lower bound over the shared top-k + "
             f"tail), Same top p {100 * s['same_top1']:.3f} ± {100 * s['same_top1_uncertainty']:.3f} %, "
             f"RMS Δp {100 * s['rms_delta_p']:.3f} %{cos}; {s['positions']} positions")

@@ -1,4 +1,6 @@
-"""Logit statistics with llama.cpp's names (`llama-perplexity --kl-divergence`), from top-k logprobs.
+"""Logit statistics with llama.cpp's names (`llama-perplexity --kl-divergence`), from top-k logprobs; beside them
+the logit cosine (centered, over the ids both sides hold: the full vocabulary when both give it, --logprobs >= the
+vocabulary, as python runners and hf can).
 
     position = compare_position(ref_ids, ref_logprobs, cand_ids, cand_logprobs, reference_token=t)
     stats = summarize([position, ...])   # Mean KLD ± uncertainty, percentiles, Same top p, delta-p, ...
@@ -19,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["KLD_PERCENTILES", "PositionLogits", "compare_position", "same_top1_uncertainty", "summarize",
+__all__ = ["KLD_PERCENTILES", "PositionLogits", "centered_cosine", "compare_position", "same_top1_uncertainty", "summarize",
            "top_k_kld"]
 
 # llama.cpp prints these (Maximum, 99.9%, 99.0%, 95.0%, 90.0%, Median, 10.0%, 5.0%, 1.0%); we keep its order.
@@ -59,6 +61,8 @@ class PositionLogits:
     p_candidate: float | None  # candidate's probability of the reference token (None: outside its top-k)
     logprob_cosine: float | None  # over the shared top-k (None: fewer than one shared token)
     candidate_top1: int
+    logit_cosine: float | None = None  # centered, over the shared top-k (None: fewer than two shared tokens)
+    shared: int = 0  # ids in both top-k: the whole vocabulary when both sides give it
 
     @property
     def delta_p(self) -> float:
@@ -79,18 +83,28 @@ def compare_position(position: int, ref_ids: Sequence[int], ref_logprobs: Sequen
     ref_top1 = max(ref, key=ref.get)
     cand_top1 = max(cand, key=cand.get)
     shared = [t for t in ref if t in cand]
-    cosine = None
+    cosine = logit_cosine = None
     if shared:
         a = np.array([ref[t] for t in shared])
         b = np.array([cand[t] for t in shared])
         norm = float(np.linalg.norm(a) * np.linalg.norm(b))
         cosine = float(a @ b / norm) if norm > 0 else 1.0
+        logit_cosine = centered_cosine(a, b) if len(shared) > 1 else None
     p_ref = math.exp(ref[reference_token]) if reference_token in ref else 0.0
     p_cand = math.exp(cand[reference_token]) if reference_token in cand else None
     return PositionLogits(position=position, reference_token=int(reference_token),
                           kld=top_k_kld(ref_ids, ref_logprobs, cand_ids, cand_logprobs),
                           same_top1=ref_top1 == cand_top1, p_reference=p_ref, p_candidate=p_cand,
-                          logprob_cosine=cosine, candidate_top1=int(cand_top1))
+                          logprob_cosine=cosine, candidate_top1=int(cand_top1), logit_cosine=logit_cosine,
+                          shared=len(shared))
+
+
+def centered_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The cosine of two logit vectors with each one's mean taken out: a logprob row is its logit row shifted by the
+    log-partition, so logprobs give the same figure as the logits they came from (1.0 for equal rows)."""
+    a, b = a - a.mean(), b - b.mean()
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / norm) if norm > 0 else float(np.array_equal(a, b))
 
 
 def same_top1_uncertainty(p: float, n: int) -> float:
@@ -117,6 +131,7 @@ def summarize(positions: Sequence[PositionLogits], *, reference_logprobs: Sequen
     dp = np.array([p.delta_p for p in positions])
     same = sum(p.same_top1 for p in positions) / n
     cosines = [p.logprob_cosine for p in positions if p.logprob_cosine is not None]
+    logit_cosines = [p.logit_cosine for p in positions if p.logit_cosine is not None]
     cand_lp = [math.log(p.p_candidate) for p in positions if p.p_candidate]
     ref_lp = list(reference_logprobs) or [math.log(p.p_reference) for p in positions if p.p_reference > 0]
     return {
@@ -135,6 +150,9 @@ def summarize(positions: Sequence[PositionLogits], *, reference_logprobs: Sequen
                                  ("p1", 1.0))} | {"min": float(dp.min())},
         "logprob_cosine": float(np.mean(cosines)) if cosines else None,
         "logprob_cosine_min": float(np.min(cosines)) if cosines else None,
+        "logit_cosine": float(np.mean(logit_cosines)) if logit_cosines else None,
+        "logit_cosine_min": float(np.min(logit_cosines)) if logit_cosines else None,
+        "logit_cosine_ids": min(p.shared for p in positions),  # fewest ids a position's cosine was taken over
         "mean_logprob_reference": float(np.mean(ref_lp)) if ref_lp else None,
         "mean_logprob_candidate": float(np.mean(cand_lp)) if cand_lp else None,
         "reference_token_outside_candidate_top_k": sum(p.p_candidate is None for p in positions),

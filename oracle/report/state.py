@@ -57,8 +57,11 @@ class ReportState:
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
+    speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
+    chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
+    prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
     coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 
     # -- filling ---------------------------------------------------------------------------
@@ -167,7 +170,9 @@ class ReportState:
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
             "decode_vs_prefill": self.decode_vs_prefill,
-            "speed": self.speed,
+            "chunked_prefill": self.chunked_prefill,
+            "prompt_logprob": self.prompt_logprob,
+            "speed": self._speed_json(),
             "coverage": self.coverage,
             "runs": self.runs,
             "missing": self.missing(),
@@ -177,6 +182,12 @@ class ReportState:
             "notes": self.notes,
             "records": {"folder": "records", "finished": {str(k): v for k, v in self.finished.items()}},
         }
+
+    def _speed_json(self) -> dict | None:
+        """The speed card with the cells under its `cells` key (the cells alone when the card is missing)."""
+        if self.speed_cells is None:
+            return self.speed
+        return {**(self.speed or {}), "cells": self.speed_cells}
 
     @classmethod
     def from_json(cls, data: dict) -> "ReportState":
@@ -209,8 +220,11 @@ class ReportState:
             closed=data.get("closed", done),
             recorded_reference=data.get("recorded_reference"),
             notes=list(data.get("notes") or []),
-            speed=data.get("speed"),
+            speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
+            speed_cells=(data.get("speed") or {}).get("cells"),
             logits=data.get("logits"),
             decode_vs_prefill=data.get("decode_vs_prefill"),
+            chunked_prefill=data.get("chunked_prefill"),
+            prompt_logprob=data.get("prompt_logprob"),
             coverage=data.get("coverage") or {},
         )

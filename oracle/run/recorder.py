@@ -74,7 +74,11 @@ class Recorder:
 
     def _look(self) -> str:
         log = self.server_log()
-        return f"check the server log {log}" if log else "check the server's log"
+        if log:
+            return f"check the server log {log}"
+        in_process = self.backend is not None and self.backend.capabilities.in_process
+        return "no server log: the model runs in this process, its own error is quoted above" if in_process \
+            else "check the server's log"
 
     def _keep(self, record: Record, pace: float) -> None:
         save_record(self.folder, record)

@@ -191,9 +191,15 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
     return head + table + compared + per_prompt
 
 
+def _card(data: dict) -> dict | None:
+    """The card of identity.json's `speed` (None when it holds only the cells, shown by speed/cells_report.py)."""
+    card = data.get("speed")
+    return card if card and "label" in card else None
+
+
 def markdown(data: dict) -> list[str]:
-    return markdown_lines(data.get("speed"), data.get("speculation"))
+    return markdown_lines(_card(data), data.get("speculation"))
 
 
 def html(data: dict) -> str:
-    return html_section(data.get("speed"), data.get("speculation"))
+    return html_section(_card(data), data.get("speculation"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ def fresh_report_dir(label: str) -> Path:
     """The default report folder, reports/<UTC time>-<label>/, named apart from any earlier run's (a run in the same
     second gets -2, -3, ...)."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_")  # python:pkg/runner.py:make -> one folder name
     folder = candidate = Path("reports") / f"{stamp}-{label}"
     n = 1
     while candidate.exists():

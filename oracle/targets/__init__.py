@@ -28,7 +28,7 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
     family = family_of(options.backend)
     if family.in_process:
         return InProcessTarget(options.backend, options.model, dtype=options.dtype,
-                              ov_config=dict(options.ov_config) or None)
+                              ov_config=dict(options.ov_config) or None, runner_args=options.runner_args)
     if options.urls:
         return UrlTarget(options.backend, options.urls[worker], timeout_s=options.request_timeout)
     if options.launch:

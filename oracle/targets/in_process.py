@@ -33,14 +33,18 @@ class InProcessTarget:
     configured_command = None
     log_path = None  # no server, no log
 
-    def __init__(self, backend_name: str, model: str | None, *, dtype: str, ov_config: dict | None = None) -> None:
-        self.backend_name, self.dtype, self.ov_config = backend_name, dtype, ov_config
+    def __init__(self, backend_name: str, model: str | None, *, dtype: str, ov_config: dict | None = None,
+                 runner_args: tuple[tuple[str, str], ...] = ()) -> None:
+        self.backend_name, self.dtype, self.ov_config, self.runner_args = backend_name, dtype, ov_config, runner_args
         self.descriptor = family_of(backend_name)
         self.restartable = self.descriptor.capabilities.restartable
-        self.model_path: Path = Path(model) if model else self._default_model()
+        # A family without a default model (python: the runner names its own) is read from the backend once loaded.
+        self.model_path: Path | None = Path(model) if model else self._default_model()
         self.notes: list[str] = []
 
-    def _default_model(self) -> Path:
+    def _default_model(self) -> Path | None:
+        if self.descriptor.default_model is None:
+            return None
         try:
             return self.descriptor.default_model()
         except EmbeddedError as exc:
@@ -52,9 +56,12 @@ class InProcessTarget:
     def load(self, dtype: str) -> Backend:
         """The same weights in another dtype (the reference's precision floor loads a second copy)."""
         try:
-            return make_in_process_backend(self.backend_name, self.model_path, dtype=dtype, ov_config=self.ov_config)
+            backend = make_in_process_backend(self.backend_name, self.model_path, dtype=dtype,
+                                              ov_config=self.ov_config, runner_args=self.runner_args)
         except self.descriptor.load_errors as exc:
             raise TargetError(str(exc)) from None
+        self.model_path = self.model_path or backend.model_path
+        return backend
 
     def restart(self) -> Backend:
         if not self.restartable:

@@ -4,7 +4,14 @@ import pytest
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, vllm*"),
+    (["--backend=tgi"], "*unknown family 'tgi'; known families: hf, llamacpp, openai, openvino, python, vllm*"),
+    (["--backend=python"], "*the python family needs python:MODULE:FACTORY, e.g. python:examples/*"),
+    (["--backend=llamacpp:x:y"], "*the llamacpp family takes no ':' part*"),
+    (["--backend=python:m:f", "--runner-arg=ir"], "*--runner-arg 'ir': write NAME=VALUE with NAME a Python identifier*"),
+    (["--backend=llamacpp", "--runner-arg=ir=int4"], "*--runner-arg is for --backend=python:MODULE:FACTORY*"),
+    (["--backend=python:m:f", "--prompt-logprob-max-delta=x"],
+     "*--prompt-logprob-max-delta 'x': expected a log-prob difference in nats*"),
+    (["--backend=python:m:f", "--ladder=1,2"], "*cannot honour --ladder*"),
     (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"],
      "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
     (["--backend=hf-cpu", "--boots=2"], "*cannot honour --boots (no server to restart*"),
@@ -65,6 +72,14 @@ import pytest
     (["--backend=llamacpp", "--speed-control=20"], "*--speed-control belongs to the interleaved A/B session*"),
     (["--backend=llamacpp", "--interleave-servers=together"], "*--interleave-servers 'together': must be "
                                                               "one-at-a-time*or both-up*"),
+    (["--backend=llamacpp", "--speed-cells=p512g128"], "*--speed-cells 'p512g128': 'p512g128' is not a cell; write "
+                                                      "pPROMPT/gGENERATED*--speed-cells field*"),
+    (["--backend=llamacpp", "--speed-cells=p8/g1"], "*p8/g1 needs a prompt of 32 to*"),
+    (["--backend=llamacpp", "--speed-cells=p512/g1,p512/g1"], "*p512/g1 is listed twice*"),
+    (["--backend=llamacpp", "--speed-repeats=0"], "*--speed-repeats '0': must be at least 1*"),
+    (["--backend=llamacpp", "--speed-repeats=3"], "*--speed-repeats 3 repeats speed cells: add --speed-cells*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2", "--speed-cells=field",
+      "--speed-repeats=3"], "*--speed-cells measures one server alone; with -n 2*without -n*"),
     (["--backend=llamacpp", "--ladder=0,2"], "*--ladder '0,2': levels must be between 1 and 1024*"),
     (["--backend=llamacpp", "--ladder-mode=random"], "*--ladder-mode 'random': must be cycle*or same*"),
     (["--backend=llamacpp", "--ladder-arrivals=slowly"], "*--ladder-arrivals 'slowly': must be at-once*or staggered*"),
@@ -85,6 +100,20 @@ import pytest
                                                             "give a text file*"),
     (["--backend=llamacpp", "--code-set=/nonexistent.json"], "*--code-set /nonexistent.json: no such file or folder; "
                                                              "give a code-result set built by*"),
+    (["--backend=llamacpp", "--sweep=ctk=f16,q8_0"], "*'ctk' is neither a flag (it starts with '-') nor an "
+                                                     "environment variable*write --sweep=-ctk=f16,q8_0*"),
+    (["--backend=llamacpp", "--sweep=-ctk=f16,,q8_0"], "*an empty value; list the values separated by single commas*"),
+    (["--backend=llamacpp", "--sweep=-ctk"], "*--sweep '-ctk': expected SETTING=V1,V2,..., e.g. --sweep=-ctk=f16*"),
+    (["--backend=llamacpp", "--sweep=-t=1,1"], "*the value '1' is listed twice; list each value once*"),
+    (["--backend=llamacpp", "--sweep=-t=1", "--sweep=-t=2"], "*--sweep names -t more than once: give all its values "
+                                                             "in one --sweep*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2"], "*--sweep gates every point against one reference: add --reference*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2", "--url=http://127.0.0.1:9"], "*--sweep starts a server for each "
+                                                                            "point: give --launch CMD*"),
+    (["--backend=llamacpp", "--sweep=-t=1,2", "--record=r"], "*drop --record*"),
+    (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
+    (["--backend=llamacpp", "--sweep-max=0"], "*--sweep-max '0': must be at least 1*"),
+    (["--backend=llamacpp", "--sweep-max=2"], "*--sweep-max caps the points of a --sweep grid: add --sweep*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
     (pytester.path / "afile").write_text("a file where a folder is needed (refused for root too)\n")
@@ -136,7 +165,7 @@ def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pyteste
 
 # Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
 SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
-            "--canary-strict"}
+            "--canary-strict", "--sweep-no-repro"}
 
 
 def test_every_option_with_a_value_has_a_bad_value_case():

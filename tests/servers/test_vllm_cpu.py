@@ -5,11 +5,14 @@ and both cores while it starts); the module shares one, and the speculative test
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran
+from conftest import (SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran, gate_argv, gate_env,
+                      tiny_rows, write_suite)
 from oracle.backends import make_backend
 from oracle.targets.launched import LaunchedServer
 from oracle.targets.vllm_cpu import vllm_cpu_command
@@ -297,3 +300,29 @@ def test_chunked_prefill_preemption_and_mixed_batch_proven_on_vllm(gate_run, vll
     assert rep["runs"][-1]["counters_after"]["preemptions"] >= 1
     check = next(c for c in rep["checks"] if c["id"] == "coverage")
     assert check["verdict"] == "pass" and check["evidence"]["held_in"]["preemption"] == ["boot1-c4"]
+
+
+def test_a_sweep_on_vllm_over_one_flag_runs(vllm_servers, shared_server, tmp_path):
+    """`--sweep` on vLLM CPU: one point over one `vllm serve` flag (the embedded server, so the flag goes to its
+    --server-args), its own vLLM started by the point's gate. The reference is the same weights on the shared
+    llama-server (1 prompt x 8 tokens; no second vLLM start for it): measured, vLLM's 8 tokens equal llama-server's,
+    so the one point is class A, equal to the reference, and promoted (exit 0)."""
+    vllm_servers.stop()  # one vLLM at a time: the point's gate starts its own
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    suite = write_suite(tmp_path, "one", tiny_rows()[:1])
+    common = (f"--suite={suite}", "--max-tokens=8", "--canaries=none", "--warmup=0")
+    rec = subprocess.run(gate_argv("-q", f"--url={shared_server.url}", *common, "--record=ref", "--report-dir=rec"),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=gate_env())
+    assert rec.returncode == 0, rec.stdout[-3000:]
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--backend=vllm-cpu", "--reference=ref",
+            *common, "--sweep=--max-num-seqs=2", "--report-dir=sweep"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=gate_env())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    data = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
+    (point,) = data["points"]
+    assert (point["label"], point["status"], point["class"], point["equals_reference"]) == (
+        "--max-num-seqs 2", "finished", "A", True)
+    assert point["command"] == "--max-num-seqs 2" and point["exact"]["k"] == point["exact"]["n"] == 1
+    identity = json.loads((tmp_path / "sweep" / point["folder"] / "identity.json").read_text())
+    assert "--max-num-seqs 2" in identity["identity"]["launch_command"]
+    assert data["answer"].startswith("promote point 1 (--max-num-seqs 2): outputs equal the reference, exact 1/1")

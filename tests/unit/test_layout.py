@@ -64,18 +64,20 @@ def test_no_import_cycle():
 # lazy imports inside functions included. The orchestration (gate, plugin, the cli and bisect) sits on top;
 # the report renders what the gate found and the capabilities' own report modules (speed, logits, canary);
 # compare judges records (store) read through backends; store keeps files.
-ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "__main__", "options", "speed_options")
+ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "repro", "sweep", "__main__", "options", "speed_options")
 NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
     "report": (*ORCHESTRATION, "targets", "run"),
     "compare": (*ORCHESTRATION, "report", "targets", "run", "speed", "logits", "canary"),
     "store": (*ORCHESTRATION, "report", "targets", "run", "compare", "backends", "speed", "logits", "canary"),
     "speed": (*ORCHESTRATION, "report", "targets", "canary", "logits"),
     "logits": (*ORCHESTRATION, "report", "targets", "canary", "speed"),
-    "canary": ("plugin", "cli", "bisect", "__main__", "report"),
+    "canary": ("plugin", "cli", "bisect", "repro", "__main__", "report"),
     "run": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
     "backends": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
     "targets": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
-    "bisect": ("gate", "plugin"),
+    "bisect": ("gate", "plugin", "repro", "sweep"),
+    "repro": ("gate", "plugin", "cli", "sweep"),
+    "sweep": ("gate", "plugin", "cli", "bisect"),  # each point is a gate run of its own process, never in here
 }
 
 

@@ -55,13 +55,14 @@ DUMMY = FamilyDescriptor(name="dummy", help="a test server", backend=DummyBacken
 
 def _options(backend: str, **given) -> SimpleNamespace:
     defaults = {"backend": backend, "urls": (), "launch": None, "model": None, "server_args": "",
-                "request_timeout": 600, "launch_timeout": 600, "dtype": "float32", "ov_config": ()}
+                "request_timeout": 600, "launch_timeout": 600, "dtype": "float32", "ov_config": (),
+                "runner_args": ()}
     return SimpleNamespace(**(defaults | given))
 
 
 def test_a_sixth_server_family_is_known_to_every_reader_once_registered(monkeypatch, tmp_path):
     monkeypatch.setitem(FAMILIES, "dummy", DUMMY)
-    assert parse_backend("dummy-cpu") == ("dummy", "cpu") and family_of("dummy-cpu") is DUMMY
+    assert parse_backend("dummy-cpu") == ("dummy", "cpu", "") and family_of("dummy-cpu") is DUMMY
     assert "dummy (a test server)" in backend_help() and "dummy" in server_families()
     assert not is_in_process("dummy")
     backend = make_backend("dummy-cpu", "http://127.0.0.1:9")

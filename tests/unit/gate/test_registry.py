@@ -24,10 +24,20 @@ class _Suite:
 
 class _Plan:
     suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
+    prompt_logprob = chunked_prefill = False
 
 
 class _DvpPlan(_Plan):
     mode, decode_vs_prefill = "run", True
+
+
+class _RunnerPlan(_DvpPlan):
+    prompt_logprob = chunked_prefill = True
+
+
+def test_a_runner_plan_adds_chunked_prefill_and_prompt_logprob_after_decode_vs_prefill():
+    names = [s.name for s in item_specs(_RunnerPlan(), (), 1, 1)]
+    assert names[-3:] == ["decode-vs-prefill", "chunked-prefill", "prompt-logprob"]
 
 
 def test_items_follow_the_plan_in_the_order_they_run():
@@ -39,6 +49,8 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
     interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1, interleave=True)]
     assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
+    cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1, min_speedup=1.1, speed_cells=True)]
+    assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
     dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]

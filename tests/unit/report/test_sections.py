@@ -18,10 +18,15 @@ def _states() -> list[ReportState]:
                       canaries={"code[a]": {"family": "code", "ok": False, "verdict": "fail", "expected": "14",
                                             "extracted": "15"}}, notes=["a note"])
     ran.checks = [Check("tokens[p]", "tokens", "exact", "ok", outcome="passed")]
-    return [fresh, ran]
+    runner = ReportState(mode="gate", backend="python:r.py:make", prompt_ids=["p"], complete=True, closed=True,
+                         prompt_logprob={"candidate": -3.5, "reference": -3.2, "delta": -0.3},
+                         chunked_prefill={"modes": {"chunks-4": {"chunk": 4, "overall": {"positions": 3,
+                                          "max_abs_delta": 0.01}, "top1_differs": [], "longest_prefix_tokens": 40},
+                                          "chunks-64": {"chunk": 64, "not_reached": "fits in one chunk"}}})
+    return [fresh, ran, runner]
 
 
-@pytest.mark.parametrize("state", _states(), ids=["fresh", "ran"])
+@pytest.mark.parametrize("state", _states(), ids=["fresh", "ran", "runner"])
 def test_every_section_renders_both_documents_from_the_json_dict(state):
     data = state.as_json()
     for section in sections.SECTIONS:

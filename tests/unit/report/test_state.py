@@ -73,8 +73,10 @@ def _every_field_set() -> ReportState:
         canaries={"code[a]": {"family": "code", "ok": True}}, ladder={"c2": {"verdict": "exact"}},
         boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
-        speed={"label": "headline"}, logits={"overall": {"positions": 0}},
+        speed={"label": "headline"}, speed_cells={"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
+        logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
+        chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
         coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
 
 
@@ -82,6 +84,14 @@ def test_the_sample_sets_every_field():
     sample = _every_field_set()
     left = [f.name for f in fields(ReportState) if getattr(sample, f.name) == _default(f)]
     assert left == [], f"give these fields a non-default value in _every_field_set: {left}"
+
+
+def test_the_cells_are_kept_under_the_speed_card():
+    data = _every_field_set().as_json()
+    assert data["speed"] == {"label": "headline", "cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}}}
+    alone = ReportState(mode="run", backend="llamacpp", speed_cells={"repeats": 1, "cells": {}})
+    back = ReportState.from_json(alone.as_json())
+    assert back.speed is None and back.speed_cells == {"repeats": 1, "cells": {}}
 
 
 def test_a_state_reads_back_from_its_json():

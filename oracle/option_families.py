@@ -1,0 +1,40 @@
+"""The cross-checks of oracle's options that read the backend family's descriptor (`oracle.backends.FAMILIES`):
+what an in-process family cannot honour, the --model it needs, and the --runner-arg only a family with a locator
+(python's MODULE:FACTORY) takes. Each raises pytest.UsageError naming the fix.
+
+    check_family_options(config.option, urls)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+__all__ = ["check_family_options"]
+
+
+def check_family_options(o, urls: tuple[str, ...]) -> None:
+    from oracle.backends import family_of
+
+    family = family_of(o.backend)
+    if family.in_process:
+        if urls or o.launch:
+            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
+                                    "or a Hugging Face model folder) instead of --url / --launch")
+        caps = family.capabilities
+        asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
+                 ("--server-args", bool(o.server_args), False))
+        refused = [flag for flag, used, offered in asked if used and not offered]
+        if refused:
+            raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
+                                    f"{', '.join(refused)} (no server to restart, requests run one at a time, "
+                                    "no server flags); drop them")
+        if o.model and not Path(o.model).exists():
+            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
+                                    "model folder")
+    elif o.model and not Path(o.model).is_file():
+        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    if o.runner_arg and not family.locator:
+        raise pytest.UsageError(f"--runner-arg is for --backend=python:MODULE:FACTORY (the runner's factory); "
+                                f"--backend {o.backend} takes none: drop it")

@@ -1,0 +1,98 @@
+"""Runners with planted faults for tests/servers/test_python_runner.py: a toy model through the real runner protocol
+(docs/runner.md), cheap enough to need no runtime, each factory one fault.
+
+The toy model: the logits after a path are a fixed pseudo-random vector of its last token and its length, over the
+embedded SmolLM2 vocabulary (its GGUF renders the prompts), so a greedy path is deterministic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+VOCAB = 49152
+
+
+def _row(token: int, position: int) -> np.ndarray:
+    return np.random.default_rng(token * 8191 + position).standard_normal(VOCAB).astype(np.float32) * 4
+
+
+class ToyRunner:
+    vocab_size = VOCAB
+
+    def __init__(self) -> None:
+        self.length, self.prompts = 0, 0
+
+    def reset(self) -> None:
+        self.length = 0
+        self.prompts += 1
+
+    def prefill(self, ids, start):
+        rows = []
+        for token in ids:
+            self.length += 1
+            rows.append(_row(int(token), self.length))
+        return np.stack(rows)
+
+    def step(self, token):
+        self.length += 1
+        return _row(int(token), self.length)
+
+
+class WrongSize(ToyRunner):
+    def step(self, token):
+        return super().step(token)[:-1]  # one logit short
+
+
+class RaisesOnSecondPrompt(ToyRunner):
+    def prefill(self, ids, start):
+        if self.prompts == 2:  # run with --warmup=0: the first prompt, then the second
+            raise RuntimeError("device lost (planted on the second prompt)")
+        return super().prefill(ids, start)
+
+
+class ChunkDrift(ToyRunner):
+    def prefill(self, ids, start):
+        rows = super().prefill(ids, start)
+        if start > 0:  # a later chunk: a planted bug that moves the top token
+            rows[:, 7] += 100.0
+        return rows
+
+
+def toy():
+    return ToyRunner()
+
+
+def wrong_size():
+    return WrongSize()
+
+
+def raises_on_second_prompt():
+    return RaisesOnSecondPrompt()
+
+
+def chunk_drift():
+    return ChunkDrift()
+
+
+def factory_fails(device="npu"):
+    raise RuntimeError(f"no {device} device here")
+
+
+class LastOnly:
+    """A tiny runner whose prefill gives the last position only (oracle then feeds one prefix per position)."""
+
+    vocab_size = 4
+
+    def reset(self):
+        self.seen = []
+
+    def prefill(self, ids, start):
+        self.seen += list(ids)
+        return np.array([len(self.seen), 0.0, 1.0, sum(self.seen) % 3], dtype=np.float32)
+
+    def step(self, token):
+        return self.prefill([token], len(self.seen))
+
+
+def last_only():
+    return LastOnly()
