@@ -14,7 +14,8 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
-                                 runner_arg, shell_command, speed_cells, speedup)
+                                 runner_arg, shell_command, speed_cells)
+from oracle.speed_options import add_speed_options
 from oracle.sweep.grid import parse_axis
 
 __all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options"]
@@ -126,11 +127,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
-    g.addoption("--min-speedup", metavar="X", type=speedup, default=None,
-                help="add the speed item: pass when the 95%% interval of the median per-prompt speed-up over the "
-                     "reference (conventional decode rate) lies at or above X, fail when it lies below; "
-                     "inconclusive (kind speed) when X is inside it or either speed card is not headline "
-                     "(default: speed reported, not judged)")
+    add_speed_options(g)  # --min-speedup and the interleaved A/B session (speed_options.py)
     g.addoption("--speed-cells", metavar="CELLS", type=speed_cells, default=(),
                 help="add the speed-cells item: per cell pPROMPT/gGENERATED (e.g. p512/g128,p2048/g1, or `field`: "
                      "p512/g128,p2048/g128,p8192/g128,p2048/g1,p8192/g1) one same-shape warm-up, then "

@@ -18,6 +18,7 @@ from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F1
                                         add_options)
 from oracle.option_families import check_family_options
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
+from oracle.speed_options import InterleaveOptions, speed_settings
 
 __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
            "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -87,6 +88,7 @@ class GateOptions:
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
+    interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -166,12 +168,9 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if unknown:
         raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
-    if o.min_speedup is not None and not o.reference:
-        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
-                                "add --reference DIR (a reference recorded on the same hardware)")
-    if o.min_speedup is not None and workers > 1:
-        raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
-                                "at once and share the machine: gate the speed without -n")
+    from oracle.backends import family_of
+
+    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family_of(o.backend).in_process)
     if o.speed_repeats is not None and not o.speed_cells:
         raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
                                 "(e.g. --speed-cells field), or drop --speed-repeats")
@@ -195,12 +194,12 @@ def gate_options(config: pytest.Config) -> GateOptions:
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
-        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
-        require_conditions=tuple(o.require_conditions),
+        require_conditions=tuple(o.require_conditions), interleave=interleave,
         runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
     )

@@ -34,7 +34,7 @@ class ItemSpec:
 
 
 def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
-               coverage: bool = False, speed_cells: bool = False) -> list[ItemSpec]:
+               coverage: bool = False, speed_cells: bool = False, interleave: bool = False) -> list[ItemSpec]:
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots: in the order they run."""
     specs = []
@@ -50,6 +50,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
     else:  # each server proves its own run (see placement.py)
         specs += [ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s) for s in range(servers)]
         specs += [ItemSpec(f"speculation[{server_label(s)}]", "speculation", s) for s in range(servers)]
+    if interleave and plan.mode == "gate":  # --reference-launch: reference and candidate in ABBA rounds, before speed
+        specs.append(ItemSpec("speed-ab", "speed_ab"))
     if min_speedup is not None and plan.mode == "gate":
         specs.append(ItemSpec("speed", "speed"))  # judged from the c1 run's card, after its cache evidence
     if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
@@ -76,7 +78,7 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
     return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions),
-                      bool(o.speed_cells))
+                      bool(o.speed_cells), interleave=o.interleave.on)
 
 
 class GateFailure(Exception):

@@ -18,6 +18,7 @@ from oracle.compare.noise import NoiseEnvelope
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
 from oracle.run.suite import Suite, SuiteError, load_suite
+from oracle.speed_options import resolve_reference_launch
 from oracle.store.folders import fresh_report_dir
 from oracle.store.reference import Reference, ReferenceError, check_record_target, load_reference
 
@@ -51,6 +52,8 @@ class GatePlan:
         except ReferenceError as exc:
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"
+        if options.interleave.on:  # `recorded`: the reference's own command, refused before any server starts
+            options = dataclasses.replace(options, interleave=resolve_reference_launch(options.interleave, reference))
         f16_gate = reference is not None and reference.kind == "f16"
         logits_gate = reference is not None and (f16_gate or options.logits)
         family = family_of(options.backend)

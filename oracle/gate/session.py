@@ -22,6 +22,7 @@ from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
+from oracle.gate.interleave_checks import InterleaveChecks
 from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -124,6 +125,7 @@ class GateSession(ReportOwner):
                                   coverage=self.coverage)
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
+        self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context).check)
         dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
         self.checks.register("decode_vs_prefill", dvp.check)

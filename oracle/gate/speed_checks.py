@@ -84,11 +84,12 @@ class SpeedChecks:
         else inconclusive (kind speed), as when either card is not a headline or the runs are not comparable."""
         cid, bar = "speed", self.plan.options.min_speedup
         card = self.state.speed
-        if not self.state.complete or card is None:
+        if not self.state.complete or card is None or self.state.interruption:
             return not_run(self.state, cid, "speed")
         versus = card.get("vs_reference") or {}
         evidence = {"min_speedup": bar, "label": versus.get("label"), "median": versus.get("median"),
-                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts"), "launch": versus.get("launch")}
+                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts"), "launch": versus.get("launch"),
+                    "interval": versus.get("interval"), "rounds": versus.get("rounds")}
         if versus.get("label") != HEADLINE:
             reasons = versus.get("reasons") or []
             return Finding(Check(cid, "speed", INCONCLUSIVE, f"speed comparison {versus.get('label')}: "
@@ -100,5 +101,6 @@ class SpeedChecks:
             return Finding(Check(cid, "speed", PASS, f"{said}: the whole interval is at or above it", [], evidence))
         if hi < bar:
             return Finding(Check(cid, "speed", FAIL, f"{said}: the whole interval is below it", [], evidence))
-        return Finding(Check(cid, "speed", INCONCLUSIVE, f"{said}: it lies inside the interval (more prompts, or "
+        more = "rounds (--speed-rounds)" if versus.get("interval") == "between-run" else "prompts"
+        return Finding(Check(cid, "speed", INCONCLUSIVE, f"{said}: it lies inside the interval (more {more}, or "
                              "a clearer difference, would settle it)", [], evidence))

@@ -17,6 +17,7 @@ from oracle.logits import runner_report as runner_checks
 from oracle.report import evidence, grid, header, notes, servers
 from oracle.report import coverage
 from oracle.speed import cells_report as speed_cells
+from oracle.speed import interleave_report as speed_ab
 from oracle.speed import report as speed
 
 __all__ = ["SECTIONS"]
@@ -30,6 +31,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     runner_checks,  # a python runner: chunked prefill against one pass, the mean prompt log-prob
     speed,  # the speed card
     speed_cells,  # --speed-cells: each cell's cold repeats, warm-up, samples, against a reference's cells
+    speed_ab,  # --reference-launch: the interleaved A/B session's passes, order and A/A control
     coverage,  # which conditions each run produced (chunked prefill, mixed batch, preemption, overlap)
     canaries,  # code, needle, repeats
     crosstalk,  # the contamination canary: each level's requests, which held another's content, where

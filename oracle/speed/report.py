@@ -10,9 +10,11 @@ from __future__ import annotations
 from html import escape
 
 from oracle.speed.card import FIGURES
+from oracle.speed.interleave import BETWEEN_RUN, FIGURE_WORDS, WITHIN_RUN
+from oracle.speed.versus import RECORDED_ELSEWHERE
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
-__all__ = ["credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines", "speculation_words",
+__all__ = ["comparison_words", "credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines", "speculation_words",
            "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
@@ -22,12 +24,38 @@ FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), to
 
 
 def speed_words(versus: dict) -> str:
-    """'1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, 11 prompts, headline)'."""
+    """'1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, 11 prompts, headline)'; an
+    interleaved comparison: '... (post-first decode median 60.1 vs 115.3 tok/s, 4 rounds interleaved, headline)'."""
     lo, hi = versus["ci95"]
     way = "faster" if versus["median"] >= 1 else "slower"
+    if versus.get("interval") == BETWEEN_RUN:
+        figure = FIGURE_WORDS.get(versus.get("figure"), "decode").split(" ")
+        return (f"{versus['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] ({' '.join(figure[:-1]) or 'decode'} median "
+                f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['rounds']} "
+                f"rounds interleaved, {versus['label']})")
     return (f"{versus['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] (conventional decode median "
             f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['prompts']} "
             f"prompts, {versus['label']})")
+
+
+def comparison_words(versus: dict, recorded: bool = False) -> tuple[str, str]:
+    """(title, sentence) of a comparison in the card: the interleaved one (between-run interval over rounds) or one
+    against the reference's recording (reference measured in another run: within-run interval over prompts)."""
+    between = versus.get("interval") == BETWEEN_RUN
+    title = ("Against the reference, interleaved in this session" if between
+             else f"Against the {'recorded ' if recorded else ''}reference ({RECORDED_ELSEWHERE})")
+    if versus.get("median") is None:
+        return title, f"{versus['label']}."
+    if between:
+        return title, (f"{speed_words(versus)}; per-round ratio min {versus['min']:.2f}, max {versus['max']:.2f} "
+                       f"(Student t 95% interval over {versus['rounds']} paired ABBA rounds: {BETWEEN_RUN}).")
+    return title, (f"{speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, max {versus['max']:.2f} "
+                   f"(bootstrap 95% interval of the median over prompts: {WITHIN_RUN}).")
+
+
+def _comparisons(card: dict) -> list[tuple[str, str, dict]]:
+    return [(*comparison_words(v, key == "vs_recorded_reference"), v)
+            for key in ("vs_reference", "vs_recorded_reference") for v in [card.get(key)] if v is not None]
 
 
 def headline(card: dict | None) -> str | None:
@@ -110,14 +138,8 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
         if s:
             lines.append(f"| {FIGURE_NAMES[name]} | {_num(s['median'])} | {_num(s['p10'])} | {_num(s['mean'])} | "
                          f"{_num(s['min'])} | {_num(s['max'])} | {s['prompts']} |")
-    versus = card.get("vs_reference")
-    if versus is not None:
-        lines.append("")
-        if versus.get("median") is not None:
-            lines.append(f"Against the reference: {speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, "
-                         f"max {versus['max']:.2f} (bootstrap 95% interval of the median over prompts).")
-        else:
-            lines.append(f"Against the reference: {versus['label']}.")
+    for title, said, versus in _comparisons(card):
+        lines += ["", f"{title}: {said}"]
         if versus.get("launch"):
             lines.append(f"- launch: {versus['launch']}")
         lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
@@ -151,12 +173,9 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
         for name in FIGURES for s in [card["summary"].get(name)] if s)
     table = ("<table><tr><th>figure</th><th>median</th><th>p10</th><th>mean</th><th>min</th><th>max</th>"
              f"<th>prompts</th></tr>{summary}</table>")
-    versus = card.get("vs_reference")
     compared = ""
-    if versus is not None:
-        said = (f"{speed_words(versus)}; per-prompt ratio min {versus['min']:.2f}, max {versus['max']:.2f}"
-                if versus.get("median") is not None else versus["label"])
-        compared = (f"<p><b>Against the reference:</b> {e(said)}</p>"
+    for title, said, versus in _comparisons(card):
+        compared += (f"<p><b>{e(title)}:</b> {e(said)}</p>"
                     + (f"<p>launch: <span class=mono>{e(versus['launch'])}</span></p>" if versus.get("launch") else "")
                     + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
     rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from oracle.speed.interleave import WITHIN_RUN
 from oracle.speed.validity import HEADLINE, INSUFFICIENT, MIN_PROMPTS, NOT_COMPARABLE, NOT_CREDIBLE
 
-__all__ = ["BOOTSTRAP_RESAMPLES", "compare_cards", "hardware", "hardware_differences", "paired_ratio"]
+__all__ = ["BOOTSTRAP_RESAMPLES", "RECORDED_ELSEWHERE", "compare_cards", "hardware", "hardware_differences", "paired_ratio"]
 
 BOOTSTRAP_RESAMPLES = 10_000
+# The reference's speed comes from its own recording: another run, maybe another boot or thermal state. Its
+# interval covers the prompt-to-prompt spread within the two runs, not the drift between them.
+RECORDED_ELSEWHERE = "reference measured in another run"
 BOOTSTRAP_SEED = 20261203  # fixed: the same two runs always give the same interval
 
 
@@ -76,7 +80,7 @@ def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_h
     """The comparison's label (the worse of the two cards', or not comparable / not credible), its reasons, the
     ratio, and the launch label (`matched`, `matched_except_speculation: ...`) when given."""
     out = {"label": NOT_COMPARABLE, "reasons": [], "median": None, "ci95": None, "min": None, "max": None,
-           "prompts": 0, "notes": []}
+           "prompts": 0, "notes": [], "interval": WITHIN_RUN, "measured": RECORDED_ELSEWHERE}
     if launch is not None:
         out["launch"] = launch["label"]
         out["launch_changes"] = {"speculation": launch["speculation"], "other": launch["other"]}

@@ -53,6 +53,25 @@ import pytest
     (["--backend=llamacpp", "--warmup=-1"], "*--warmup '-1': must be 0 or more*"),
     (["--backend=llamacpp", "--min-speedup=0"], "*--min-speedup '0': must be a ratio above 0*"),
     (["--backend=llamacpp", "--min-speedup=fast"], "*--min-speedup 'fast': expected a ratio, e.g. --min-speedup 1.1*"),
+    (["--backend=llamacpp", "--reference-launch="], "*--reference-launch '': give the reference server's command "
+                                                      "with {port}, or recorded*"),
+    (["--backend=llamacpp", "--reference=r", "--reference-launch=serve 'unclosed"],
+     "*--reference-launch*check the quotes*"),
+    (["--backend=llamacpp", "--reference-launch=llama-server --port {port}"],
+     "*--reference-launch measures the reference config beside the candidate: add --reference DIR*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:1", "--reference=r", "--reference-launch=recorded"],
+     "*oracle cannot stop a server it did not start*add --interleave-servers both-up*"),
+    (["--backend=hf-cpu", "--reference=r", "--reference-launch=recorded"],
+     "*--reference-launch starts a reference server; --backend hf-cpu runs the model in this process*"),
+    (["--backend=llamacpp", "--speed-rounds=1"], "*--speed-rounds '1': must be between 2 and 1000 (a between-run "
+                                                 "interval needs two paired rounds)*"),
+    (["--backend=llamacpp", "--speed-rounds=many"], "*--speed-rounds 'many': expected a whole number*"),
+    (["--backend=llamacpp", "--speed-rounds=4"], "*--speed-rounds belongs to the interleaved A/B session: add "
+                                                 "--reference-launch CMD*"),
+    (["--backend=llamacpp", "--speed-control=-1"], "*--speed-control '-1': must be between 0 and 1000*"),
+    (["--backend=llamacpp", "--speed-control=20"], "*--speed-control belongs to the interleaved A/B session*"),
+    (["--backend=llamacpp", "--interleave-servers=together"], "*--interleave-servers 'together': must be "
+                                                              "one-at-a-time*or both-up*"),
     (["--backend=llamacpp", "--speed-cells=p512g128"], "*--speed-cells 'p512g128': 'p512g128' is not a cell; write "
                                                       "pPROMPT/gGENERATED*--speed-cells field*"),
     (["--backend=llamacpp", "--speed-cells=p8/g1"], "*p8/g1 needs a prompt of 32 to*"),

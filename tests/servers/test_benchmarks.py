@@ -27,6 +27,9 @@ SMOKE = {
                           r"^vllm c8: oracle [\d,]+ tok/s",
                           r"^llamacpp fidelity c1: conventional rate median [\d.]+ tok/s .* ok",
                           r"^vllm fidelity c64: conventional rate median [\d.]+ tok/s .* ok"]),
+    "aa_control.py": (["--pairs", "1", "--rounds", "2", "--prompts", "1", "--max-tokens", "8", "--server-args", "-t 1"],
+                      [r"^A/A control: [01] of 1 intervals excluded 1\.0 \(false-claim rate [01]/1 \(",
+                       r"^A/B session \(the same config\): [\d.]+ \[[\d.]+, [\d.]+\] \([\w ]+\)"]),
     "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
 }

@@ -47,6 +47,8 @@ def test_items_follow_the_plan_in_the_order_they_run():
                      ("boot[2]", "boot", 2)]
     with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
+    interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1, interleave=True)]
+    assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
     cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1, min_speedup=1.1, speed_cells=True)]
     assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
     dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level

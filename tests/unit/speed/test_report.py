@@ -39,6 +39,6 @@ def test_acceptance_stays_beside_the_speed():
     md = "\n".join(markdown_lines({**CARD, "vs_reference": VERSUS}, SPEC))
     assert "- speculation: acceptance 60.0%" in md
     assert "left out of the conventional rate (fewer than 101 tokens): tool-json (60)" in md
-    assert "Against the reference: 1.42x faster [1.31, 1.55]" in md
+    assert "Against the reference (reference measured in another run): 1.42x faster [1.31, 1.55]" in md
     html = html_section(CARD, SPEC)
     assert "acceptance 60.0%" in html and "event-counting rate (events/s, not tokens)" in html

@@ -1,0 +1,221 @@
+"""The `speed-ab` item: the reference config (--reference-launch) and the candidate measured alternately in this
+session, in ABBA rounds (`speed/interleave.py`), and the A/A control (--speed-control). Its comparison becomes the
+card's `vs_reference` (which `speed` judges with --min-speedup); the recorded one is kept as `vs_recorded_reference`.
+
+    ab = InterleaveChecks(plan, recorder, prompts, state, target)
+    ab.check().check.verdict          # info (measured), or not run (a server did not start: the run stops, exit 2)
+
+one-at-a-time: every pass on its own boot (the other side's server stopped), a warm-up after each boot; both-up:
+reference and candidate (and the control's second reference) up together for the whole session, each warmed up
+once. A pass (`_measure`) is the speed card's c1 pass: every suite prompt once, its decode rate per prompt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from oracle.compare.evidence import cache_zero_check
+from oracle.redaction import redact_command
+from oracle.compare.verdicts import INFO, NOT_RUN, Check
+from oracle.gate.primary import not_run
+from oracle.gate.registry import Finding
+from oracle.gate.speed_checks import SpeedChecks
+from oracle.run.runner import RunInterrupted, one_at_a_time, run_waves
+from oracle.run.warmup import WARMUP_CONDITION, warmup_prompt
+from oracle.speed.card import prompt_rows
+from oracle.speed.credible import credibility
+from oracle.speed.interleave import (CANDIDATE, CONTROL, REFERENCE, Measurement, abba_order, between_run_ratio,
+                                     control_summary, interleaved_comparison, round_medians)
+from oracle.speed.launch_match import launch_match
+from oracle.speed.report import speed_words
+from oracle.speed.validity import history_speculation
+from oracle.store.records import Condition
+from oracle.targets import TargetError
+from oracle.targets.launched import LaunchedTarget
+
+__all__ = ["InterleaveChecks"]
+
+PASS_CONDITION = Condition(boot=0, run=3)  # an interleaved pass: never a condition of the suite, never saved
+RECORDED_NOTE = ("reference measured in another run: the interval is within-run (prompt-to-prompt spread of the two "
+                 "runs), not between-run; --reference-launch measures both in one session")
+
+
+class _Server:
+    """One side's server: the session's own target for the candidate, a LaunchedTarget for the reference (and the
+    control's second reference). backend: None while it is down."""
+
+    def __init__(self, side: str, target, *, own: bool) -> None:
+        self.side, self.target, self.own = side, target, own  # own: started here, stopped here
+        self.backend = None
+        self.boots = 0  # boots started by this session
+
+    def boot(self):
+        self.target.stop()
+        self.backend = self.target.up()
+        self.boots += 1
+        return self.backend
+
+    def stop(self) -> None:
+        self.target.stop()
+        self.backend = None
+
+
+class InterleaveChecks:
+    def __init__(self, plan, recorder, prompts, state, target) -> None:
+        self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
+        self.ab = plan.options.interleave
+        self.figure = "conventional_tok_s"
+        self._warmup = None  # the warm-up prompt, rendered while the candidate is up
+
+    # -- one pass -----------------------------------------------------------------------------
+    def _measure(self, backend) -> Measurement:
+        """The speed card's c1 pass over the suite on this backend: each prompt once, its decode rate (the figure
+        chosen from the primary run), the pass's cache-zero verdict and why its timestamps are not credible."""
+        result = run_waves(backend, one_at_a_time(self.prompts.rendered), PASS_CONDITION,
+                           logprobs=self.plan.options.logprobs, seed=self.plan.options.seed)
+        rows = prompt_rows(result.records)
+        rates = {k: v[self.figure] for k, v in rows.items() if v.get(self.figure)}
+        cache = cache_zero_check(result.records, result.counters_delta, check_id="speed-ab",
+                                 cache=backend.capabilities.cache).verdict
+        credible = credibility(rows, **SpeedChecks._counters(result, backend))
+        return Measurement(rates=rates, figure=self.figure, wall_s=result.wall_s,
+                           tokens=sum(len(r.completion_ids) for r in result.records), cache=cache,
+                           credible=list(credible["reasons"]))
+
+    def _warmup_prompt(self):
+        """The warm-up prompt, generating no more than the suite's longest completion: after each boot it wakes
+        the server for passes of that shape without costing more than one of them."""
+        p = warmup_prompt(self.prompts)
+        longest = max((q.prompt.max_tokens for q in self.prompts.rendered), default=p.prompt.max_tokens)
+        return dataclasses.replace(p, prompt=dataclasses.replace(p.prompt,
+                                                                 max_tokens=min(p.prompt.max_tokens, longest)))
+
+    def _warm(self, backend) -> None:
+        n = self.plan.options.warmup
+        if n:
+            run_waves(backend, [[(self._warmup, i)] for i in range(n)], WARMUP_CONDITION,
+                      logprobs=self.plan.options.logprobs, seed=self.plan.options.seed)
+
+    # -- the session ----------------------------------------------------------------------------
+    def check(self, key=None) -> Finding:
+        cid = "speed-ab"
+        if not self.state.complete or self.state.interruption or self.state.speed is None:
+            return not_run(self.state, cid, "speed")
+        card = self.state.speed
+        self.figure = ("conventional_tok_s" if card["prompts"] and all(v.get("conventional_tok_s")
+                                                                       for v in card["prompts"].values())
+                       else "after_ttft_tok_s")
+        self._warmup = self._warmup_prompt()  # rendered now: in one-at-a-time the candidate will be down
+        candidate = _Server(CANDIDATE, self.target, own=False)
+        candidate.backend = self.recorder.backend
+        servers = {CANDIDATE: candidate, REFERENCE: _Server(REFERENCE, self._reference_target("reference-server"),
+                                                            own=True)}
+        if self.ab.control:
+            servers[CONTROL] = _Server(CONTROL, self._reference_target("control-server"), own=True)
+        block = {"servers": self.ab.servers, "rounds": self.ab.rounds, "order": [], "figure": self.figure,
+                 "reference_launch": redact_command(self.ab.command), "passes": [], "control": None}
+        error, pairs, control = None, [], []
+        try:
+            if self.ab.servers == "both-up":  # every server up first (one that cannot start stops it early), then warm
+                for server in servers.values():
+                    if server.backend is None:
+                        self._up(server)
+                for server in servers.values():
+                    self._warm(server.backend)
+            pairs = self._rounds(servers, REFERENCE, CANDIDATE, block, "ab")
+            control = [self._rounds(servers, REFERENCE, CONTROL, block, f"aa{i + 1}") for i in range(self.ab.control)]
+        except (TargetError, RunInterrupted) as exc:
+            error = f"speed-ab: {exc}"
+        finally:
+            for server in servers.values():
+                if server.own:
+                    server.stop()
+        error = error or self._candidate_back(candidate)
+        if error:
+            stopped = f"{error}. The run stops here; no request was retried"
+            return Finding(Check(cid, "speed", NOT_RUN, f"not run: {stopped}"),
+                           {"interruption": stopped, "speed": {"interleave": block}})
+        return self._finding(cid, card, block, pairs, control)
+
+    def _reference_target(self, folder: str) -> LaunchedTarget:
+        """The reference config's server (not started yet), with the candidate's launch environment (an embedded
+        candidate's holds the library path its llama-server needs)."""
+        env = self.target.server.env if isinstance(self.target, LaunchedTarget) else None
+        return LaunchedTarget(self.plan.options.backend, self.ab.command, kind="reference", worker=0,
+                              log_dir=self.recorder.report.folder / folder, env=env,
+                              timeout_s=self.plan.options.request_timeout,
+                              launch_timeout_s=self.plan.options.launch_timeout)
+
+    def _up(self, server: _Server):
+        try:
+            return server.boot()
+        except TargetError as exc:
+            what = ("the candidate did not come back" if server.side == CANDIDATE
+                    else f"the {server.side} server (--reference-launch) did not start")
+            raise TargetError(f"{what}: {exc}") from None
+
+    def _backend(self, server: _Server, servers: dict):
+        """The server's backend for its next pass: both-up, the running one; one-at-a-time, every other server
+        stopped, then a fresh boot and its warm-up."""
+        if self.ab.servers == "both-up":
+            return server.backend
+        for other in servers.values():
+            if other is not server:
+                other.stop()
+        backend = self._up(server)
+        self._warm(backend)
+        return backend
+
+    def _rounds(self, servers: dict, first: str, second: str, block: dict, label: str) -> list[tuple]:
+        """ABBA rounds of `first` (A) and `second` (B); [(B pass, A pass)] per round, each pass kept in the block
+        (and the report written) as it finishes."""
+        pairs = []
+        for number, order in enumerate(abba_order(self.ab.rounds, first, second), start=1):
+            passes = {}
+            for side in order:
+                server = servers[side]
+                passes[side] = m = self._measure(self._backend(server, servers))
+                m.boot = server.boots or None
+                block["passes"].append({"session": label, "round": number, "side": side, **m.as_json()})
+                self.state.apply({"speed": {"interleave": block}})
+                self.recorder.report.write()
+            block["order"].append(f"{label}: " + "".join("A" if s == first else "B" for s in order))
+            pairs.append((passes[second], passes[first]))
+        return pairs
+
+    def _candidate_back(self, candidate: _Server) -> str | None:
+        """The candidate's server up again for the items after this one (one-at-a-time stopped it); why not."""
+        if candidate.backend is None:
+            try:
+                self._up(candidate)
+            except TargetError as exc:
+                return f"speed-ab: {exc}"
+        if candidate.backend is not self.recorder.backend:
+            self.recorder.backend = candidate.backend
+            self.prompts.use_backend(candidate.backend)
+            self.state.note(f"speed-ab (one-at-a-time) booted the candidate {candidate.boots} more time(s); the "
+                            "items after it ran on its last boot")
+        return None
+
+    def _finding(self, cid: str, card: dict, block: dict, pairs: list, control: list) -> Finding:
+        ident = self.state.identity
+        candidate_cmd, reference_cmd = ident.get("launch_command"), self.ab.command
+        history = history_speculation(("the reference launch command", reference_cmd))
+        reasons = list(card.get("diagnostics") or []) + ([f"reference: {history}"] if history else [])
+        versus = interleaved_comparison(pairs, diagnostics=reasons, figure=self.figure,
+                                        launch=launch_match(candidate_cmd, reference_cmd))
+        if control:
+            block["control"] = control_summary(
+                [(between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}).get("ci95")
+                 for aa in control])
+        speed = {"interleave": block, "vs_reference": versus}
+        if "vs_reference" in card and card["vs_reference"].get("interval") != "between-run":
+            speed["vs_recorded_reference"] = card["vs_reference"]
+        words = (speed_words(versus) if versus.get("median") is not None
+                 else f"{versus['label']} ({(versus['reasons'] or ['no comparison'])[0]})")
+        lines = [f"order {', '.join(block['order'])}; {self.ab.servers}"]
+        if block["control"]:
+            lines.append(block["control"]["words"])
+        evidence = {"label": versus["label"], "median": versus.get("median"), "ci95": versus.get("ci95"),
+                    "rounds": versus.get("rounds"), "servers": self.ab.servers, "figure": self.figure}
+        return Finding(Check(cid, "speed", INFO, f"interleaved A/B: {words}", lines, evidence), {"speed": speed})

@@ -1,0 +1,144 @@
+"""Interleaved A/B speed on a real llama-server (2 prompts x 24 tokens, 4 ABBA rounds): the same config against
+itself gives a between-run interval holding 1.0; a candidate slowed by a pacing proxy fails --min-speedup 1.0 on
+the interleaved comparison (both servers up); a reference launch that cannot start stops the
+run (exit 2); `recorded` with a reference that kept no launch command is a usage error (exit 4).
+
+The servers of this module run llama-server with one thread (-t 1): on a 2-core host shared with other jobs, the
+default two threads wait on each other whenever one is descheduled (measured under a load of ~11: 1.9 tok/s with
+two threads, 16 tok/s with one), which would make every pass, and the module, ten times slower."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, gate_argv, gate_env, launch_line, write_suite
+from proxy import FaultProxy
+
+from oracle.store.reference import sealed_manifest
+
+pytestmark = pytest.mark.slow
+
+MAX_TOKENS = 24
+SERVER_ARGS = "-t 1"
+ROUNDS = 4
+SLOWDOWN = 3  # the proxy paces the candidate's stream to about a third of the reference's rate
+
+
+@pytest.fixture(scope="module")
+def ab_suite(tmp_path_factory) -> Path:
+    rows = [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()[:2]]
+    return write_suite(tmp_path_factory.mktemp("ab-suite"), "two", rows)
+
+
+@pytest.fixture(scope="module")
+def launch(llama_tools, model_path) -> str:
+    return launch_line(llama_tools, model_path, SERVER_ARGS)
+
+
+@pytest.fixture(scope="module")
+def launched_reference(launch, ab_suite, tmp_path_factory) -> Path:
+    """A reference recorded with --launch, so its manifest keeps the command `--reference-launch recorded` starts."""
+    folder = tmp_path_factory.mktemp("ab-reference")
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    ref = folder / "ref"
+    cmd = gate_argv("-q", f"--launch={launch}", f"--suite={ab_suite}", f"--max-tokens={MAX_TOKENS}",
+                    "--canaries=none", f"--record={ref}", f"--report-dir={folder / 'rec'}")
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=900, env=gate_env())
+    assert done.returncode == 0, done.stdout[-3000:]
+    return ref
+
+
+def post_first_rate(ref: Path) -> float:
+    rates = []
+    for npz in sorted((ref / "records" / "boot1-c1").glob("*.npz")):
+        t = np.load(npz)["token_times_s"]
+        rates.append((len(t) - 1) / (t[-1] - t[0]))
+    return float(np.median(rates))
+
+
+def check_of(rep: dict, cid: str) -> dict:
+    return next(c for c in rep["checks"] if c["id"] == cid)
+
+
+def test_the_same_config_interleaved_holds_one_in_its_between_run_interval(gate_run, launch, ab_suite,
+                                                                           launched_reference, read_report, tmp_path):
+    result = gate_run(f"--launch={launch}", f"--reference={launched_reference}", "--reference-launch=recorded",
+                      f"--speed-rounds={ROUNDS}", "--min-speedup=1.0", "--allow-inconclusive=speed",
+                      suite=ab_suite, max_tokens=MAX_TOKENS, report="aa")
+    rep = read_report(result.folder)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    card = rep["speed"]
+    versus = card["vs_reference"]
+    assert (versus["interval"], versus["rounds"], versus["label"]) == ("between-run", ROUNDS, "headline"), versus
+    lo, hi = versus["ci95"]
+    assert lo <= 1.0 <= hi, versus  # no real difference: 1.0 inside the interval
+    assert versus["launch"] == "matched" and versus["figure"] == "after_ttft_tok_s"
+    block = card["interleave"]
+    assert block["order"] == ["ab: AB", "ab: BA", "ab: AB", "ab: BA"] and block["servers"] == "one-at-a-time"
+    passes = block["passes"]
+    assert [p["side"] for p in passes] == ["reference", "candidate", "candidate", "reference"] * 2
+    # each pass on its own boot: boots 1..4 of each side, every pass cold and credible
+    assert sorted(p["boot"] for p in passes if p["side"] == "reference") == [1, 2, 3, 4]
+    assert all(p["cache"] == "pass" and p["credible"] and len(p["rates"]) == 2 for p in passes), passes
+    assert card["vs_recorded_reference"]["interval"] == "within-run"
+    speed = check_of(rep, "speed")
+    assert (speed["verdict"], speed["outcome"]) == ("inconclusive", "passed")
+    assert "rounds interleaved, headline); --min-speedup 1: it lies inside the interval (more rounds" in speed["detail"]
+    assert check_of(rep, "speed-ab")["verdict"] == "info"
+    md = (result.folder / "identity.md").read_text()
+    assert "## Interleaved A/B speed (speed-ab)" in md and "Against the reference, interleaved in this session:" in md
+    assert "Against the recorded reference (reference measured in another run): " in md
+
+    # `recorded` needs a recorded command: a reference of a --url server has none (refused before any server)
+    bare = tmp_path / "bare"
+    shutil.copytree(launched_reference, bare)
+    manifest = json.loads((bare / "manifest.json").read_text())
+    manifest["identity"]["launch_command"] = None
+    (bare / "manifest.json").write_bytes(sealed_manifest(manifest))
+    refused = gate_run(f"--launch={launch}", f"--reference={bare}", "--reference-launch=recorded", suite=ab_suite,
+                       max_tokens=MAX_TOKENS, report="bare")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*--reference-launch recorded: the reference * keeps no launch command*give the "
+                                  "reference server's command: --reference-launch CMD*"])
+
+
+def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gate_run, llama_server, ab_suite,
+                                                                              launched_reference, read_report):
+    pace_s = SLOWDOWN / post_first_rate(launched_reference)
+    upstream = llama_server(SERVER_ARGS)  # the reference's config, behind a proxy that paces its stream
+    with FaultProxy(upstream.url, pace_s=pace_s) as proxy:
+        result = gate_run(f"--url={proxy.url}", f"--reference={launched_reference}", "--reference-launch=recorded",
+                          "--interleave-servers=both-up", f"--speed-rounds={ROUNDS}",
+                          "--min-speedup=1.0", suite=ab_suite, max_tokens=MAX_TOKENS, report="slow")
+    rep = read_report(result.folder)
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    speed = check_of(rep, "speed")
+    assert (speed["verdict"], speed["outcome"]) == ("fail", "failed"), speed
+    assert speed["evidence"]["interval"] == "between-run" and speed["evidence"]["ci95"][1] < 1.0
+    assert "x slower [" in speed["detail"] and "--min-speedup 1: the whole interval is below it" in speed["detail"]
+    block = rep["speed"]["interleave"]
+    assert block["servers"] == "both-up" and len(block["passes"]) == 2 * ROUNDS and block["control"] is None
+    assert all(p["boot"] is None for p in block["passes"] if p["side"] == "candidate")  # a --url server: not booted
+    assert rep["summary"]["exact"] == [2, 2]  # identical and slower: the tokens pass, the speed fails
+    # the A/A control (--speed-control) runs in benchmarks/aa_control.py's smoke size (tests/servers/test_benchmarks.py)
+
+
+def test_a_reference_launch_that_cannot_start_stops_the_run(gate_run, shared_server, ab_suite, launched_reference,
+                                                           read_report):
+    result = gate_run(f"--url={shared_server.url}", f"--reference={launched_reference}",
+                      "--reference-launch=exit 3 # {port}", "--interleave-servers=both-up", "--speed-rounds=2",
+                      suite=ab_suite, max_tokens=MAX_TOKENS, report="no-start")
+    rep = read_report(result.folder)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()[-3000:]
+    ab = check_of(rep, "speed-ab")
+    assert ab["verdict"] == "not-run"
+    assert "the reference server (--reference-launch) did not start" in rep["interruption"]
+    assert "exited with code 3 before it was healthy" in rep["interruption"]
+    result.stdout.fnmatch_lines(["*the run stopped midway: speed-ab: the reference server (--reference-launch) did not "
+                                 "start*"])
