@@ -16,7 +16,7 @@ import pytest
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
-                                 non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
+                                 non_negative_int, ov_config, positive_int, power_mode, prefill_chunks, reference_kind,
                                  shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
 
@@ -133,6 +133,10 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "reference (conventional decode rate) lies at or above X, fail when it lies below; "
                      "inconclusive (kind speed) when X is inside it or either speed card is not headline "
                      "(default: speed reported, not judged)")
+    g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
+                help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
+                     "clocks over the timed run, and whether another process shared the server's device (then "
+                     "`not isolated`: never a headline); off: none of it (default: auto)")
     g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
                 help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
                      "independent streamed requests in flight, each compared with its prompt's c1 record "
@@ -244,6 +248,7 @@ class GateOptions:
     warmup: int = 1  # throwaway requests before the c1 run
     min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
+    power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
@@ -368,7 +373,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=o.min_speedup,
-        launch_timeout=o.launch_timeout,
+        launch_timeout=o.launch_timeout, power=o.power,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
