@@ -2,8 +2,8 @@
 CPU the server computes on, slows the run by a share no interval over prompts can see (the field notes: "n=3 plus
 a respawned extra engine is not a headline").
 
-    server = server_processes(url)                 # the server's pids (its process group), found by its port
-    cpu = CpuWindow(exclude=server | oracle_processes()); cpu.start(); ...; others = cpu.stop()
+    server = ServerProcesses(url, in_process=False, oracle=oracle_processes())   # found by its port
+    cpu = CpuWindow(exclude=oracle); cpu.start(); ...server.follow() each tick...; others = cpu.stop(server.pids)
     gpu_others(processes, server=server)           # other compute processes on the server's GPU(s)
     block = isolation_block(device="cpu", others=others, method=..., window_s=...)   # speed.isolation
 
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from oracle.redaction import redact_command
 
 __all__ = ["CPU_MIN_S", "CPU_SHARE", "ISOLATED", "NOT_CHECKED", "NOT_ISOLATED", "CpuWindow", "Proc", "gpu_others",
-           "isolation_block", "listening_pid", "merge_isolation", "name_processes", "oracle_processes", "proc_table", "server_processes",
+           "ServerProcesses", "isolation_block", "listening_pid", "merge_isolation", "name_processes", "oracle_processes", "proc_table", "server_processes",
            "xpu_smi_processes"]
 
 ISOLATED, NOT_ISOLATED, NOT_CHECKED = "isolated", "not isolated", "not checked"
@@ -88,20 +88,21 @@ def _descendants(table: dict[int, Proc], roots: set[int]) -> set[int]:
     return out
 
 
-def listening_pid(port: int, proc: Path = PROC) -> int | None:
-    """The pid holding the socket that listens on this TCP port on this host (from /proc/net/tcp and tcp6)."""
-    inodes = set()
+def _tcp(proc: Path) -> list[list[str]]:
+    rows = []
     for name in ("tcp", "tcp6"):
         try:
-            lines = (proc / "net" / name).read_text().splitlines()[1:]
+            rows += [line.split() for line in (proc / "net" / name).read_text().splitlines()[1:]]
         except OSError:
             continue
-        for line in lines:
-            f = line.split()
-            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(f"socket:[{f[9]}]")
-    if not inodes:
-        return None
+    return [f for f in rows if len(f) > 9]
+
+
+def _port(address: str) -> int:
+    return int(address.rsplit(":", 1)[1], 16)
+
+
+def _socket_pid(inodes: set[str], proc: Path) -> int | None:
     for fd_dir in proc.glob("[0-9]*/fd"):
         try:
             for fd in fd_dir.iterdir():
@@ -112,29 +113,88 @@ def listening_pid(port: int, proc: Path = PROC) -> int | None:
     return None
 
 
+def listening_pid(port: int, proc: Path = PROC) -> int | None:
+    """The pid holding the socket that listens on this TCP port on this host (from /proc/net/tcp and tcp6)."""
+    inodes = {f"socket:[{f[9]}]" for f in _tcp(proc) if f[3] == "0A" and _port(f[1]) == port}
+    return _socket_pid(inodes, proc) if inodes else None
+
+
+class ServerProcesses:
+    """The server's pids on this host: the process listening on the URL's port, its process group and descendants,
+    and, followed while the run goes (`follow()`), the servers it forwards to on this host (a reverse proxy's
+    upstream: the local ports its processes hold connections to). A listener inside oracle (a proxy thread) is no
+    server itself: only what it forwards to is."""
+
+    def __init__(self, url: str | None, *, in_process: bool, oracle: set[int], proc: Path = PROC) -> None:
+        self.proc, self.oracle = proc, oracle
+        self.pids: set[int] = set()
+        self.watch: set[int] = set()  # whose connections follow() reads: the listener and the server's pids
+        self.ports: dict[int, str] = {}  # upstream ports followed, and what holds them
+        if in_process:
+            self.pids, self.found, self.local = {os.getpid()}, "in process: the server is oracle's own process", True
+            return
+        parts = urlsplit(url or "")
+        host = (parts.hostname or "").lower()
+        self.local = host in _LOCAL_HOSTS
+        if not self.local:
+            try:
+                self.local = socket.gethostbyname(host) in ("127.0.0.1", socket.gethostbyname(socket.gethostname()))
+            except OSError:
+                self.local = False
+        if not self.local:
+            self.found = f"the server ({host or url}) is not on this host"
+            return
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        pid = listening_pid(port, proc)
+        if pid is None:
+            self.found = f"no process of this host that oracle can see listens on port {port}"
+            return
+        if pid in oracle:
+            self.found = f"port {port} is oracle's own (a proxy inside it)"
+            self.watch = {pid}
+        else:
+            self._add(pid)
+            self.found = f"pid {pid} listens on port {port}; its process group {self._pgid(pid)}"
+            self.watch = set(self.pids)
+
+    def _pgid(self, pid: int) -> int:
+        p = _stat(self.proc / str(pid) / "stat")
+        return p.pgid if p is not None else pid
+
+    def _add(self, pid: int) -> None:
+        table = proc_table(self.proc)
+        pgid = table[pid].pgid if pid in table else pid
+        group = {p.pid for p in table.values() if p.pgid == pgid} | {pid}
+        self.pids |= _descendants(table, group) - self.oracle
+
+    def follow(self) -> None:
+        """Add the local servers the watched processes hold connections to (their upstream), once per port."""
+        if not self.watch:
+            return
+        inodes = set()
+        for pid in self.watch | self.pids:
+            try:
+                inodes |= {os.readlink(fd) for fd in (self.proc / str(pid) / "fd").iterdir()}
+            except OSError:
+                continue
+        rows = _tcp(self.proc)
+        listening = {_port(f[1]) for f in rows if f[3] == "0A"}
+        for f in rows:
+            if f[3] != "01" or f"socket:[{f[9]}]" not in inodes:
+                continue
+            port = _port(f[2])
+            if port in listening and port not in self.ports and _port(f[1]) not in listening:
+                pid = listening_pid(port, self.proc)
+                if pid is not None and pid not in self.oracle and pid not in self.pids:
+                    self._add(pid)
+                    self.ports[port] = f"pid {pid} listens on port {port}, which the server's processes forward to"
+                    self.found += f"; {self.ports[port]}"
+
+
 def server_processes(url: str | None, *, in_process: bool = False, proc: Path = PROC) -> tuple[set[int], str]:
-    """The server's pids (the process group of the process listening on the URL's port, and its descendants) and
-    how they were found; (empty, why) when the server is not a process of this host oracle can see."""
-    if in_process:
-        return {os.getpid()}, "in process: the server is oracle's own process"
-    parts = urlsplit(url or "")
-    host = (parts.hostname or "").lower()
-    local = host in _LOCAL_HOSTS
-    if not local:
-        try:
-            local = socket.gethostbyname(host) in ("127.0.0.1", socket.gethostbyname(socket.gethostname()))
-        except OSError:
-            local = False
-    if not local:
-        return set(), f"the server ({host or url}) is not on this host"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    pid = listening_pid(port, proc)
-    if pid is None:
-        return set(), f"no process of this host that oracle can see listens on port {port}"
-    table = proc_table(proc)
-    pgid = table[pid].pgid if pid in table else pid
-    group = {p.pid for p in table.values() if p.pgid == pgid} | {pid}
-    return _descendants(table, group), f"pid {pid} listens on port {port}; its process group {pgid}"
+    """The server's pids and how they were found, as the window starts (`ServerProcesses`, no upstream followed)."""
+    found = ServerProcesses(url, in_process=in_process, oracle=set(), proc=proc)
+    return found.pids, found.found
 
 
 def _cmdline(pid: int, proc: Path, fallback: str) -> str:
@@ -162,12 +222,14 @@ class CpuWindow:
         self.before = proc_table(self.proc)
         self.t0 = self.clock()
 
-    def stop(self) -> list[dict]:
+    def stop(self, exclude: set[int] = frozenset()) -> list[dict]:
+        """The other processes; exclude: more pids to leave out (the server's, as found by the end)."""
         after = proc_table(self.proc)
+        exclude = self.exclude | set(exclude)
         self.window_s = max(self.clock() - self.t0, 1e-9)
         others = []
         for pid, p in after.items():
-            if pid in self.exclude:
+            if pid in exclude:
                 continue
             old = self.before.get(pid)
             used = p.ticks - (old.ticks if old is not None and old.start == p.start else 0)

@@ -16,14 +16,15 @@ import subprocess
 import threading
 
 from oracle.speed.energy import Unavailable, intel_gpu_meters, pci_address, rapl_meter
-from oracle.speed.isolation import (CpuWindow, gpu_others, isolation_block, name_processes,
-                                    oracle_processes, server_processes, xpu_smi_processes)
+from oracle.speed.isolation import (CpuWindow, ServerProcesses, gpu_others, isolation_block, name_processes,
+                                    oracle_processes, xpu_smi_processes)
 from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count, nvml_processes,
                                query_nvidia_smi)
 
 __all__ = ["SAMPLE_S", "PowerWindow", "choose_device", "power_block"]
 
 SAMPLE_S = 1.0  # the sampler's period: counters, temperatures, clocks, NVML's process list
+TICK_S = 0.25  # how often the server's connections are followed to an upstream server (a proxy's)
 CPU, NVIDIA, INTEL_GPU = "cpu", "nvidia", "intel-gpu"
 SOURCES = {CPU: "rapl", NVIDIA: "nvml", INTEL_GPU: "intel-gpu-hwmon"}  # each device's meter
 
@@ -58,11 +59,11 @@ def power_block(mode: str, device: str, chosen: str, readings: list[dict], gener
 class PowerWindow:
     """The meters and the isolation probe of one timed window, sampled every SAMPLE_S seconds by a thread."""
 
-    def __init__(self, mode: str, device: str, chosen: str, meters: list, *, server: set[int], found: str,
+    def __init__(self, mode: str, device: str, chosen: str, meters: list, *, server: ServerProcesses | None,
                  oracle: set[int], nv=None) -> None:
         self.mode, self.device, self.chosen, self.meters = mode, device, chosen, meters
-        self.server, self.found, self.oracle, self.nv = server, found, oracle, nv
-        self.cpu = CpuWindow(exclude=server | oracle) if device == CPU and server else None
+        self.servers, self.oracle, self.nv = server, oracle, nv
+        self.cpu = CpuWindow(exclude=oracle) if device == CPU and server is not None and server.local else None
         self.gpu_seen: dict[tuple, dict] = {}  # (pid, GPU) -> the process seen there
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -71,14 +72,15 @@ class PowerWindow:
     def open(cls, mode: str, identity: dict, *, url: str | None, in_process: bool) -> "PowerWindow":
         device, chosen = choose_device(identity.get("accelerator"))
         if mode == "off":
-            return cls(mode, device, chosen, [], server=set(), found="--power off", oracle=set())
-        server, found = server_processes(url, in_process=in_process)
+            return cls(mode, device, chosen, [], server=None, oracle=set())
         oracle = oracle_processes()
+        servers = ServerProcesses(url, in_process=in_process, oracle=oracle)
         if in_process:
-            oracle = oracle - server
+            oracle = oracle - servers.pids
+        server = servers.pids
         nv = None
-        if not server:
-            meters: list = [Unavailable(SOURCES[device], found)]
+        if not servers.local:
+            meters: list = [Unavailable(SOURCES[device], servers.found)]
         elif device == NVIDIA:
             nv, why = load_nvml()
             meters = [Unavailable("nvml", why)] if nv is None else []
@@ -91,7 +93,7 @@ class PowerWindow:
             meters = list(intel_gpu_meters(pci_address(identity.get("accelerator"))))
         else:
             meters = [rapl_meter()]
-        return cls(mode, device, chosen, meters, server=server, found=found, oracle=oracle, nv=nv)
+        return cls(mode, device, chosen, meters, server=servers, oracle=oracle, nv=nv)
 
     def start(self) -> None:
         if self.mode == "off":
@@ -104,8 +106,17 @@ class PowerWindow:
         self._thread = threading.Thread(target=self._run, name="oracle-power-sampler", daemon=True)
         self._thread.start()
 
+    @property
+    def server(self) -> set[int]:
+        return self.servers.pids if self.servers is not None else set()
+
     def _run(self) -> None:
-        while not self._stop.wait(SAMPLE_S):
+        ticks = 0
+        while not self._stop.wait(TICK_S):
+            ticks += 1
+            self.servers.follow()
+            if ticks % round(SAMPLE_S / TICK_S):
+                continue
             for m in self.meters:
                 m.sample()
             if self.nv is not None:
@@ -113,13 +124,13 @@ class PowerWindow:
 
     def _gpu_processes(self) -> None:
         """The GPU's compute processes now, added to those seen in the window (by pid and GPU)."""
-        if self.device == NVIDIA and self.server:
+        if self.device == NVIDIA and self.servers.local:
             if self.nv is not None:
                 procs = nvml_processes(self.nv)
             else:
                 text = query_nvidia_smi()
                 procs = nvidia_smi_processes(text) if text is not None else []
-        elif self.device == INTEL_GPU and self.server and shutil.which("xpu-smi"):
+        elif self.device == INTEL_GPU and self.servers.local and shutil.which("xpu-smi"):
             try:
                 done = subprocess.run(["xpu-smi", "ps"], capture_output=True, text=True, timeout=10)
                 procs = xpu_smi_processes(done.stdout)
@@ -143,18 +154,21 @@ class PowerWindow:
                     isolation_block(device=self.device, method="--power off", others=None, window_s=None,
                                     excluded={}, reason="--power off"))
         self.close()
+        self.servers.follow()
         readings = [m.stop() for m in self.meters]
         self._gpu_processes()
         power = power_block(self.mode, self.device, self.chosen, readings, generated_tokens)
         return power, self._isolation()
 
     def _isolation(self) -> dict:
-        excluded = {"server": sorted(self.server), "server_found": self.found, "oracle": sorted(self.oracle)}
+        found = self.servers.found
+        excluded = {"server": sorted(self.server), "server_found": found, "oracle": sorted(self.oracle)}
         if not self.server:
             return isolation_block(device=self.device, method="-", others=None, window_s=None, excluded=excluded,
-                                   reason=self.found)
+                                   reason=found if not found.endswith("(a proxy inside it)") else
+                                   f"{found}, and no server it forwards to was seen")
         if self.device == CPU:
-            others = self.cpu.stop()
+            others = self.cpu.stop(self.server)
             return isolation_block(device=CPU, method="/proc/PID/stat CPU time over the window", others=others,
                                    window_s=self.cpu.window_s, excluded=excluded)
         if self.device == NVIDIA and not (self.nv is not None or shutil.which("nvidia-smi")):

@@ -12,7 +12,7 @@ import pytest
 from oracle.speed.card import merge_cards, speed_card
 from oracle.speed.figures import BYTES_ARRIVAL, prompt_figures
 from oracle.speed.isolation import (CPU_MIN_S, CPU_SHARE, ISOLATED, NOT_CHECKED, NOT_ISOLATED, CpuWindow,
-                                    isolation_block, listening_pid, oracle_processes, proc_table, server_processes)
+                                    ServerProcesses, isolation_block, listening_pid, oracle_processes, proc_table, server_processes)
 from oracle.speed.power import power_block
 from oracle.speed.report import headline, markdown_lines, power_lines
 from oracle.speed.versus import compare_cards
@@ -105,6 +105,36 @@ def test_the_server_is_found_by_its_listening_port(tmp_path):
     assert server_processes("http://gpu-box.invalid:8000", proc=tmp_path) == (
         set(), "the server (gpu-box.invalid) is not on this host")
     assert server_processes(None, in_process=True) == ({os.getpid()}, "in process: the server is oracle's own process")
+
+
+def test_a_proxy_is_followed_to_the_server_it_forwards_to(tmp_path):
+    """oracle -> a proxy on port 8080 -> the server on port 9000: once the proxy holds a connection to 9000, the
+    server's processes are the proxy's and the upstream's; a proxy inside oracle itself adds only the upstream."""
+    net = tmp_path / "net"
+    net.mkdir()
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    listen = ("   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 100\n"
+              "   1: 0100007F:2328 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 200\n")
+    (net / "tcp").write_text(header + listen)
+    write_stat(tmp_path, 10, "nginx", ppid=1, pgid=10, ticks=0)
+    write_stat(tmp_path, 20, "llama-server", ppid=1, pgid=20, ticks=0)
+    for pid, links in ((10, {"3": "socket:[100]", "4": "socket:[150]"}), (20, {"3": "socket:[200]"})):
+        (tmp_path / str(pid) / "fd").mkdir()
+        for fd, target in links.items():
+            (tmp_path / str(pid) / "fd" / fd).symlink_to(target)
+    found = ServerProcesses("http://127.0.0.1:8080", in_process=False, oracle={1, 5}, proc=tmp_path)
+    assert found.pids == {10} and found.found == "pid 10 listens on port 8080; its process group 10"
+    found.follow()
+    assert found.pids == {10}  # no request yet: no upstream connection
+    (net / "tcp").write_text(header + listen  # nginx's connection to 127.0.0.1:9000 (inode 150)
+                             + "   2: 0100007F:B000 0100007F:2328 01 00000000:00000000 00:00000000 00000000 0 0 150\n")
+    found.follow()
+    assert found.pids == {10, 20}
+    assert found.found.endswith("; pid 20 listens on port 9000, which the server's processes forward to")
+    inside = ServerProcesses("http://127.0.0.1:8080", in_process=False, oracle={1, 10}, proc=tmp_path)
+    assert inside.pids == set() and inside.found == "port 8080 is oracle's own (a proxy inside it)"
+    inside.follow()
+    assert inside.pids == {20}
 
 
 def rows(rate: float, n: int = 6) -> dict[str, dict]:

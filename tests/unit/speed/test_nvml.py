@@ -103,7 +103,13 @@ def test_an_nvidia_window_meters_the_servers_gpu_and_names_another_engine(monkey
     on that GPU named: not isolated."""
     nv = fake_nvml({0: [(4242, 2**30)], 1: [(4242, 2**30), (5151, 2**30)]}, energy_mj=(0, 5_000, 9_000, 10_000))
     monkeypatch.setattr(power_module, "load_nvml", lambda: (nv, None))
-    monkeypatch.setattr(power_module, "server_processes", lambda url, in_process: ({4242}, "pid 4242 listens"))
+    class Found:  # the server as ServerProcesses finds it by its port
+        def __init__(self, url, *, in_process, oracle):
+            self.pids, self.found, self.local = {4242}, "pid 4242 listens on port 8080", True
+
+        def follow(self):
+            pass
+    monkeypatch.setattr(power_module, "ServerProcesses", Found)
     window = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": "NVIDIA H200"}}, url="http://127.0.0.1:8080",
                               in_process=False)
     assert [m.index for m in window.meters] == [0, 1] and window.chosen.startswith("NVML: ")
@@ -113,3 +119,20 @@ def test_an_nvidia_window_meters_the_servers_gpu_and_names_another_engine(monkey
     assert isolation["verdict"] == "not isolated" and [o["pid"] for o in isolation["others"]] == [5151]
     assert isolation["method"].startswith("NVML compute processes, on the server's GPU(s)")
     assert isolation["reason"].startswith("not isolated: another process ran on the nvidia during the timed run: ")
+
+
+def test_power_off_measures_nothing_and_says_so():
+    window = PowerWindow.open("off", {"accelerator": {}}, url="http://127.0.0.1:8080", in_process=False)
+    window.start()
+    power, isolation = window.stop(generated_tokens=10)
+    assert power == {"mode": "off", "device": "cpu", "reason": "not measured: --power off"}
+    assert isolation["verdict"] == "not checked" and isolation["reason"] == "--power off"
+
+
+def test_a_remote_server_is_neither_metered_nor_checked_here():
+    window = PowerWindow.open("auto", {"accelerator": {}}, url="http://gpu-box.invalid:8000", in_process=False)
+    window.start()
+    power, isolation = window.stop(generated_tokens=10)
+    why = "the server (gpu-box.invalid) is not on this host"
+    assert power["meters"] == [{"source": "rapl", "available": False, "reason": f"not available: {why}"}]
+    assert isolation["verdict"] == "not checked" and isolation["reason"] == why
