@@ -185,6 +185,7 @@ class ServerProcesses:
             port = _port(f[2])
             if port in listening and port not in self.ports and _port(f[1]) not in listening:
                 pid = listening_pid(port, self.proc)
+                self.ports[port] = "oracle's own, or already the server's"  # looked up once
                 if pid is not None and pid not in self.oracle and pid not in self.pids:
                     self._add(pid)
                     self.ports[port] = f"pid {pid} listens on port {port}, which the server's processes forward to"
