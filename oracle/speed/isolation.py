@@ -102,14 +102,25 @@ def _port(address: str) -> int:
     return int(address.rsplit(":", 1)[1], 16)
 
 
-def _socket_pid(inodes: set[str], proc: Path) -> int | None:
-    for fd_dir in proc.glob("[0-9]*/fd"):
+def _links(fd_dir: Path) -> set[str]:
+    """What a process's file descriptors point at; an fd closed while they are read is skipped, not the rest."""
+    try:
+        fds = list(fd_dir.iterdir())
+    except OSError:
+        return set()
+    out = set()
+    for fd in fds:
         try:
-            for fd in fd_dir.iterdir():
-                if os.readlink(fd) in inodes:
-                    return int(fd_dir.parent.name)
+            out.add(os.readlink(fd))
         except OSError:
             continue
+    return out
+
+
+def _socket_pid(inodes: set[str], proc: Path) -> int | None:
+    for fd_dir in proc.glob("[0-9]*/fd"):
+        if _links(fd_dir) & inodes:
+            return int(fd_dir.parent.name)
     return None
 
 
@@ -173,10 +184,7 @@ class ServerProcesses:
             return
         inodes = set()
         for pid in self.watch | self.pids:
-            try:
-                inodes |= {os.readlink(fd) for fd in (self.proc / str(pid) / "fd").iterdir()}
-            except OSError:
-                continue
+            inodes |= _links(self.proc / str(pid) / "fd")
         rows = _tcp(self.proc)
         listening = {_port(f[1]) for f in rows if f[3] == "0A"}
         for f in rows:
