@@ -20,11 +20,12 @@ __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "L
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "runner_arg", "SERVED_BATCH",
-           "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "reference_kind", "shell_command",
-           "speed_cells", "speedup"]
+           "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "power_mode", "reference_kind",
+           "shell_command", "speed_cells", "speedup", "POWER_MODES"]
 
 LADDER_MODES = ("cycle", "same")
 LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
+POWER_MODES = ("auto", "off")  # see speed/power.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage")
 # The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
@@ -217,6 +218,13 @@ def ladder_arrivals(value: str) -> str:
     if value not in LADDER_ARRIVALS:
         raise pytest.UsageError(f"--ladder-arrivals {value!r}: must be at-once (each wave's requests sent together) "
                                 "or staggered (each sent once the one before it has its first token)")
+    return value
+
+
+def power_mode(value: str) -> str:
+    if value not in POWER_MODES:
+        raise pytest.UsageError(f"--power {value!r}: must be auto (energy, temperature and isolation of the timed run "
+                                "where this host can read them) or off (none measured)")
     return value
 
 

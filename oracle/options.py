@@ -84,6 +84,7 @@ class GateOptions:
     speed_cells: tuple[tuple[int, int], ...] = ()  # (prompt tokens, generated tokens) per cell; () no cells
     speed_repeats: int = 5  # repeats per cell
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
+    power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
@@ -196,7 +197,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
-        speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS,
+        speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from oracle.option_types import shell_command, speedup
+from oracle.option_types import power_mode, shell_command, speedup
 from oracle.redaction import MASK
 
 __all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_speed_options",
@@ -76,6 +76,10 @@ def add_speed_options(g) -> None:
                      "conventional decode rate against the recorded reference) lies at or above X, fail when it lies "
                      "below; inconclusive (kind speed) when X is inside it or the comparison is not headline "
                      "(default: speed reported, not judged)")
+    g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
+                help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
+                     "clocks over the timed run, and whether another process shared the server's device (then "
+                     "`not isolated`: never a headline); off: none of it (default: auto)")
     g.addoption("--reference-launch", metavar="CMD|recorded", type=_reference_launch, default=None,
                 help="add the speed-ab item: start the reference config with this command ({port} replaced), or "
                      "`recorded` (the command the reference was recorded with), and measure reference and candidate "

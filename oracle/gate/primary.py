@@ -58,7 +58,12 @@ class PrimaryRun:
         warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
         if warmup is None:
             return {}
-        self.result = self.recorder.run(PRIMARY, one_at_a_time(mine))
+        window = self.speed.window(self.backend)  # --power: the meters and the isolation probe over the run
+        window.start()
+        try:
+            self.result = self.recorder.run(PRIMARY, one_at_a_time(mine))
+        finally:
+            window.close()
         if self.result is None:
             return {}
         records, delta = self.result.records, self.result.counters_delta
@@ -79,7 +84,7 @@ class PrimaryRun:
         if fingerprints:
             findings["identity"] = {"server": self.state.identity.get("server", {})
                                     | {"system_fingerprint": ", ".join(fingerprints)}}
-        findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend)
+        findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend, window)
         if self.coverage is not None:
             findings |= self.coverage.observe(self.result)
         findings["complete"] = True

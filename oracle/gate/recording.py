@@ -55,7 +55,8 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
               "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}
     # The reference's speed card is rebuilt from its records' token times; what they cannot tell is kept here.
-    speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible")}
+    speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible",
+                                                "isolation", "power")}
              if state.speed else None)
     if state.speed_cells:  # the cells a later gate compares its own with, cell by cell
         speed = {**(speed or {}), "cells": state.speed_cells}

@@ -2,7 +2,8 @@
 Producers return findings and never write the report.
 
     speed = SpeedChecks(plan, state)
-    findings = speed.card_findings(result, warmup_row, backend)   # identity.json's `speed`
+    window = speed.window(backend); window.start(); ...the primary run...    # --power: meters and isolation
+    findings = speed.card_findings(result, warmup_row, backend, window)   # identity.json's `speed`
     speed.speed_check().check.verdict                              # pass / fail / inconclusive
 """
 
@@ -17,6 +18,7 @@ from oracle.speed.credible import counter_evidence, credibility
 from oracle.speed.figures import BYTES_ARRIVAL
 from oracle.speed.card import prompt_rows, reference_card, speed_card
 from oracle.speed.launch_match import launch_match
+from oracle.speed.power import PowerWindow
 from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
 from oracle.speed.report import speed_words
 from oracle.speed.versus import compare_cards, hardware
@@ -28,9 +30,17 @@ class SpeedChecks:
     def __init__(self, plan, state) -> None:
         self.plan, self.state = plan, state
 
-    def card_findings(self, result, warmup: dict, backend) -> dict:
+    def window(self, backend) -> PowerWindow:
+        """The primary run's power and isolation window (--power): the meters for the run's device, unstarted."""
+        return PowerWindow.open(self.plan.options.power, self.state.identity, url=backend.base_url,
+                                in_process=backend.capabilities.in_process)
+
+    def card_findings(self, result, warmup: dict, backend, window: PowerWindow | None = None) -> dict:
         """The candidate's card from the primary run, and its comparison with the reference when there is one."""
         records = result.records
+        power = isolation = None
+        if window is not None:
+            power, isolation = window.stop(generated_tokens=sum(len(r.completion_ids) for r in records))
         if backend.capabilities.in_process:
             cache_verdict = PASS  # no server, a fresh KV cache per request
         else:
@@ -50,7 +60,8 @@ class SpeedChecks:
                               history=history, text_only=sum(r.ids_source == IDS_FROM_TEXT for r in records))
         rows = prompt_rows(records)
         credible = credibility(rows, **self._counters(result, backend))
-        card = speed_card(rows, reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup, credible=credible)
+        card = speed_card(rows, reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup, credible=credible,
+                          isolation=isolation, power=power)
         reference = self.plan.reference
         if reference is not None:
             ref_card, missing = reference_card(reference, [r.id for r in records])
@@ -60,8 +71,8 @@ class SpeedChecks:
                                                  launch=launch_match(ident.get("launch_command"),
                                                                      ref_ident.get("launch_command")))
             if ref_card is not None:
-                card["reference"] = {k: ref_card[k] for k in ("label", "reasons", "token_times", "summary",
-                                                              "credible")}
+                card["reference"] = {k: ref_card.get(k) for k in ("label", "reasons", "token_times", "summary",
+                                                                  "credible", "isolation", "power")}
         return card
 
     @staticmethod

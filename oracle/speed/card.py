@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from oracle.speed.credible import NOT_CREDIBLE, credibility, merge_credibility, timestamp_figures
 from oracle.speed.figures import EVENT_RATE_LABEL, MIN_TOKENS, prompt_figures, spread
+from oracle.speed.isolation import NOT_ISOLATED, merge_isolation
 from oracle.speed.validity import MIN_PROMPTS, SPLIT_OVER_SERVERS, diagnostics_of_old_reference, label_of
 
 __all__ = ["FIGURES", "TIMES_AFTER_PARSING", "level_speed", "merge_cards", "prompt_rows", "reference_card", "speed_card"]
@@ -29,14 +30,18 @@ def prompt_rows(records) -> dict[str, dict]:
 
 
 def speed_card(rows: dict[str, dict], *, reasons: list[str], clock: str, condition: str = "boot1-c1",
-               warmup: dict | None = None, credible: dict | None = None) -> dict:
+               warmup: dict | None = None, credible: dict | None = None, isolation: dict | None = None,
+               power: dict | None = None) -> dict:
     """The card: rows, their spread, the prompts left out of the conventional rate, whether its timestamps are
-    credible (`credible`, from the rows when not given), and the label: `not credible` before any other."""
+    credible (`credible`, from the rows when not given), whether the server was alone on its device (`isolation`)
+    and its energy (`power`), and the label: `not credible` before any other, then `not isolated`."""
     long_rows = {k: v for k, v in rows.items() if v["conventional_tok_s"] is not None}
     excluded = {k: v["tokens"] for k, v in rows.items() if v["tokens"] < MIN_TOKENS}
     one_piece = [k for k, v in rows.items() if v["tokens"] >= MIN_TOKENS and v["conventional_tok_s"] is None]
     credible = credible or credibility(rows, counters=None, counters_missing=COUNTERS_NOT_READ)
     label, why = label_of(reasons, len(long_rows))
+    if isolation and isolation.get("verdict") == NOT_ISOLATED:  # measured, but shared with another process
+        label, why = NOT_ISOLATED, [isolation["reason"]] + why
     if credible["reasons"]:  # never a headline, never a speed-up verdict
         label, why = NOT_CREDIBLE, credible["reasons"] + why
     summary = {name: spread([v[name] for v in (long_rows if name == "conventional_tok_s" else rows).values()
@@ -45,6 +50,10 @@ def speed_card(rows: dict[str, dict], *, reasons: list[str], clock: str, conditi
             "min_tokens": MIN_TOKENS, "min_prompts": MIN_PROMPTS, "summary": summary,
             "excluded": excluded, "event_rate_label": EVENT_RATE_LABEL, "prompts": rows, "warmup": warmup,
             "credible": credible}
+    if isolation is not None:
+        card["isolation"] = isolation
+    if power is not None:
+        card["power"] = power
     if one_piece:
         card["one_piece"] = one_piece  # tokens 1..100 arrived in one streamed piece: no rate
     if clock == TIMES_AFTER_PARSING:
@@ -59,8 +68,11 @@ def merge_cards(cards: list[dict], *, servers: int) -> dict | None:
     rows = {k: v for c in cards for k, v in c["prompts"].items()}
     reasons = [r for c in cards for r in c["diagnostics"]]
     reasons = list(dict.fromkeys(reasons + [SPLIT_OVER_SERVERS.format(servers=servers)]))
+    powers = [c["power"] for c in cards if c.get("power")]
     return speed_card(rows, reasons=reasons, clock=cards[0]["token_times"], warmup=cards[0].get("warmup"),
-                      credible=merge_credibility([c.get("credible") for c in cards]))
+                      credible=merge_credibility([c.get("credible") for c in cards]),
+                      isolation=merge_isolation([c.get("isolation") for c in cards]),
+                      power=(powers[0] if len(powers) == 1 else {"servers": powers}) if powers else None)
 
 
 def level_speed(records, wall_s: float) -> dict:
@@ -94,4 +106,5 @@ def reference_card(reference, prompt_ids: list[str]) -> tuple[dict | None, str |
     missing = next((g.split(": ", 1)[1] for g in kept.get("not_checked") or [] if g.startswith("counters: ")),
                    OLD_REFERENCE_COUNTERS)
     credible = credibility(rows, counters=kept.get("counters"), counters_missing=missing)
-    return speed_card(rows, reasons=reasons, clock=clock, warmup=warmup, credible=credible), None
+    return speed_card(rows, reasons=reasons, clock=clock, warmup=warmup, credible=credible,
+                      isolation=(meta or {}).get("isolation"), power=(meta or {}).get("power")), None

@@ -14,7 +14,8 @@ from oracle.speed.interleave import BETWEEN_RUN, FIGURE_WORDS, WITHIN_RUN
 from oracle.speed.versus import RECORDED_ELSEWHERE
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
-__all__ = ["comparison_words", "credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines", "speculation_words",
+__all__ = ["comparison_words", "credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines",
+           "power_lines", "speculation_words",
            "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
@@ -106,6 +107,41 @@ def credible_lines(card: dict) -> list[str]:
     return lines + [f"not checked: {g}" for g in block["not_checked"]] + [f"note: {n}" for n in block["notes"]]
 
 
+def power_lines(card: dict) -> list[str]:
+    """Isolation, energy, temperature and clocks of the timed run in words (nothing for a card from before them)."""
+    lines = []
+    iso = card.get("isolation")
+    if iso:
+        if iso["verdict"] == "isolated":
+            bar = (f" at >= {iso['cpu_share']:.0%} of a core" if "cpu_share" in iso else "")
+            lines.append(f"isolation: isolated (no other process on the {iso['device']}{bar} over the run; "
+                         f"{iso['method']}; the server's and oracle's own processes left out)")
+        elif iso["verdict"] == "not checked":
+            lines.append(f"isolation: not checked ({iso.get('reason')})")
+        else:
+            lines.append(f"isolation: {iso['reason']} ({iso['method']})")
+    power = card.get("power")
+    if power:
+        if power.get("servers"):
+            power = power["servers"][0]
+        if power.get("joules") is not None:
+            per = (f", {power['joules_per_token']:.4g} J per generated token (prefill included)"
+                   if power.get("joules_per_token") is not None else "")
+            lines.append(f"power: {power['joules']:.4g} J over {power['window_s']:.3g} s ({power['watts_mean']:.4g} W "
+                         f"mean){per}; {power['chosen']}")
+        else:
+            lines.append(f"power: {power.get('reason')}" + (f"; {power['chosen']}" if power.get("chosen") else ""))
+        for m in power.get("meters") or []:
+            if not m.get("available"):
+                continue
+            extra = [f"{k} {m[k]:g}" for k in ("temperature_c_max", "clock_mhz_min", "clock_mhz_max",
+                                               "power_w_max", "sm_clock_mhz_min", "sm_clock_mhz_max") if k in m]
+            where = " ".join(str(m[k]) for k in ("device", "name", "pci") if m.get(k))
+            lines.append(f"meter {m['source']}{' ' + where if where else ''}: {m['joules']:g} J"
+                         + (f", {', '.join(extra)}" if extra else ""))
+    return lines
+
+
 def _tokens(warmup: dict) -> str:
     n = warmup.get("completion_tokens")
     return ", ".join(map(str, n)) if isinstance(n, list) else str(n)
@@ -120,7 +156,7 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
         return []
     lines = ["", f"## Speed card: {card['label']}", ""]
     lines += [f"- not a headline: {r}" for r in card["reasons"]]
-    lines += [f"- {line}" for line in credible_lines(card)]
+    lines += [f"- {line}" for line in credible_lines(card) + power_lines(card)]
     spec = speculation_words(speculation)
     if spec:
         lines.append(f"- speculation: {spec}")
@@ -163,7 +199,7 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
     head = (f"<h2>Speed card: <span class='speed {e(card['label'].replace(' ', '-'))}'>{e(card['label'])}</span></h2>"
             + (f"<ul>{reasons}</ul>" if reasons else "")
             + (f"<p>speculation: {e(speculation_words(speculation))}</p>" if speculation_words(speculation) else "")
-            + "".join(f"<p class=mono>{e(line)}</p>" for line in credible_lines(card))
+            + "".join(f"<p class=mono>{e(line)}</p>" for line in credible_lines(card) + power_lines(card))
             + f"<p>token times: {e(card['token_times'])} · warm-up: {e((card.get('warmup') or {}).get('requests', 0))} "
               f"request(s) · prompts left out of the conventional rate (under {card['min_tokens']} tokens): "
               f"{e(', '.join(f'{k} ({n})' for k, n in card['excluded'].items()) or 'none')}</p>")

@@ -7,6 +7,8 @@
     not comparable (a comparison only) different hardware, or a side without token times
     not credible   the timestamps describe something else than the server's stream: a burst delivery, or the
                    server's own timings or counters contradict the client's clock (`credible.py`); before any other
+    not isolated   another process ran on the server's device during the timed run (`isolation.py`): a compute
+                   process on its GPU, or a process using CPU_SHARE of a core on a CPU run; after not credible
 
 Repeats, ladder levels, later boots and canaries never make a headline card: the card is built from
 the primary run alone.
@@ -17,14 +19,15 @@ from __future__ import annotations
 import re
 
 from oracle.speed.credible import NOT_CREDIBLE
+from oracle.speed.isolation import NOT_ISOLATED
 
 __all__ = ["DIAGNOSTIC", "HEADLINE", "INSUFFICIENT", "LABELS", "MIN_PROMPTS", "NOT_COMPARABLE", "NOT_CREDIBLE",
-           "SPLIT_OVER_SERVERS", "diagnostics",
+           "NOT_ISOLATED", "SPLIT_OVER_SERVERS", "diagnostics",
            "diagnostics_of_old_reference",
            "history_speculation", "label_of"]
 
 HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE = "headline", "diagnostic", "insufficient", "not comparable"
-LABELS = (HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE, NOT_CREDIBLE)
+LABELS = (HEADLINE, DIAGNOSTIC, INSUFFICIENT, NOT_COMPARABLE, NOT_CREDIBLE, NOT_ISOLATED)
 MIN_PROMPTS = 5  # prompts of >= 101 tokens a headline needs
 SPLIT_OVER_SERVERS = "the prompts were split over {servers} servers running at the same time"
 

@@ -6,7 +6,8 @@ bootstrap 95% interval over prompts, when both runs ran on the same hardware.
     result["label"], result["median"], result["ci95"]
 
 Different hardware or a side without token times: "not comparable", with the reason, and never a number; a side
-whose timestamps are not credible (`credible.py`): "not credible", with its reasons, and never a number either.
+whose timestamps are not credible (`credible.py`): "not credible", with its reasons, and never a number either; a
+side that was not alone on its device (`isolation.py`): "not isolated", its number shown but never a headline.
 `launch` (from `launch_match.py`) says what the two launch commands held equal.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from oracle.speed.interleave import WITHIN_RUN
-from oracle.speed.validity import HEADLINE, INSUFFICIENT, MIN_PROMPTS, NOT_COMPARABLE, NOT_CREDIBLE
+from oracle.speed.validity import HEADLINE, INSUFFICIENT, MIN_PROMPTS, NOT_COMPARABLE, NOT_CREDIBLE, NOT_ISOLATED
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "RECORDED_ELSEWHERE", "compare_cards", "hardware", "hardware_differences", "paired_ratio"]
 
@@ -109,7 +110,8 @@ def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_h
         shared = ratio["prompts"] if ratio else 0
         out["reasons"].append(f"{shared} prompt(s) have a conventional rate on both sides; a headline needs "
                               f"{MIN_PROMPTS}")
-        out["label"] = INSUFFICIENT if all(x in (HEADLINE, INSUFFICIENT) for x in labels) else "diagnostic"
+        out["label"] = (NOT_ISOLATED if NOT_ISOLATED in labels else INSUFFICIENT
+                        if all(x in (HEADLINE, INSUFFICIENT) for x in labels) else "diagnostic")
         return out
-    out["label"] = next((x for x in ("diagnostic", INSUFFICIENT) if x in labels), HEADLINE)
+    out["label"] = next((x for x in (NOT_ISOLATED, "diagnostic", INSUFFICIENT) if x in labels), HEADLINE)
     return out

@@ -83,6 +83,7 @@ import pytest
     (["--backend=llamacpp", "--ladder=0,2"], "*--ladder '0,2': levels must be between 1 and 1024*"),
     (["--backend=llamacpp", "--ladder-mode=random"], "*--ladder-mode 'random': must be cycle*or same*"),
     (["--backend=llamacpp", "--ladder-arrivals=slowly"], "*--ladder-arrivals 'slowly': must be at-once*or staggered*"),
+    (["--backend=llamacpp", "--power=on"], "*--power 'on': must be auto (energy, temperature and isolation*or off (none measured)*"),
     (["--backend=llamacpp", "--require-conditions=chunked-prefill,rain"],
      "*--require-conditions 'chunked-prefill,rain': unknown condition 'rain'; known: chunked-prefill, mixed-batch*"),
     (["--backend=llamacpp", "--url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2",

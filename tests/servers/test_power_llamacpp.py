@@ -1,0 +1,106 @@
+"""Isolation and power on a real llama-server: a busy process beside the server during the timed run makes the speed
+card `not isolated`, naming it, and --min-speedup cannot pass on it (inconclusive, exit 1) though its interval lies
+above the bar; the reference's own record run, without it, names nothing of the test's own (the server, oracle, its
+busy child). Power on this host: RAPL where readable, else "not available: <reason>"."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, write_suite
+
+from oracle.speed.energy import POWERCAP
+from oracle.speed.isolation import CPU_SHARE, proc_table
+
+pytestmark = pytest.mark.slow
+
+MAX_TOKENS = 104  # >= 101: a conventional rate per prompt; five such prompts can make a headline
+NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "
+           "intel_rapl / powercap)")
+
+
+def five_long_prompts() -> list[dict]:
+    rows = [json.loads(line) for line in (REPO / "prompts" / "default.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["id"] != "tool-summary"][:5]
+
+
+def ours(pid: int) -> bool:
+    """A process this test started (or this test's own process): never foreign load on the host."""
+    table, me = proc_table(), os.getpid()
+    while pid in table and pid > 1:
+        if pid == me:
+            return True
+        pid = table[pid].ppid
+    return False
+
+
+def assert_power_on_this_host(card: dict, generated: int) -> None:
+    power = card["power"]
+    assert power["mode"] == "auto" and power["device"] == "cpu" and power["generated_tokens"] == generated
+    assert power["chosen"] == "RAPL: the run's accelerator is the CPU (no GPU in the identity)"
+    reading = power["meters"][0]
+    if not POWERCAP.is_dir():  # this VM
+        assert reading == {"source": "rapl", "available": False, "reason": NO_RAPL}
+        assert power["reason"] == NO_RAPL and power["joules"] is None and power["joules_per_token"] is None
+    elif reading["available"]:
+        assert power["joules"] > 0 and power["joules_per_token"] == pytest.approx(power["joules"] / generated, 1e-3)
+    else:
+        assert reading["reason"].startswith("not available: ")
+
+
+def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, shared_server, tmp_path,
+                                                                      read_report):
+    suite = write_suite(tmp_path, "power", five_long_prompts())
+    ref = tmp_path / "ref"
+    t0 = time.monotonic()
+    quiet = gate_run(f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=MAX_TOKENS,
+                     report="quiet")
+    assert quiet.ret == 0, quiet.stdout.str()[-2000:]
+    card = read_report(quiet.folder)["speed"]
+    iso = card["isolation"]
+    server = set(iso["excluded"]["server"])
+    assert shared_server.process.pid in server  # the launched group: its shell and llama-server
+    assert os.getpid() in iso["excluded"]["oracle"] and os.getppid() in iso["excluded"]["oracle"]
+    assert iso["device"] == "cpu" and iso["cpu_share"] == CPU_SHARE and iso["window_s"] > 0
+    assert not [o for o in iso["others"] if o["pid"] in server or ours(o["pid"])], iso["others"]
+    if iso["others"]:  # a shared host's own load (other jobs' servers) is named, and then it is no headline
+        assert iso["verdict"] == "not isolated" and card["label"] == "not isolated"
+    else:  # a quiet host (CI)
+        assert iso["verdict"] == "isolated" and card["label"] == "headline", card["reasons"]
+    assert_power_on_this_host(card, 5 * MAX_TOKENS)
+    quiet_s = time.monotonic() - t0
+
+    busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"])  # a second engine, as far as the CPU knows
+    try:
+        time.sleep(0.2)
+        result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", "--min-speedup=0.1", suite=suite,
+                          max_tokens=MAX_TOKENS, report="busy")
+    finally:
+        busy.kill()
+        busy.wait()
+    rep = read_report(result.folder)
+    assert result.ret == 1
+    assert result.parseoutcomes() == {"passed": 7, "inconclusive": 1}  # 5 tokens, cache-zero, speculation
+    card = rep["speed"]
+    iso = card["isolation"]
+    assert iso["verdict"] == "not isolated" and card["label"] == "not isolated"
+    child = next(o for o in iso["others"] if o["pid"] == busy.pid)
+    assert child["name"].startswith("python") and child["command"].endswith("-c while 1: pass")
+    assert child["cpu_share"] >= CPU_SHARE and child["source"] == "/proc"
+    assert card["reasons"][0] == iso["reason"] and f"(pid {busy.pid}, " in iso["reason"]
+    versus = card["vs_reference"]
+    assert versus["label"] == "not isolated" and versus["ci95"][0] >= 0.1  # would pass the bar, but never judged
+    check = next(c for c in rep["checks"] if c["id"] == "speed")
+    assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
+    assert check["detail"].startswith("speed comparison not isolated: candidate: not isolated: another process ran "
+                                      "on the cpu during the timed run: ")
+    md = (result.folder / "identity.md").read_text()
+    assert "5 prompts, not isolated)" in md.splitlines()[0] and "- isolation: not isolated: " in md
+    assert_power_on_this_host(card, 5 * MAX_TOKENS)
+    print(f"quiet record run {quiet_s:.1f} s; busy child at {child['cpu_share']:.0%} of a core")
