@@ -19,6 +19,8 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
                                  shell_command, speedup)
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.option_sampling import add_sampling_options, sampling_of
+from oracle.run.sampling import Sampling
 
 __all__ = ["INCONCLUSIVE_KINDS", "OPTIONS_KEY", "CanaryOptions", "GateOptions", "add_options", "gate_options",
            "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -106,7 +108,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
                 help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
                      f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "
-                     f"else {DEFAULT_TOP_K}; not the sampler's top-k)")
+                     f"0 with --temperature, else {DEFAULT_TOP_K}; not the sampler's top-k)")
     g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
                 help="override every prompt's max_tokens (default: the suite's)")
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
@@ -181,6 +183,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
                      "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
                      "reported only)")
+    add_sampling_options(g)
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
@@ -246,6 +249,10 @@ class GateOptions:
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
+    sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
+    sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
+    max_shift: float = 0.1  # nats per token the distribution check must be able to detect
+    score_url: str | None = None  # the reference model's server that scores sampled tokens
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -353,6 +360,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if o.require_conditions and workers > 1:
         raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
                                 "sees only its own runs: require conditions without -n")
+    sampling = sampling_of(o, family, workers)
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     return GateOptions(
@@ -373,4 +381,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
         require_conditions=tuple(o.require_conditions),
+        sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
+        score_url=o.score_url.rstrip("/") if o.score_url else None,
     )
+

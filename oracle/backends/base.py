@@ -100,6 +100,8 @@ class CompletionRequest:
     max_tokens: int
     logprobs: int
     seed: int = 1234
+    temperature: float | None = None  # None: greedy; else sampled with top_p (and top_k 0, min_p 0: nothing else)
+    top_p: float = 1.0
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
     # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
     first_token: Any = field(default=None, compare=False, repr=False)
@@ -140,6 +142,7 @@ class TeacherForced:
     method: str
     requests: int = 0
     cached_prompt_tokens: int | None = None
+    path_logprobs: list[float] = field(default_factory=list)  # `scored_path`: each given token's own logprob
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,8 @@ class Capabilities:
     step (None: it cannot; decode vs prefill is then not offered).
     prefill_chunk: where it reads the most prompt tokens one step computes (None: it cannot tell);
     preemption_counter: the server counter of preempted requests (None: it has none).
+    sampling: how it samples with a seed per request and scores a sampled path's own tokens (`scored_path`)
+    (None: greedy only; --temperature is refused).
     """
 
     cache: CacheEvidence
@@ -230,6 +235,7 @@ class Capabilities:
     top_logprobs_gaps: str | None = None
     prefill_chunk: str | None = None
     preemption_counter: str | None = None
+    sampling: str | None = None
 
 
 class Backend(Protocol):
@@ -279,6 +285,8 @@ class Backend(Protocol):
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
 
+    def scored_path(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int) -> TeacherForced: ...
+
 
 class BackendBase:
     """The optional part of the protocol, as "not offered": a backend overrides what its capabilities declare."""
@@ -318,6 +326,9 @@ class BackendBase:
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
+
+    def scored_path(self, prompt_ids, completion_ids, *, logprobs) -> TeacherForced:
+        raise RequestFailed(f"the {self.family} backend cannot score a sampled path's own tokens")
 
 
 class OnePassPrefill:

@@ -48,7 +48,9 @@ class LlamaCppBackend(BackendBase):
         top_logprobs_gaps="llama-server sends them only for the first token of each streamed piece, and a "
                           "speculative step streams several",
         prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
-                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512")
+                      "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512",
+        sampling="temperature, top_p and a seed per request, top_k 0 and min_p 0; a path scored by teacher forcing "
+                 "with each given token forced by logit_bias (its logprob read from the raw logits)")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -183,11 +185,12 @@ class LlamaCppBackend(BackendBase):
                                                      max_keepalive_connections=connections))
 
     def request_body(self, request: CompletionRequest) -> dict:
+        sampler = ({"temperature": 0.0, "top_k": 1} if request.temperature is None else
+                   {"temperature": request.temperature, "top_p": request.top_p, "top_k": 0, "min_p": 0.0})
         return {
             "prompt": list(request.prompt_ids),
             "n_predict": request.max_tokens,
-            "temperature": 0.0,
-            "top_k": 1,
+            **sampler,
             "seed": request.seed,
             "n_probs": request.logprobs,
             "return_tokens": True,
@@ -277,6 +280,25 @@ class LlamaCppBackend(BackendBase):
         return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
                              cached_prompt_tokens=cached)
 
+    def scored_path(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int) -> TeacherForced:
+        """Teacher forcing that also reads each given token's own logprob (a sampled token may lie outside any
+        top-k): the token is forced by logit_bias and llama-server reports its probability from the raw logits."""
+        rows_ids, rows_lps, own = [], [], []
+        for i, token in enumerate(completion_ids):
+            where = f"scoring sampled position {i}"
+            answer = self._scoring_request(list(prompt_ids) + list(completion_ids[:i]), logprobs=logprobs, seed=0,
+                                           cache=True, n_predict=1, where=where, forced=int(token))
+            probs = answer.get("completion_probabilities") or [{}]
+            if list(answer.get("tokens") or [])[:1] != [token] or "logprob" not in probs[0]:
+                raise RequestFailed(f"POST /completion ({where}): the forced token {token} was not predicted with "
+                                    "its logprob (logit_bias ignored?)")
+            own.append(float(probs[0]["logprob"]))
+            ids, lps = _top_row(answer, where)
+            rows_ids.append(ids)
+            rows_lps.append(lps)
+        return TeacherForced(rows_ids, rows_lps, method=self.capabilities.sampling, requests=len(own),
+                             path_logprobs=own)
+
     # -- decode vs prefill (diagnostic, apart from the gated run) -------------------------------
     def prefill_chunking(self, chunk: int) -> str | None:
         """None: chunks of `chunk` tokens can be realised (fed through the prompt cache, each proven by the
@@ -284,11 +306,14 @@ class LlamaCppBackend(BackendBase):
         return None
 
     def _scoring_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
-                         where: str) -> dict:
-        """One non-streamed /completion that scores `prompt` (top-k of the next token when n_predict is 1); a
-        failure is a RequestFailed naming `where`, never retried."""
+                         where: str, forced: int | None = None) -> dict:
+        """One non-streamed /completion that scores `prompt` (top-k of the next token when n_predict is 1; with
+        `forced`, that token is the one predicted, its logprob from the raw logits); a failure is a RequestFailed
+        naming `where`, never retried."""
         body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0.0, "top_k": 1, "seed": seed,
                 "n_probs": logprobs, "return_tokens": True, "cache_prompt": cache, "stream": False}
+        if forced is not None:
+            body["logit_bias"] = [[forced, 1e4]]
         try:
             r = self._client.post("/completion", json=body, timeout=self._timeout)
         except httpx.HTTPError as exc:

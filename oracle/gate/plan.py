@@ -15,8 +15,10 @@ import pytest
 
 from oracle.backends import family_of, parse_backend
 from oracle.compare.noise import NoiseEnvelope
+from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
+from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import fresh_report_dir
 from oracle.store.reference import Reference, ReferenceError, check_record_target, load_reference
@@ -34,6 +36,7 @@ class GatePlan:
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
     decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
+    sampling_distribution: bool = False  # --sampling-check distribution against a reference (the item of that name)
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -50,6 +53,7 @@ class GatePlan:
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"
         f16_gate = reference is not None and reference.kind == "f16"
+        suite = cls._sampled(options, suite, reference, f16_gate)
         logits_gate = reference is not None and (f16_gate or options.logits)
         family = family_of(options.backend)
         floor = (mode == "record" and options.reference_kind == "f16" and family.capabilities.precision_floor
@@ -59,11 +63,32 @@ class GatePlan:
                                     "decode vs prefill), the hf backend and its "
                                     "precision floor run on one server only (their statistics need every prompt "
                                     "in one place); run them without -n")
+        if options.logprobs is None and options.sampling is not None:
+            # Sampled records are compared by their ids alone (no near-ties), and llama-server streams top-k under
+            # top_k 0 at ~0.3 s a token (the whole vocabulary each step): none asked for unless --logprobs says.
+            options = dataclasses.replace(options, logprobs=0)
         if options.logprobs is None:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
-        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits)
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits,
+                   sampling_distribution=mode == "gate" and options.sampling_check == "distribution")
+
+    @staticmethod
+    def _sampled(options: GateOptions, suite: Suite, reference: Reference | None, f16_gate: bool) -> Suite:
+        """A sampled run's suite (one prompt per seed); a gate whose sampling differs from its reference's is
+        refused, naming both settings (run/sampling.py)."""
+        if reference is not None:
+            recorded = Sampling.from_json((reference.manifest.get("run") or {}).get("sampling"))
+            refusal = settings_refusal(recorded, options.sampling)
+            if refusal:
+                raise pytest.UsageError(f"--reference {reference.path}: {refusal}")
+        if options.sampling is None:
+            return suite
+        if f16_gate:
+            raise pytest.UsageError("--temperature against an f16 reference: an f16 reference is gated on logits "
+                                    "along its greedy path; gate a sampled run against a sampled reference")
+        return options.sampling.expand(suite)
 
     @property
     def family(self) -> str:
@@ -90,6 +115,9 @@ class GatePlan:
         suite = self.suite
         state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids())
         state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
+        if self.options.sampling is not None:
+            state.sampling = {"settings": self.options.sampling.as_json(), "check": self.options.sampling_check,
+                              "near_ties": SAMPLED_SPLIT}
         if self.reference:
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                "created_utc": self.reference.manifest.get("created_utc")}

@@ -14,7 +14,7 @@ from oracle.canary import report as canaries
 from oracle.logits import dvp_report as decode_vs_prefill
 from oracle.logits import report as logits
 from oracle.report import evidence, grid, header, notes, servers
-from oracle.report import coverage
+from oracle.report import coverage, sampling
 from oracle.speed import report as speed
 
 __all__ = ["SECTIONS"]
@@ -25,6 +25,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     grid,  # the verdict grid, splits and plots; the ladder levels and boots
     logits,  # KLD / Same top p against the reference, or the reference's floor
     decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
+    sampling,  # --temperature: settings, token match rate per condition, the distribution check
     speed,  # the speed card
     coverage,  # which conditions each run produced (chunked prefill, mixed batch, preemption, overlap)
     canaries,  # code, needle, repeats

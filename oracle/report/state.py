@@ -60,6 +60,8 @@ class ReportState:
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
     coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
+    sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
+    token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -169,6 +171,8 @@ class ReportState:
             "decode_vs_prefill": self.decode_vs_prefill,
             "speed": self.speed,
             "coverage": self.coverage,
+            "sampling": self.sampling,
+            "token_match": self.token_match,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -213,4 +217,6 @@ class ReportState:
             logits=data.get("logits"),
             decode_vs_prefill=data.get("decode_vs_prefill"),
             coverage=data.get("coverage") or {},
+            sampling=data.get("sampling"),
+            token_match=data.get("token_match") or {},
         )

@@ -75,7 +75,9 @@ def _every_field_set() -> ReportState:
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
         speed={"label": "headline"}, logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
-        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
+        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
+        sampling={"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
+        token_match={"c1": {"vs_reference": {"k": 3, "n": 4}}})
 
 
 def test_the_sample_sets_every_field():
