@@ -12,6 +12,7 @@ Three seeds, not two: 2 prompts x 2 seeds are 4 sequences a side, and the smalle
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -97,6 +98,8 @@ def test_distribution_check_same_config_consistent_biased_shifted_ngram_with_pow
     spec = _distribution(pytester, sampled, "ngram", ngram.url, shared_server.url, "--max-shift=2")
     dist = spec.report["sampling"]["distribution"]
     assert dist["verdict"] in ("consistent", "shifted", "insufficient")
-    assert dist["power_statement"].startswith("with 2 prompts x 3 seeds x 24 tokens this run can detect a shift of")
+    assert re.match(r"with 2 prompts x 3 seeds x \d+ tokens this run can detect a shift of [0-9.]+ nats/token in "
+                    r"mean per-token log-likelihood at 95% with 80% power$", dist["power_statement"]), dist
+    assert dist["detectable_shift"] > 0 and dist["p_value_loglik"] is not None
     check = next(c for c in spec.report["checks"] if c["id"] == "sampling-distribution")
     assert dist["power_statement"] in check["detail"]
