@@ -87,8 +87,10 @@ def test_distribution_check_same_config_consistent_biased_shifted_ngram_with_pow
     dist = same.report["sampling"]["distribution"]
     assert dist["verdict"] == "consistent" and dist["p_value_loglik"] == 1.0
     assert dist["detectable_shift"] < 2 and dist["sequences"] == {"reference": 6, "candidate": 6}
-    # A candidate whose sampler favours ",", "." and " the" (+4 nats): its tokens are less likely under the reference.
-    biased = llama_server("--logit-bias 28+4 --logit-bias 30+4 --logit-bias 260+4")
+    # A candidate whose sampler favours "." and "," (+10 nats on their logits): its tokens are less likely under the
+    # reference model. (+4 on ",", "." and " the" moved 24-token code answers by -0.04 nats/token, +6 by -0.5 with
+    # p 0.09: 6 + 6 sequences detect about 0.6-0.7 nats/token.)
+    biased = llama_server("--logit-bias 30+10 --logit-bias 28+10")
     shifted = _distribution(pytester, sampled, "biased", biased.url, shared_server.url, "--max-shift=2")
     assert shifted.ret == 1
     dist = shifted.report["sampling"]["distribution"]
