@@ -59,7 +59,7 @@ class SamplingChecks:
         data["power_statement"] = power_statement(prompts, seeds, tokens, data["detectable_shift"], result.alpha)
         data["scored_by"] = {"url": o.score_url, "server": scorer.server_identity(), "method": scorer.capabilities.sampling,
                              "top_k": SCORE_TOP_K}
-        detail = (f"{result.verdict}: mean per-token log-likelihood {data['mean_loglik']['candidate']} (candidate) vs "
+        detail = (f"mean per-token log-likelihood {data['mean_loglik']['candidate']} (candidate) vs "
                   f"{data['mean_loglik']['reference']} (reference), effect {data['effect_nats_per_token']} nats/token "
                   f"(d {data['effect_size_d']}), p {data['p_value_loglik']} (log-likelihood) and "
                   f"{data['p_value_ranks']} (rank histogram) at {result.alpha / 2:g} each; "
