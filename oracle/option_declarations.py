@@ -16,6 +16,7 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
                                  runner_arg, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
+from oracle.option_sampling import add_sampling_options
 from oracle.sweep.grid import parse_axis
 
 __all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options"]
@@ -105,7 +106,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
                 help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
                      f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "
-                     f"else {DEFAULT_TOP_K}; not the sampler's top-k)")
+                     f"0 with --temperature, else {DEFAULT_TOP_K}; not the sampler's top-k)")
     g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
                 help="override every prompt's max_tokens (default: the suite's)")
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
@@ -200,6 +201,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--sweep-no-repro", action="store_true", default=False,
                 help="do not reduce the sweep's first point that splits from the reference to a repro (default: "
                      "`oracle repro` on it)")
+    add_sampling_options(g)
     g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
                 help="start the server N times (needs --launch or the embedded default) and compare every "
                      "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")

@@ -19,7 +19,8 @@ from oracle.speed.cells import parse_cells
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
-           "ov_config", "ladder_levels", "prefill_chunks", "runner_arg", "SERVED_BATCH",
+           "ov_config", "ladder_levels", "prefill_chunks", "runner_arg", "SERVED_BATCH", "SAMPLING_CHECKS",
+           "sampling_check", "temperature", "top_p",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "power_mode", "reference_kind",
            "shell_command", "speed_cells", "speedup", "POWER_MODES"]
 
@@ -27,9 +28,41 @@ LADDER_MODES = ("cycle", "same")
 LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 POWER_MODES = ("auto", "off")  # see speed/power.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
-INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage")
+INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage", "sampling")
 # The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
 CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")
+# --sampling-check: tokens (seeded identity: the same config gives the same tokens per seed) or distribution.
+SAMPLING_CHECKS = ("tokens", "distribution")
+
+
+def temperature(value: str) -> float:
+    """--temperature: above 0 (greedy is no --temperature), at most 10."""
+    try:
+        t = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--temperature {value!r}: expected a number, e.g. --temperature 0.8") from None
+    if not 0 < t <= 10:
+        raise pytest.UsageError(f"--temperature {value!r}: must be above 0 and at most 10 (a greedy run: leave "
+                                "--temperature out)")
+    return t
+
+
+def top_p(value: str) -> float:
+    """--top-p: the nucleus kept, in (0, 1]."""
+    try:
+        p = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--top-p {value!r}: expected a number, e.g. --top-p 0.95") from None
+    if not 0 < p <= 1:
+        raise pytest.UsageError(f"--top-p {value!r}: must be above 0 and at most 1, e.g. --top-p 0.95")
+    return p
+
+
+def sampling_check(value: str) -> str:
+    if value not in SAMPLING_CHECKS:
+        raise pytest.UsageError(f"--sampling-check {value!r}: must be tokens (the same tokens per seed) or "
+                                "distribution (the candidate's samples scored under the reference model)")
+    return value
 
 
 def _int_at_least(flag: str, least: int, expected: str, example: int, floor_words: str):

@@ -17,7 +17,9 @@ from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
                                         add_options)
 from oracle.option_families import check_family_options
+from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
+from oracle.run.sampling import Sampling
 from oracle.speed_options import InterleaveOptions, speed_settings
 
 __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
@@ -90,6 +92,10 @@ class GateOptions:
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
+    sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
+    sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
+    max_shift: float = 0.1  # nats per token the distribution check must be able to detect
+    score_url: str | None = None  # the reference model's server that scores sampled tokens
     canary: CanaryOptions = field(default_factory=CanaryOptions)
 
     @property
@@ -171,7 +177,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
     from oracle.backends import family_of
 
-    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family_of(o.backend).in_process)
+    family = family_of(o.backend)
+    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family.in_process)
     if o.speed_repeats is not None and not o.speed_cells:
         raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
                                 "(e.g. --speed-cells field), or drop --speed-repeats")
@@ -181,6 +188,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if o.require_conditions and workers > 1:
         raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
                                 "sees only its own runs: require conditions without -n")
+    sampling = sampling_of(o, family, workers)
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     return GateOptions(
@@ -203,4 +211,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
         ladder_arrivals=o.ladder_arrivals,
         require_conditions=tuple(o.require_conditions), interleave=interleave,
         runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
+        sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
+        score_url=o.score_url.rstrip("/") if o.score_url else None,
     )

@@ -100,6 +100,8 @@ class CompletionRequest:
     max_tokens: int
     logprobs: int
     seed: int = 1234
+    temperature: float | None = None  # None: greedy; else sampled with top_p (and top_k 0, min_p 0: nothing else)
+    top_p: float = 1.0
     messages: tuple[dict, ...] = ()  # the suite's messages, for a server that only has a chat route
     ignore_eos: bool = False  # generate exactly max_tokens (speed cells), where `Capabilities.fixed_length` says how
     # Set by a streaming backend when the first token has arrived (staggered ladder arrivals wait on it).
@@ -142,6 +144,7 @@ class TeacherForced:
     method: str
     requests: int = 0
     cached_prompt_tokens: int | None = None
+    path_logprobs: list[float] = field(default_factory=list)  # `scored_path`: each given token's own logprob
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,8 @@ class Capabilities:
     item (chunks against one pass) is collected for it.
     fixed_length: how it generates exactly max_tokens past the end of sequence when a request asks
     (`CompletionRequest.ignore_eos`; None: it cannot, a completion may stop early).
+    sampling: how it samples with a seed per request and scores a sampled path's own tokens (`scored_path`)
+    (None: greedy only; --temperature is refused).
     """
 
     cache: CacheEvidence
@@ -240,6 +245,7 @@ class Capabilities:
     prompt_logprobs: bool = False
     chunked_prefill: bool = False
     fixed_length: str | None = None
+    sampling: str | None = None
 
 
 class Backend(Protocol):
@@ -292,6 +298,7 @@ class Backend(Protocol):
     def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None: ...
 
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]: ...
+    def scored_path(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int) -> TeacherForced: ...
 
 
 class BackendBase:
@@ -341,6 +348,8 @@ class BackendBase:
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
         """(completion token ids, text) of the answer to `one_shot`'s request."""
         raise RequestFailed(f"the {self.family} backend has no one-shot request to read")
+    def scored_path(self, prompt_ids, completion_ids, *, logprobs) -> TeacherForced:
+        raise RequestFailed(f"the {self.family} backend cannot score a sampled path's own tokens")
 
 
 class OnePassPrefill:

@@ -14,11 +14,12 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, PrefillChunk, RequestFailed, TeacherForced,
+                                 CompletionRequest, Counters, PrefillChunk, RequestFailed,
                                  auth_headers, context_tokens, request_timeout, server_timings, status_words)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.launch_settings import launch_setting
+from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
 from oracle.backends.stream import loads, sse_events
 
@@ -35,7 +36,7 @@ _UBATCH = (("-ub", "--ubatch-size"), ("LLAMA_ARG_UBATCH",))
 _BATCH = (("-b", "--batch-size"), ("LLAMA_ARG_BATCH",))
 
 
-class LlamaCppBackend(BackendBase):
+class LlamaCppBackend(LlamaCppScoring, BackendBase):
     family = "llamacpp"
     teacher_forcing_method = ("llama-server: one-token steps on the growing reference prefix (/completion, "
                               "n_predict 1, n_probs k, cache_prompt true: the server's prompt cache is used "
@@ -50,7 +51,9 @@ class LlamaCppBackend(BackendBase):
                           "speculative step streams several",
         prefill_chunk="min(-b, -ub) from /props when it states them, else the launch command's -b / -ub "
                       "(or LLAMA_ARG_BATCH / LLAMA_ARG_UBATCH), else llama.cpp's defaults 2048 / 512",
-        fixed_length="llama-server /completion ignore_eos: true")
+        fixed_length="llama-server /completion ignore_eos: true",
+        sampling="temperature, top_p and a seed per request, top_k 0 and min_p 0; a path scored by teacher forcing "
+                 "with each given token forced by logit_bias (its logprob read from the raw logits)")
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
@@ -185,11 +188,12 @@ class LlamaCppBackend(BackendBase):
                                                      max_keepalive_connections=connections))
 
     def request_body(self, request: CompletionRequest) -> dict:
+        sampler = ({"temperature": 0.0, "top_k": 1} if request.temperature is None else
+                   {"temperature": request.temperature, "top_p": request.top_p, "top_k": 0, "min_p": 0.0})
         body = {
             "prompt": list(request.prompt_ids),
             "n_predict": request.max_tokens,
-            "temperature": 0.0,
-            "top_k": 1,
+            **sampler,
             "seed": request.seed,
             "n_probs": request.logprobs,
             "return_tokens": True,
@@ -265,101 +269,6 @@ class LlamaCppBackend(BackendBase):
             tops = p.get("top_logprobs") or []
             out.top_ids.append(list(map(int, map(_ID, tops))))  # map: C loops, the inner loop of every token
             out.top_logprobs.append(list(map(float, map(_LOGPROB, tops))))
-
-    # -- teacher forcing (diagnostic, apart from the gated run) ---------------------------------
-    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
-                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced:
-        """Top-k logprobs after prompt + completion[:i] for each position i (default: all), one request each.
-
-        The prompt cache is on for these requests (each extends the last one's prefix by one token), and
-        the tokens it supplied are counted; they never run inside a gated condition.
-        """
-        wanted = range(len(completion_ids)) if positions is None else positions
-        rows_ids: list[list[int]] = []
-        rows_lps: list[list[float]] = []
-        cached = 0
-        for i in wanted:
-            answer = self._scoring_request(list(prompt_ids) + list(completion_ids[:i]), logprobs=logprobs, seed=seed,
-                                           cache=True, n_predict=1, where=f"teacher-forced position {i}")
-            ids, lps = _top_row(answer, f"teacher-forced position {i}")
-            rows_ids.append(ids)
-            rows_lps.append(lps)
-            cached += int((answer.get("timings") or {}).get("cache_n", 0) or 0)
-        return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
-                             cached_prompt_tokens=cached)
-
-    # -- decode vs prefill (diagnostic, apart from the gated run) -------------------------------
-    def prefill_chunking(self, chunk: int) -> str | None:
-        """None: chunks of `chunk` tokens can be realised (fed through the prompt cache, each proven by the
-        server's own cache_n / prompt_n); else why not."""
-        return None
-
-    def _scoring_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
-                         where: str) -> dict:
-        """One non-streamed /completion that scores `prompt` (top-k of the next token when n_predict is 1); a
-        failure is a RequestFailed naming `where`, never retried."""
-        body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0.0, "top_k": 1, "seed": seed,
-                "n_probs": logprobs, "return_tokens": True, "cache_prompt": cache, "stream": False}
-        try:
-            r = self._client.post("/completion", json=body, timeout=self._timeout)
-        except httpx.HTTPError as exc:
-            raise RequestFailed(f"POST {self.base_url}/completion ({where}): {type(exc).__name__}: {exc}") from exc
-        if r.status_code != 200:
-            raise RequestFailed(f"POST /completion ({where}): HTTP {r.status_code}: {r.text[:300]}")
-        return r.json()
-
-    def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
-                       positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced:
-        """Top-k after prompt + completion[:i], each position's whole prefix processed as a prompt, never decoded.
-
-        chunk None: one request per position, cache_prompt false (a fresh prefill; the server itself splits a
-        prefix longer than its -ub into ubatches). chunk C: the prefix fed C tokens at a time, one request per
-        chunk (the first with cache_prompt false, each later one with cache_prompt true, continuing the previous
-        chunk's KV in the slot); every request's timings must show
-        exactly the previous chunks cached (cache_n) and exactly C new prompt tokens (prompt_n), or it fails.
-        Row i of the answer is empty for a position whose prefix fits in one chunk (nothing was chunked).
-        """
-        wanted = range(len(completion_ids)) if positions is None else positions
-        rows_ids: list[list[int]] = []
-        rows_lps: list[list[float]] = []
-        requests = 0
-        for i in wanted:
-            full = list(prompt_ids) + list(completion_ids[:i])
-            where = f"prefill of position {i}" + ("" if chunk is None else f" in chunks of {chunk}")
-            if chunk is not None and len(full) <= chunk:
-                rows_ids.append([])
-                rows_lps.append([])
-                continue
-            bounds = [len(full)] if chunk is None else [*range(chunk, len(full), chunk), len(full)]
-            done, answer = 0, {}
-            for k, end in enumerate(bounds):
-                last = k == len(bounds) - 1
-                # The first chunk never reuses the slot (whatever it holds); each later one continues it.
-                answer = self._scoring_request(full[:end], logprobs=logprobs, seed=seed, cache=k > 0,
-                                               n_predict=1 if last else 0, where=where)
-                requests += 1
-                timings = answer.get("timings") or {}
-                cached, fresh = timings.get("cache_n"), timings.get("prompt_n")
-                if (cached, fresh) != (done, end - done):
-                    raise RequestFailed(f"POST /completion ({where}, tokens {done}..{end}): the server reports "
-                                        f"{cached} cached and {fresh} processed prompt tokens, expected {done} and "
-                                        f"{end - done}: the prefill did not run as asked")
-                done = end
-            ids, lps = _top_row(answer, where)
-            rows_ids.append(ids)
-            rows_lps.append(lps)
-        method = (self.prefill_method if chunk is None else
-                  f"llama-server: the prefix fed {chunk} tokens per request through the prompt cache (cache_prompt "
-                  "true), each request's cache_n / prompt_n checked against the chunk boundaries")
-        return TeacherForced(rows_ids, rows_lps, method=method, requests=requests, cached_prompt_tokens=None)
-
-def _top_row(answer: dict, where: str) -> tuple[list[int], list[float]]:
-    """The top-k (ids, logprobs) of a scoring request's one predicted token."""
-    probs = answer.get("completion_probabilities") or []
-    tops = (probs[0].get("top_logprobs") if probs else None) or []
-    if not tops:
-        raise RequestFailed(f"POST /completion ({where}): the server returned no top logprobs (n_probs ignored?)")
-    return [int(t["id"]) for t in tops], [float(t["logprob"]) for t in tops]
 
 
 def _llama_server(model: str | None, server_args: str) -> EmbeddedTarget:

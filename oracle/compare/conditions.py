@@ -46,18 +46,19 @@ def _side(result: TokenComparison, prompt: str, envelope: NoiseEnvelope | None) 
 
 
 def compare_condition(records: Sequence[Record], oracle: Mapping[str, Record], reference: Mapping[str, Record] | None,
-                      envelope: NoiseEnvelope | None, *, near_tie_nats: float) -> list[dict]:
-    """One row per record: its verdict against the c1 record (vs_c1) and the reference (vs_reference)."""
+                      envelope: NoiseEnvelope | None, *, near_tie_nats: float, sampled: bool = False) -> list[dict]:
+    """One row per record: its verdict against the c1 record (vs_c1) and the reference (vs_reference); sampled:
+    every split divergent (compare_tokens)."""
     rows = []
     for rec in records:
-        vs_c1 = _side(compare_tokens(TokenSide.of(oracle[rec.id]), TokenSide.of(rec), near_tie_nats=near_tie_nats),
-                      rec.id, envelope)
+        vs_c1 = _side(compare_tokens(TokenSide.of(oracle[rec.id]), TokenSide.of(rec), near_tie_nats=near_tie_nats,
+                                     sampled=sampled), rec.id, envelope)
         row = {"record": rec.key, "prompt": rec.id, "vs_c1": vs_c1, "vs_reference": None,
                "completion_sha256": rec.completion_sha256}
         verdict = vs_c1["verdict"]
         if reference is not None:
             row["vs_reference"] = _side(compare_tokens(TokenSide.of(reference[rec.id]), TokenSide.of(rec),
-                                                       near_tie_nats=near_tie_nats), rec.id, envelope)
+                                                       near_tie_nats=near_tie_nats, sampled=sampled), rec.id, envelope)
             verdict = worst(verdict, row["vs_reference"]["verdict"])
         row["verdict"] = verdict
         rows.append(row)

@@ -17,7 +17,7 @@ from typing import Sequence
 from oracle.backends.base import IDS_FROM_TEXT
 from oracle.compare.verdicts import DIVERGENT, EXACT, NEAR_TIE
 
-__all__ = ["TokenComparison", "TokenSide", "compare_tokens", "first_divergence"]
+__all__ = ["SAMPLED_SPLIT", "TokenComparison", "TokenSide", "compare_tokens", "first_divergence"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,13 @@ def first_divergence(a: Sequence[int], b: Sequence[int]) -> int | None:
     return None if len(a) == len(b) else n
 
 
-def compare_tokens(reference: TokenSide, candidate: TokenSide, *, near_tie_nats: float = 0.5) -> TokenComparison:
+# Under sampling a split is exact or divergent: a sampled token is a draw, not an argmax a small margin can excuse.
+SAMPLED_SPLIT = "sampled with the same seed: near-tie classification does not apply under sampling"
+
+
+def compare_tokens(reference: TokenSide, candidate: TokenSide, *, near_tie_nats: float = 0.5,
+                   sampled: bool = False) -> TokenComparison:
+    """sampled: both sides sampled with the same settings and seed; any split is divergent (no near-tie)."""
     ref, cand = list(reference.completion_ids), list(candidate.completion_ids)
     i = first_divergence(ref, cand)
     lengths = dict(reference_length=len(ref), candidate_length=len(cand))
@@ -102,6 +108,8 @@ def compare_tokens(reference: TokenSide, candidate: TokenSide, *, near_tie_nats:
                                reason=f"the {longer} continued past the other's end "
                                       f"(finish {reference.finish_reason!r} vs {candidate.finish_reason!r})")
     a, b = ref[i], cand[i]
+    if sampled:
+        return TokenComparison(DIVERGENT, i, **lengths, reference_token=a, candidate_token=b, reason=SAMPLED_SPLIT)
     lp_a = reference.logprob_of(i, a)
     lp_b = reference.logprob_of(i, b)
     common = dict(reference_token=a, candidate_token=b)

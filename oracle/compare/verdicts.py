@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
-           "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "passed"]
+           "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "CONSISTENT", "SHIFTED", "INSUFFICIENT", "passed"]
 
 EXACT = "exact"
 NEAR_TIE = "near-tie"
@@ -22,6 +22,9 @@ INFO = "info"  # reported, never gating (a canary wrong with no reference)
 NOT_RUN = "not-run"  # the run stopped before this item's request finished
 DROPPED = "dropped"  # a canary beyond what the server really holds (found at start): not sent, passes, listed
 CONTAMINATED = "contaminated"  # another concurrent request's content in a completion (crosstalk canary)
+# The sampled distribution check (compare/distribution.py): no shift found with the power asked for; a shift
+# found; too few tokens to detect --max-shift (fails like inconclusive; passes with --allow-inconclusive sampling).
+CONSISTENT, SHIFTED, INSUFFICIENT = "consistent", "shifted", "insufficient"
 
 
 @dataclass
@@ -43,10 +46,10 @@ def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str
     v = check.verdict
     if v == CONTAMINATED:  # a serving bug, not noise: no near-tie or inconclusive allowance excuses it
         return False
-    if v in (EXACT, PASS, WITHIN_NOISE, INFO, DROPPED):
+    if v in (EXACT, PASS, WITHIN_NOISE, INFO, DROPPED, CONSISTENT):
         return True
     if v == NEAR_TIE:
         return allow_near_ties
-    if v == INCONCLUSIVE:
+    if v in (INCONCLUSIVE, INSUFFICIENT):
         return (check.inconclusive_kind or check.kind) in allow_inconclusive
-    return False  # divergent, fail, not-run
+    return False  # divergent, fail, not-run, shifted

@@ -11,6 +11,7 @@ from oracle.compare.conditions import (compare_condition, condition_check, condi
                                       required_exact)
 from oracle.compare.evidence import cache_zero_check, speculation_summary
 from oracle.compare.noise import determinism_of
+from oracle.compare.sampled import rows_match
 from oracle.compare.splits import split_view
 from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NOT_RUN, Check
 from oracle.gate.primary import not_run, run_log
@@ -36,8 +37,8 @@ class ConditionChecks:
 
     def _reference_records(self) -> dict[str, Record] | None:
         # Against an f16 reference, conditions are compared with c1 only: its greedy tokens are not the
-        # candidate's to match (its logits are compared instead).
-        if self.plan.reference is None or self.plan.f16_gate:
+        # candidate's to match (its logits are compared instead); so under --sampling-check distribution.
+        if self.plan.reference is None or self.plan.f16_gate or self.plan.sampling_distribution:
             return None
         if self._references is None:
             self._references = {p.id: self.plan.reference.record(p.id) for p in self.prompts.rendered}
@@ -64,7 +65,8 @@ class ConditionChecks:
         references = self._reference_records()
         c1 = self.recorder.records
         rows = compare_condition(result.records, c1, references, self.plan.envelope,
-                                 near_tie_nats=self.plan.options.near_tie_nats)
+                                 near_tie_nats=self.plan.options.near_tie_nats,
+                                 sampled=self.plan.options.sampling is not None)
         # One split view per prompt and condition (its earliest split) for the report's split viewer.
         by_key = {r.key: r for r in result.records}
         shown: set[str] = set()
@@ -108,7 +110,7 @@ class ConditionChecks:
         speed = level_speed(result.records, result.wall_s)
         return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap,
                                                                                               "speed": speed}},
-                               "determinism": determinism_of(self.rows),
+                               "determinism": determinism_of(self.rows), **self._match(f"c{level}", rows),
                                **self._coverage(result, asked=level, reached=reached, staggered=staggered)})
 
     def _coverage(self, result: RunResult, **run) -> dict:
@@ -141,7 +143,12 @@ class ConditionChecks:
                                 recording=self.plan.mode == "record")
         runs = self._evidence(check, result)
         return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): _summary(check, rows)},
-                               "determinism": determinism_of(self.rows), **self._coverage(result)})
+                               "determinism": determinism_of(self.rows), **self._coverage(result),
+                               **self._match(f"boot {boot}", rows)})
+
+    def _match(self, label: str, rows: list[dict]) -> dict:
+        """Sampled runs: the condition's token match rate (compare/sampled.py) under the report's `token_match`."""
+        return {"token_match": {label: rows_match(rows)}} if self.plan.options.sampling is not None else {}
 
     def _evidence(self, check: Check, result: RunResult) -> list[dict]:
         """Cache reuse under any condition fails it; its speculation counts are kept beside it. Returns the

@@ -61,6 +61,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append(ItemSpec("logits", "logits_suite"))
     if plan.floor_wanted:
         specs.append(ItemSpec("logits-floor", "logits_floor"))
+    if plan.sampling_distribution:  # its scoring requests go to the --score-url server
+        specs.append(ItemSpec("sampling-distribution", "sampling_distribution"))
     if plan.decode_vs_prefill:  # diagnostic requests too: after the cache evidence, before any ladder level
         specs.append(ItemSpec("decode-vs-prefill", "decode_vs_prefill"))
     if plan.chunked_prefill:  # reads decode-vs-prefill's scored modes (or scores them)

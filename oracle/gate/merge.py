@@ -14,6 +14,7 @@ from pathlib import Path
 
 from oracle.compare.evidence import speculation_totals
 from oracle.compare.noise import determinism_of
+from oracle.compare.sampled import match_rate_json
 from oracle.compare.verdicts import FAIL, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
@@ -205,6 +206,13 @@ def _cache(m: Merge) -> dict | None:
             "servers": parts}
 
 
+def _c1_match(m: Merge) -> dict:
+    """Every server's c1 prompts against the reference: the workers' counts added up."""
+    parts = [w.state.token_match["c1"]["vs_reference"] for w in m.workers if "c1" in w.state.token_match]
+    return {"vs_reference": match_rate_json([(p["k"], p["n"]) for p in parts])
+            | {"records": sum(p["records"] for p in parts), "exact_records": sum(p["exact_records"] for p in parts)}}
+
+
 # Every ReportState field -> its value in the merged report. A field added to ReportState needs a rule here
 # (tests/unit/gate/test_merge.py fails without one): say how the workers' values become one.
 MERGE_RULES: dict[str, Callable[[Merge], object]] = {
@@ -239,6 +247,10 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "coverage": lambda m: {f"{run}@{w.label}": v for w in m.workers for run, v in w.state.coverage.items()},
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
+    # The settings are the plan's; the distribution check is refused under -n. Each condition ran on one server.
+    "sampling": _own("sampling"),
+    "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
+                             | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
     "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
                                         None),
     # In-process runners (the only families with these items) are refused under -n: the one worker, if any.

@@ -15,8 +15,10 @@ import pytest
 
 from oracle.backends import family_of, parse_backend
 from oracle.compare.noise import NoiseEnvelope
+from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
+from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.speed_options import resolve_reference_launch
 from oracle.store.folders import fresh_report_dir
@@ -37,6 +39,7 @@ class GatePlan:
     decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
     prompt_logprob: bool = False  # the family scores the prompt itself (python runners): the prompt-logprob item
     chunked_prefill: bool = False  # the family feeds prompts in any chunk and --prefill-chunks names a size
+    sampling_distribution: bool = False  # --sampling-check distribution against a reference (the item of that name)
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -55,6 +58,7 @@ class GatePlan:
         if options.interleave.on:  # `recorded`: the reference's own command, refused before any server starts
             options = dataclasses.replace(options, interleave=resolve_reference_launch(options.interleave, reference))
         f16_gate = reference is not None and reference.kind == "f16"
+        suite = cls._sampled(options, suite, reference, f16_gate)
         logits_gate = reference is not None and (f16_gate or options.logits)
         family = family_of(options.backend)
         floor = (mode == "record" and options.reference_kind == "f16" and family.capabilities.precision_floor
@@ -64,6 +68,10 @@ class GatePlan:
                                     "decode vs prefill), the hf backend and its "
                                     "precision floor run on one server only (their statistics need every prompt "
                                     "in one place); run them without -n")
+        if options.logprobs is None and options.sampling is not None:
+            # Sampled records are compared by their ids alone (no near-ties), and llama-server streams top-k under
+            # top_k 0 at ~0.3 s a token (the whole vocabulary each step): none asked for unless --logprobs says.
+            options = dataclasses.replace(options, logprobs=0)
         if options.logprobs is None:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
@@ -71,7 +79,24 @@ class GatePlan:
         caps = family.capabilities
         chunked = caps.chunked_prefill and any(isinstance(size, int) for size in options.prefill_chunks)
         return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits,
-                   prompt_logprob=caps.prompt_logprobs, chunked_prefill=chunked)
+                   prompt_logprob=caps.prompt_logprobs, chunked_prefill=chunked,
+                   sampling_distribution=mode == "gate" and options.sampling_check == "distribution")
+
+    @staticmethod
+    def _sampled(options: GateOptions, suite: Suite, reference: Reference | None, f16_gate: bool) -> Suite:
+        """A sampled run's suite (one prompt per seed); a gate whose sampling differs from its reference's is
+        refused, naming both settings (run/sampling.py)."""
+        if reference is not None:
+            recorded = Sampling.from_json((reference.manifest.get("run") or {}).get("sampling"))
+            refusal = settings_refusal(recorded, options.sampling)
+            if refusal:
+                raise pytest.UsageError(f"--reference {reference.path}: {refusal}")
+        if options.sampling is None:
+            return suite
+        if f16_gate:
+            raise pytest.UsageError("--temperature against an f16 reference: an f16 reference is gated on logits "
+                                    "along its greedy path; gate a sampled run against a sampled reference")
+        return options.sampling.expand(suite)
 
     @property
     def family(self) -> str:
@@ -98,6 +123,9 @@ class GatePlan:
         suite = self.suite
         state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids())
         state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
+        if self.options.sampling is not None:
+            state.sampling = {"settings": self.options.sampling.as_json(), "check": self.options.sampling_check,
+                              "near_ties": SAMPLED_SPLIT}
         if self.reference:
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                "created_utc": self.reference.manifest.get("created_utc")}

@@ -8,6 +8,7 @@ speculation. Producers return a Finding and never write the report.
 from __future__ import annotations
 
 from oracle.backends.base import IDS_FROM_TEXT
+from oracle.compare.sampled import match_rate_json, token_match
 from oracle.compare.evidence import cache_zero_check, speculation_check, speculation_summary
 from oracle.compare.sources import evidence_sources
 from oracle.compare.splits import describe_split, split_view
@@ -102,6 +103,22 @@ class PrimaryRun:
                              f"{rec.finish_reason}, sha256 {rec.completion_sha256[:12]}"))
 
     def tokens_check(self, pid: str) -> Finding:
+        finding = self._tokens_check(pid)
+        if self.plan.options.sampling is None or pid not in self.recorder.records:
+            return finding
+        check = finding.check
+        if self.plan.options.sampling_check == "distribution" and check.verdict != EXACT:
+            # Tokens may differ by design (speculation under sampling): the sampling-distribution item judges.
+            check.verdict, check.detail = INFO, check.detail + " (reported only: --sampling-check distribution)"
+        return Finding(check, finding.report | {"token_match": {"c1": self._c1_match()}})
+
+    def _c1_match(self) -> dict:
+        """Sampled: the c1 run's token match rate against the reference, over every record the run has."""
+        pairs = [token_match(self.plan.reference.record(pid).completion_ids, rec.completion_ids)
+                 for pid, rec in self.recorder.records.items() if pid in self.plan.reference.case_ids]
+        return {"vs_reference": match_rate_json(pairs)}
+
+    def _tokens_check(self, pid: str) -> Finding:
         cid = f"tokens[{pid}]"
         rec = self.recorder.records.get(pid)
         if rec is None:
@@ -109,7 +126,8 @@ class PrimaryRun:
         ref = self.plan.reference.record(pid)
         if IDS_FROM_TEXT in (rec.ids_source, ref.ids_source):
             return Finding(text_check(cid, ref, rec))
-        result = compare_tokens(TokenSide.of(ref), TokenSide.of(rec), near_tie_nats=self.plan.options.near_tie_nats)
+        result = compare_tokens(TokenSide.of(ref), TokenSide.of(rec), near_tie_nats=self.plan.options.near_tie_nats,
+                                sampled=self.plan.options.sampling is not None)
         evidence = {"first_divergence": result.first_divergence, "reference_length": result.reference_length,
                     "candidate_length": result.candidate_length, "reference_token": result.reference_token,
                     "candidate_token": result.candidate_token, "margin_nats": result.margin_nats,

@@ -51,6 +51,8 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
            "tokenizer": state.identity.get("tokenizer")}
+    if o.sampling is not None:  # a gate with other settings is refused (gate/plan.py)
+        run["sampling"] = o.sampling.as_json()
     # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
     logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
               "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}

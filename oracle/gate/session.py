@@ -30,6 +30,7 @@ from oracle.gate.primary import PrimaryRun
 from oracle.gate.prompt_checks import PromptLogprobChecks
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
+from oracle.gate.sampling_checks import SamplingChecks
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
@@ -56,7 +57,8 @@ class GateSession(ReportOwner):
         self.worker = worker  # None: no xdist; else the worker's index, which is its server's
         self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state())
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then
-        self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed)
+        self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed,
+                                 sampling=self.options.sampling)
         self.prompts: PromptSet | None = None
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
@@ -136,7 +138,8 @@ class GateSession(ReportOwner):
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
                                ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
                                ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
-                               ("coverage", self.coverage.coverage_check)):
+                               ("coverage", self.coverage.coverage_check),
+                               ("sampling_distribution", SamplingChecks(*parts).distribution_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------

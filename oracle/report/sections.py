@@ -15,7 +15,7 @@ from oracle.logits import dvp_report as decode_vs_prefill
 from oracle.logits import report as logits
 from oracle.logits import runner_report as runner_checks
 from oracle.report import evidence, grid, header, notes, servers
-from oracle.report import coverage
+from oracle.report import coverage, sampling
 from oracle.speed import cells_report as speed_cells
 from oracle.speed import interleave_report as speed_ab
 from oracle.speed import report as speed
@@ -29,6 +29,7 @@ SECTIONS: tuple[ModuleType, ...] = (
     logits,  # KLD / Same top p against the reference, or the reference's floor
     decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
     runner_checks,  # a python runner: chunked prefill against one pass, the mean prompt log-prob
+    sampling,  # --temperature: settings, token match rate per condition, the distribution check
     speed,  # the speed card
     speed_cells,  # --speed-cells: each cell's cold repeats, warm-up, samples, against a reference's cells
     speed_ab,  # --reference-launch: the interleaved A/B session's passes, order and A/A control

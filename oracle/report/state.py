@@ -63,6 +63,8 @@ class ReportState:
     chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
     prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
     coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
+    sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
+    token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
@@ -174,6 +176,8 @@ class ReportState:
             "prompt_logprob": self.prompt_logprob,
             "speed": self._speed_json(),
             "coverage": self.coverage,
+            "sampling": self.sampling,
+            "token_match": self.token_match,
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -227,4 +231,6 @@ class ReportState:
             chunked_prefill=data.get("chunked_prefill"),
             prompt_logprob=data.get("prompt_logprob"),
             coverage=data.get("coverage") or {},
+            sampling=data.get("sampling"),
+            token_match=data.get("token_match") or {},
         )

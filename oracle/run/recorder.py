@@ -26,10 +26,11 @@ WAVE_REPORT_EVERY_S = 0.5  # in a wave many records finish together: the report 
 class Recorder:
     """report: the run's `ReportFile` (state + folder); records: each prompt's primary (boot1-c1) record."""
 
-    def __init__(self, report, backend: Backend | None, *, logprobs: int, seed: int) -> None:
+    def __init__(self, report, backend: Backend | None, *, logprobs: int, seed: int, sampling=None) -> None:
         self.report = report
         self.backend = backend  # replaced after a restart
         self.logprobs, self.seed = logprobs, seed
+        self.sampling = sampling  # run/sampling.Sampling: every condition samples with it (None: greedy)
         self.records: dict[str, Record] = {}
         self.progress = QuietProgress()  # the plugin puts a terminal line here unless -q
         self.server_log: Callable[[], Path | None] = lambda: None  # the running server's log, when oracle has one
@@ -47,7 +48,8 @@ class Recorder:
         self.progress.start(condition.key, sum(len(w) for w in waves))
         try:
             result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
-                               on_record=lambda record: self._keep(record, pace), staggered=staggered)
+                               on_record=lambda record: self._keep(record, pace), staggered=staggered,
+                               sampling=self.sampling)
         except RunInterrupted as exc:
             look = "" if isinstance(exc.__cause__, WriteFailed) else f"; {self._look()}"  # the disk, not the server
             self.report.state.interruption = (f"{exc}. The run stops here. No request was retried; "

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 from oracle.backends import Backend, CompletionRequest, Counters, RequestFailed
 from oracle.run.overlap import achieved_concurrency
 from oracle.run.prompting import RenderedPrompt
+from oracle.run.sampling import Sampling
 from oracle.store.records import Condition, Record
 
 __all__ = ["WriteFailed", "RunInterrupted", "RunResult", "one_at_a_time", "run_waves"]
@@ -55,8 +56,11 @@ class RunResult:
 
 
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int,
-                          first_token: asyncio.Event | None = None):
-    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs, seed=seed,
+                          first_token: asyncio.Event | None = None, sampling: Sampling | None = None):
+    # A sampled run's prompt carries its own seed (run/sampling.py); greedy requests send the run's.
+    sampled = {} if sampling is None else {"temperature": sampling.temperature, "top_p": sampling.top_p}
+    request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs,
+                                seed=seed if p.prompt.seed is None else p.prompt.seed, **sampled,
                                 messages=tuple(p.prompt.messages), first_token=first_token)
     c = await backend.complete(client, request)
     if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
@@ -87,7 +91,7 @@ async def _poll_load(backend: Backend, peak: list[int], stop: asyncio.Event) -> 
 
 async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
                  logprobs: int, seed: int, on_record: Callable[[Record], None], result: RunResult,
-                 staggered: bool = False) -> None:
+                 staggered: bool = False, sampling: Sampling | None = None) -> None:
     width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
@@ -100,7 +104,8 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                     if after is not None:  # staggered: sent once the request before it has its first token
                         await after.wait()
                     started = time.time()
-                    c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed, first_token=first)
+                    c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed, first_token=first,
+                                              sampling=sampling)
                 finally:
                     if first is not None:  # a request that failed or streamed nothing releases the next one
                         first.set()
@@ -151,18 +156,19 @@ async def _send_waves(backend: Backend, waves, condition: Condition, one, result
 
 def run_waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], condition: Condition, *,
               logprobs: int, seed: int, on_record: Callable[[Record], None] = lambda r: None,
-              staggered: bool = False) -> RunResult:
+              staggered: bool = False, sampling: Sampling | None = None) -> RunResult:
     """Send each wave's requests all at once (one connection each), the waves one after another; staggered: each
     request of a wave once the one before it has streamed its first token, so its prefill runs beside the earlier
     requests' decode (the mixed-batch condition).
 
     (prompt, index) pairs: index numbers the request within the condition, so a prompt sent
-    twice keeps two records. Counters are read right around the whole condition.
+    twice keeps two records. Counters are read right around the whole condition. sampling: the run's sampled
+    settings (None: greedy), each prompt with its own seed.
     """
     result = RunResult(condition, [], backend.counters(), None)
     t0 = time.perf_counter()
     asyncio.run(_waves(backend, waves, condition, logprobs=logprobs, seed=seed, on_record=on_record, result=result,
-                       staggered=staggered))
+                       staggered=staggered, sampling=sampling))
     result.wall_s = time.perf_counter() - t0
     result.counters_after = backend.counters()
     return result

@@ -7,6 +7,7 @@ Each line: ``{"id": str, "class": str, "messages": [{"role", "content"}...], "ma
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ class Prompt:
     klass: str
     messages: tuple[dict, ...]
     max_tokens: int
+    seed: int | None = None  # sampled runs: this request's seed (run/sampling.py); None: the run's --seed
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Suite:
     def with_max_tokens(self, max_tokens: int | None) -> "Suite":
         if max_tokens is None:
             return self
-        prompts = tuple(Prompt(p.id, p.klass, p.messages, max_tokens) for p in self.prompts)
+        prompts = tuple(dataclasses.replace(p, max_tokens=max_tokens) for p in self.prompts)
         return Suite(self.name, self.path, prompts, self.sha256)
 
     def only(self, ids: set[str]) -> "Suite":

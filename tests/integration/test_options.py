@@ -115,6 +115,24 @@ import pytest
     (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
     (["--backend=llamacpp", "--sweep-max=0"], "*--sweep-max '0': must be at least 1*"),
     (["--backend=llamacpp", "--sweep-max=2"], "*--sweep-max caps the points of a --sweep grid: add --sweep*"),
+    (["--backend=llamacpp", "--temperature=0"], "*--temperature '0': must be above 0 and at most 10 (a greedy run: "
+                                                 "leave --temperature out)*"),
+    (["--backend=llamacpp", "--temperature=warm"], "*--temperature 'warm': expected a number, e.g. --temperature 0.8*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--top-p=1.5"], "*--top-p '1.5': must be above 0 and at most 1*"),
+    (["--backend=llamacpp", "--top-p=0.9"], "*--top-p without --temperature: a greedy run has no sampling; add "
+                                            "--temperature T*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--seeds=0"], "*--seeds '0': must be at least 1*"),
+    (["--backend=llamacpp", "--seeds=2"], "*--seeds without --temperature*"),
+    (["--backend=hf", "--temperature=0.8"], "*--temperature with --backend hf: this family is gated greedy only*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--logits"], "*--temperature with --logits*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--sampling-check=kl"], "*--sampling-check 'kl': must be tokens (the "
+                                                                         "same tokens per seed) or distribution*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--sampling-check=distribution"],
+     "*--sampling-check distribution scores both sides' samples under the reference model: give --reference DIR "
+     "and --score-url URL*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--max-shift=-1"], "*--max-shift '-1': must be between 0 and 100 nats*"),
+    (["--backend=llamacpp", "--temperature=0.8", "--sampling-check=distribution", "--reference=afile",
+      "--score-url=localhost:8080"], "*--score-url 'localhost:8080': must start with http:// or https://*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
     (pytester.path / "afile").write_text("a file where a folder is needed (refused for root too)\n")

@@ -25,6 +25,16 @@ class _Suite:
 class _Plan:
     suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
     prompt_logprob = chunked_prefill = False
+    sampling_distribution = False
+
+
+class _SampledPlan(_Plan):
+    sampling_distribution = True
+
+
+def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
+    names = [s.name for s in item_specs(_SampledPlan(), (2,), 1, 1)]
+    assert names == ["tokens[a]", "tokens[b]", "cache-zero", "speculation", "sampling-distribution", "ladder[c2]"]
 
 
 class _DvpPlan(_Plan):

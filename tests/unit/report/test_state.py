@@ -77,7 +77,9 @@ def _every_field_set() -> ReportState:
         logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
         chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
-        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}})
+        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
+        sampling={"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
+        token_match={"c1": {"vs_reference": {"k": 3, "n": 4}}})
 
 
 def test_the_sample_sets_every_field():
