@@ -20,7 +20,8 @@ from oracle.launch_command import Change, apply, differences
 from oracle.bisect.options import BisectConfig
 from oracle.bisect.probe import ServerRun, ServerStarts, compare_runs, first_split
 from oracle.bisect.report import write_report
-from oracle.redaction import public_text, redact_command, remember_secrets
+from oracle.terminal_lines import TerminalLines
+from oracle.redaction import redact_command, remember_secrets
 from oracle.run.prompts import PromptMismatch
 from oracle.run.runner import RunInterrupted
 from oracle.targets import TargetError
@@ -68,9 +69,10 @@ class Probe:
                 "trials": [t.as_json() for t in self.trials]}
 
 
-class BisectSession:
+class BisectSession(TerminalLines):
     def __init__(self, config: BisectConfig, out=None) -> None:
         self.config, self.out = config, out or sys.stdout
+        self.lines_out = self.out
         remember_secrets(commands=(config.good, config.bad))
         self.changes = differences(config.a, config.b)
         self.starts = ServerStarts(backend=config.backend, log_dir=config.report_dir / "servers",
@@ -229,20 +231,6 @@ class BisectSession:
         return self._finish(STOPPED, "interrupted", f"interrupted {during}: "
                                                     f"{first[:200] + ' ...' if len(first) > 200 else first}")
 
-    def _start_line(self, text: str) -> None:
-        self._pending = True
-        self.out.write(public_text(text))
-        self.out.flush()
-
-    def _end_line(self, text: str) -> None:
-        if self._pending:
-            self.out.write(public_text(text) + "\n")
-            self.out.flush()
-        self._pending = False
-
-    def _say(self, text: str) -> None:
-        self.out.write(public_text(text) + "\n")
-        self.out.flush()
 
 
 def _utc() -> str:

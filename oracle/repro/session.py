@@ -16,7 +16,7 @@ from oracle.backends import RequestFailed
 from oracle.repro.render import around_split, write_repro
 from oracle.repro.search import Probe, Replayer, SearchResult, Verified, search, split_within
 from oracle.repro.source import ReproSource
-from oracle.redaction import public_text
+from oracle.terminal_lines import TerminalLines
 from oracle.run.runner import RunInterrupted
 from oracle.targets import TargetError
 
@@ -25,11 +25,11 @@ __all__ = ["ReproSession", "WRITTEN", "NOT_REPRODUCED", "STOPPED"]
 WRITTEN, NOT_REPRODUCED, STOPPED = 0, 1, 2
 
 
-class ReproSession:
+class ReproSession(TerminalLines):
     def __init__(self, source: ReproSource, *, out, max_probes: int = 24, stream=None,
                  launch_timeout: float = 600.0, request_timeout: float = 600.0) -> None:
         self.source, self.out, self.max_probes = source, out, max_probes
-        self.stream = stream or sys.stdout
+        self.stream = self.lines_out = stream or sys.stdout
         self.replayer = Replayer(source, log_dir=out / "servers", launch_timeout=launch_timeout,
                                  request_timeout=request_timeout)
         self.result: SearchResult | None = None
@@ -116,19 +116,3 @@ class ReproSession:
         first = why.splitlines()[0]
         return self._finish(STOPPED, "interrupted", f"interrupted: {first[:300]}")
 
-    _pending = False
-
-    def _start_line(self, text: str) -> None:
-        self._pending = True
-        self.stream.write(public_text(text))
-        self.stream.flush()
-
-    def _end_line(self, text: str) -> None:
-        if self._pending:
-            self.stream.write(public_text(text) + "\n")
-            self.stream.flush()
-        self._pending = False
-
-    def _say(self, text: str) -> None:
-        self.stream.write(public_text(text) + "\n")
-        self.stream.flush()

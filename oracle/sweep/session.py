@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from oracle.terminal_lines import TerminalLines
 from oracle.redaction import public_text, redact_command, remember_secrets
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 from oracle.sweep.classes import signature
@@ -139,9 +140,10 @@ def run_sweep(config: pytest.Config, out=None) -> int | None:
     return None if sweep is None else SweepSession(sweep, out).run()
 
 
-class SweepSession:
+class SweepSession(TerminalLines):
     def __init__(self, config: SweepConfig, out=None) -> None:
         self.config, self.out = config, out or sys.stdout
+        self.lines_out = self.out
         self.runs = [PointRun(p, config.report_dir / "points" / p.folder, self._command(p)) for p in config.to_run]
         self.reference = signature(config.reference / "records")
         self.interruption: str | None = None
@@ -269,16 +271,6 @@ class SweepSession:
         exact = run.identity.get("summary", {}).get("exact") or [0, 0]
         return f"{run.identity.get('verdict')}, exact {exact[0]}/{exact[1]} ({run.wall_s:.1f} s)"
 
-    def _start_line(self, text: str) -> None:
-        self.out.write(public_text(text))
-        self.out.flush()
-
-    def _end_line(self, text: str) -> None:
-        self._say(text)
-
-    def _say(self, text: str) -> None:
-        self.out.write(public_text(text) + "\n")
-        self.out.flush()
 
 
 def _stop(proc: subprocess.Popen) -> int:
