@@ -1,7 +1,11 @@
 """Isolation and power on a real llama-server: a busy process beside the server during the timed run makes the speed
 card `not isolated`, naming it, and --min-speedup cannot pass on it (inconclusive, exit 1) though its interval lies
 above the bar; the reference's own record run, without it, names nothing of the test's own (the server, oracle, its
-busy child). Power on this host: RAPL where readable, else "not available: <reason>"."""
+busy child). Power on this host: RAPL where readable, else "not available: <reason>".
+
+The server runs one thread (`-t 1`) so that on a 2-core host the busy child takes the other core instead of
+stalling llama.cpp's two threads against each other (measured: the default two threads beside such a child ran
+at ~2 tok/s and this test took 1009 s; with one thread the busy run is as fast as the quiet one)."""
 
 from __future__ import annotations
 
@@ -54,21 +58,21 @@ def assert_power_on_this_host(card: dict, generated: int) -> None:
         assert reading["reason"].startswith("not available: ")
 
 
-def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, shared_server, tmp_path,
-                                                                      read_report):
+def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, llama_server, tmp_path, read_report):
+    server = llama_server("-t 1")
     suite = write_suite(tmp_path, "power", five_long_prompts())
     ref = tmp_path / "ref"
     t0 = time.monotonic()
-    quiet = gate_run(f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=MAX_TOKENS,
+    quiet = gate_run(f"--url={server.url}", f"--record={ref}", suite=suite, max_tokens=MAX_TOKENS,
                      report="quiet")
     assert quiet.ret == 0, quiet.stdout.str()[-2000:]
     card = read_report(quiet.folder)["speed"]
     iso = card["isolation"]
-    server = set(iso["excluded"]["server"])
-    assert shared_server.process.pid in server  # the launched group: its shell and llama-server
+    own = set(iso["excluded"]["server"])
+    assert server.process.pid in own  # the launched group: its shell and llama-server
     assert os.getpid() in iso["excluded"]["oracle"] and os.getppid() in iso["excluded"]["oracle"]
     assert iso["device"] == "cpu" and iso["cpu_share"] == CPU_SHARE and iso["window_s"] > 0
-    assert not [o for o in iso["others"] if o["pid"] in server or ours(o["pid"])], iso["others"]
+    assert not [o for o in iso["others"] if o["pid"] in own or ours(o["pid"])], iso["others"]
     if iso["others"]:  # a shared host's own load (other jobs' servers) is named, and then it is no headline
         assert iso["verdict"] == "not isolated" and card["label"] == "not isolated"
     else:  # a quiet host (CI)
@@ -79,7 +83,7 @@ def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, 
     busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"])  # a second engine, as far as the CPU knows
     try:
         time.sleep(0.2)
-        result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", "--min-speedup=0.1", suite=suite,
+        result = gate_run(f"--url={server.url}", f"--reference={ref}", "--min-speedup=0.1", suite=suite,
                           max_tokens=MAX_TOKENS, report="busy")
     finally:
         busy.kill()
