@@ -10,6 +10,11 @@ a sample came back short (a cap or an early stop: the cell does not measure what
 a prompt the server counted otherwise, or a failed request; inconclusive (kind speed): cache-zero not proven (no
 counters), timestamps not credible, or no cell fitted the context. A dropped cell (beyond the context) passes,
 listed in the notes.
+
+With --reference-launch the cells run interleaved with the reference (speed/cells_ab.py, its servers in
+gate/cells_interleave.py), and --min-speedup X is judged on the headline decode cell's between-run interval as the
+speed item judges the suite's: fail when the whole interval is below X, inconclusive when it straddles X. With
+--power each cell's repeats are metered (`meter`: a PowerWindow per cell, per side and repeat when interleaved).
 """
 
 from __future__ import annotations
@@ -129,7 +134,7 @@ class CellsCheck:
                   seed=o.seed, meter=meter(o, self.state.identity))
         if not o.interleave.on:
             return measure_cells(self.recorder.backend, cells, o.speed_repeats, on_cell=self._keep, **kw), None
-        sides, block, error = CellSides(self.plan, self.recorder, self.target), None, None
+        sides, block, error = CellSides(self.plan, self.recorder, self.prompts, self.target), None, None
         try:
             block = measure_cells_interleaved(sides, cells, o.speed_repeats, servers=o.interleave.servers,
                                               on_pass=self._keep, **kw)
@@ -137,7 +142,7 @@ class CellsCheck:
             error = f"{CID}: {exc}"
         finally:
             sides.close()
-        return block, error or sides.candidate_back(self.prompts, self.state)
+        return block, error or sides.candidate_back(self.state)
 
     def check(self) -> Finding:
         if not self.state.complete or self.state.interruption:

@@ -8,7 +8,9 @@ between-run interval.
 
 `sides.open(side)` gives the side's backend for its next pass and the boot it runs on (`one-at-a-time`: a fresh boot
 per pass, the other side stopped; `both-up`: the running server, boot None); `sides.candidate` is the candidate's
-backend as the session holds it (its capabilities head the block). The same rules hold on both sides: one same-shape
+backend as the session holds it (its capabilities head the block); `sides.tokenizer(backend)` tokenizes the side's
+prefixes (the run's local tokenizer, else the side's own server: in one-at-a-time the other one is down). The haystack
+is tokenized once, by the candidate, before the first pass. The same rules hold on both sides: one same-shape
 warm-up per cell on each boot of each side (discarded, shown), every request opening with its own entropy-first
 prefix (the side's own run nonce), the server's counters read around every repeat (cache-zero, the generated-token
 evidence), the energy meter opened around every repeat (`meter(backend)`, each side's windows summed apart).
@@ -139,7 +141,7 @@ def measure_cells_interleaved(sides, cells, repeats: int, *, servers: str, token
     A failed request stops the session (never retried): that cell `failed`, every cell not finished `not run`.
     `on_pass(block)` after each pass (the partial report kept current)."""
     hay = haystack_ids(tokenize, haystack)
-    ours = {s: _Side(Sender(None, tokenize, hay, seed)) for s in (REFERENCE, CANDIDATE)}
+    ours = {s: _Side(Sender(sides.candidate, tokenize, hay, seed)) for s in (REFERENCE, CANDIDATE)}
     block = block_head(sides.candidate, repeats, context)  # the candidate's capabilities (its server is up now)
     block["nonce"] = {s: side.sender.nonce for s, side in ours.items()}
     block["interleaved"] = {"servers": servers, "order": [], "method": METHOD}
@@ -157,6 +159,7 @@ def measure_cells_interleaved(sides, cells, repeats: int, *, servers: str, token
         mine = ours[side]
         backend, boot = sides.open(side)
         mine.backend = mine.sender.backend = backend
+        mine.sender.tokenize = sides.tokenizer(backend)
         try:
             for cell in pass_cells:
                 if (boot, cell.name) not in mine.warmed:
