@@ -2,7 +2,7 @@
 itself gives a between-run interval holding 1.0; a candidate slowed by a pacing proxy fails --min-speedup 1.0 on
 the interleaved comparison (both servers up); a reference launch that cannot start stops the
 run (exit 2); `recorded` with a reference that kept no launch command is a usage error (exit 4). The first two runs
-also measure speed cells (p256/g32 and p512/g1, 3 repeats) interleaved the same way: the same config's cells hold 1.0
+also measure speed cells (p128/g32 and p256/g1, 3 repeats) interleaved the same way: the same config's cells hold 1.0
 in their between-run intervals, the delayed candidate's decode cell fails --min-speedup 1.0 too; every sample of both
 sides kept, each cell's energy metered (or "not available: <why>", as on a host without RAPL).
 
@@ -32,7 +32,7 @@ MAX_TOKENS = 24
 SERVER_ARGS = "-t 1"
 ROUNDS = 4
 SLOWDOWN = 3  # the proxy paces the candidate's stream to about a third of the reference's rate
-CELLS = ("--speed-cells=p256/g32,p512/g1", "--speed-repeats=3")  # small cells: one decode, one cold input
+CELLS = ("--speed-cells=p128/g32,p256/g1", "--speed-repeats=3")  # small cells: one decode, one cold input
 NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "
            "intel_rapl / powercap)")
 
@@ -79,7 +79,7 @@ def interleaved_cells(rep: dict) -> dict:
     block = rep["speed"]["cells"]
     assert "interleaved" in block and "vs_reference" not in block, block.keys()
     prefixes = []
-    for name, length in (("p256/g32", 256), ("p512/g1", 512)):
+    for name, length in (("p128/g32", 128), ("p256/g1", 256)):
         cell = block["cells"][name]
         assert cell["status"] == "measured", cell
         for side in (cell, cell["reference"]):
@@ -129,7 +129,7 @@ def test_the_same_config_interleaved_holds_one_in_its_between_run_interval(gate_
     assert "## Interleaved A/B speed (speed-ab)" in md and "Against the reference, interleaved in this session:" in md
     assert "Against the recorded reference (reference measured in another run): " in md
     cells = interleaved_cells(rep)
-    for name in ("p256/g32", "p512/g1"):
+    for name in ("p128/g32", "p256/g1"):
         lo, hi = cells["cells"][name]["vs_reference"]["ci95"]
         assert lo <= 1.0 <= hi, cells["cells"][name]["vs_reference"]
     # one-at-a-time: round after round, each pass on a fresh boot of its side, ABBA
@@ -137,8 +137,8 @@ def test_the_same_config_interleaved_holds_one_in_its_between_run_interval(gate_
         "r1 reference", "r1 candidate", "r2 candidate", "r2 reference", "r3 reference", "r3 candidate"]
     check = check_of(rep, "speed-cells")
     assert (check["verdict"], check["outcome"]) == ("inconclusive", "passed"), check
-    assert "p256/g32 " in check["detail"] and "the headline decode cell; --min-speedup 1: it lies inside" in check["detail"]
-    assert "(interleaved, between-run, " in md and "p256/g32 (reference): " in md
+    assert "p128/g32 " in check["detail"] and "the headline decode cell; --min-speedup 1: it lies inside" in check["detail"]
+    assert "(interleaved, between-run, " in md and "p128/g32 (reference): " in md
 
     # `recorded` needs a recorded command: a reference of a --url server has none (refused before any server)
     bare = tmp_path / "bare"
@@ -172,15 +172,15 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
     assert all(p["boot"] is None for p in block["passes"] if p["side"] == "candidate")  # a --url server: not booted
     assert rep["summary"]["exact"] == [2, 2]  # identical and slower: the tokens pass, the speed fails
     cells = interleaved_cells(rep)
-    decode = cells["cells"]["p256/g32"]["vs_reference"]
+    decode = cells["cells"]["p128/g32"]["vs_reference"]
     assert decode["label"] == "headline" and decode["ci95"][1] < 1.0, decode
     # both-up: cell after cell, the repeats alternating A B, B A, A B
-    assert cells["interleaved"]["order"][:6] == ["r1 reference: p256/g32", "r1 candidate: p256/g32",
-                                                 "r2 candidate: p256/g32", "r2 reference: p256/g32",
-                                                 "r3 reference: p256/g32", "r3 candidate: p256/g32"]
+    assert cells["interleaved"]["order"][:6] == ["r1 reference: p128/g32", "r1 candidate: p128/g32",
+                                                 "r2 candidate: p128/g32", "r2 reference: p128/g32",
+                                                 "r3 reference: p128/g32", "r3 candidate: p128/g32"]
     check = check_of(rep, "speed-cells")
     assert (check["verdict"], check["outcome"]) == ("fail", "failed"), check
-    assert "p256/g32 0." in check["detail"] and "x slower [" in check["detail"]
+    assert "p128/g32 0." in check["detail"] and "x slower [" in check["detail"]
     assert "the headline decode cell; --min-speedup 1: the whole interval is below it" in check["detail"]
     # the A/A control (--speed-control) runs in benchmarks/aa_control.py's smoke size (tests/servers/test_benchmarks.py)
 
