@@ -17,6 +17,7 @@ import dataclasses
 from oracle.compare.evidence import cache_zero_check
 from oracle.redaction import redact_command
 from oracle.compare.verdicts import INFO, NOT_RUN, Check
+from oracle.gate.ab_servers import Server, boot, candidate_back, reference_target
 from oracle.gate.primary import not_run
 from oracle.gate.registry import Finding
 from oracle.gate.speed_checks import SpeedChecks
@@ -31,33 +32,12 @@ from oracle.speed.report import speed_words
 from oracle.speed.validity import history_speculation
 from oracle.store.records import Condition
 from oracle.targets import TargetError
-from oracle.targets.launched import LaunchedTarget
 
 __all__ = ["InterleaveChecks"]
 
 PASS_CONDITION = Condition(boot=0, run=3)  # an interleaved pass: never a condition of the suite, never saved
 RECORDED_NOTE = ("reference measured in another run: the interval is within-run (prompt-to-prompt spread of the two "
                  "runs), not between-run; --reference-launch measures both in one session")
-
-
-class _Server:
-    """One side's server: the session's own target for the candidate, a LaunchedTarget for the reference (and the
-    control's second reference). backend: None while it is down."""
-
-    def __init__(self, side: str, target, *, own: bool) -> None:
-        self.side, self.target, self.own = side, target, own  # own: started here, stopped here
-        self.backend = None
-        self.boots = 0  # boots started by this session
-
-    def boot(self):
-        self.target.stop()
-        self.backend = self.target.up()
-        self.boots += 1
-        return self.backend
-
-    def stop(self) -> None:
-        self.target.stop()
-        self.backend = None
 
 
 class InterleaveChecks:
@@ -106,12 +86,11 @@ class InterleaveChecks:
                                                                        for v in card["prompts"].values())
                        else "after_ttft_tok_s")
         self._warmup = self._warmup_prompt()  # rendered now: in one-at-a-time the candidate will be down
-        candidate = _Server(CANDIDATE, self.target, own=False)
+        candidate = Server(CANDIDATE, self.target, own=False)
         candidate.backend = self.recorder.backend
-        servers = {CANDIDATE: candidate, REFERENCE: _Server(REFERENCE, self._reference_target("reference-server"),
-                                                            own=True)}
+        servers = {CANDIDATE: candidate, REFERENCE: Server(REFERENCE, self._reference("reference-server"), own=True)}
         if self.ab.control:
-            servers[CONTROL] = _Server(CONTROL, self._reference_target("control-server"), own=True)
+            servers[CONTROL] = Server(CONTROL, self._reference("control-server"), own=True)
         block = {"servers": self.ab.servers, "rounds": self.ab.rounds, "order": [], "figure": self.figure,
                  "reference_launch": redact_command(self.ab.command), "passes": [], "control": None}
         error, pairs, control = None, [], []
@@ -119,7 +98,7 @@ class InterleaveChecks:
             if self.ab.servers == "both-up":  # every server up first (one that cannot start stops it early), then warm
                 for server in servers.values():
                     if server.backend is None:
-                        self._up(server)
+                        boot(server)
                 for server in servers.values():
                     self._warm(server.backend)
             pairs = self._rounds(servers, REFERENCE, CANDIDATE, block, "ab")
@@ -130,31 +109,17 @@ class InterleaveChecks:
             for server in servers.values():
                 if server.own:
                     server.stop()
-        error = error or self._candidate_back(candidate)
+        error = error or candidate_back(candidate, self.recorder, self.prompts, self.state, "speed-ab")
         if error:
             stopped = f"{error}. The run stops here; no request was retried"
             return Finding(Check(cid, "speed", NOT_RUN, f"not run: {stopped}"),
                            {"interruption": stopped, "speed": {"interleave": block}})
         return self._finding(cid, card, block, pairs, control)
 
-    def _reference_target(self, folder: str) -> LaunchedTarget:
-        """The reference config's server (not started yet), with the candidate's launch environment (an embedded
-        candidate's holds the library path its llama-server needs)."""
-        env = self.target.server.env if isinstance(self.target, LaunchedTarget) else None
-        return LaunchedTarget(self.plan.options.backend, self.ab.command, kind="reference", worker=0,
-                              log_dir=self.recorder.report.folder / folder, env=env,
-                              timeout_s=self.plan.options.request_timeout,
-                              launch_timeout_s=self.plan.options.launch_timeout)
+    def _reference(self, folder: str):
+        return reference_target(self.plan, self.target, self.recorder, folder)
 
-    def _up(self, server: _Server):
-        try:
-            return server.boot()
-        except TargetError as exc:
-            what = ("the candidate did not come back" if server.side == CANDIDATE
-                    else f"the {server.side} server (--reference-launch) did not start")
-            raise TargetError(f"{what}: {exc}") from None
-
-    def _backend(self, server: _Server, servers: dict):
+    def _backend(self, server: Server, servers: dict):
         """The server's backend for its next pass: both-up, the running one; one-at-a-time, every other server
         stopped, then a fresh boot and its warm-up."""
         if self.ab.servers == "both-up":
@@ -162,7 +127,7 @@ class InterleaveChecks:
         for other in servers.values():
             if other is not server:
                 other.stop()
-        backend = self._up(server)
+        backend = boot(server)
         self._warm(backend)
         return backend
 
@@ -182,20 +147,6 @@ class InterleaveChecks:
             block["order"].append(f"{label}: " + "".join("A" if s == first else "B" for s in order))
             pairs.append((passes[second], passes[first]))
         return pairs
-
-    def _candidate_back(self, candidate: _Server) -> str | None:
-        """The candidate's server up again for the items after this one (one-at-a-time stopped it); why not."""
-        if candidate.backend is None:
-            try:
-                self._up(candidate)
-            except TargetError as exc:
-                return f"speed-ab: {exc}"
-        if candidate.backend is not self.recorder.backend:
-            self.recorder.backend = candidate.backend
-            self.prompts.use_backend(candidate.backend)
-            self.state.note(f"speed-ab (one-at-a-time) booted the candidate {candidate.boots} more time(s); the "
-                            "items after it ran on its last boot")
-        return None
 
     def _finding(self, cid: str, card: dict, block: dict, pairs: list, control: list) -> Finding:
         ident = self.state.identity

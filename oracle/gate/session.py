@@ -128,7 +128,7 @@ class GateSession(ReportOwner):
         self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
         self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
-        self.checks.register("speed_cells", CellsCheck(*parts, self.context).check)
+        self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
         dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
         self.checks.register("decode_vs_prefill", dvp.check)
         self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass

@@ -12,8 +12,9 @@ around them (compare/evidence.cache_zero_check), and their timestamps judged cre
 backend can force the generation length (`Capabilities.fixed_length`: llama.cpp `ignore_eos`, vLLM `ignore_eos` +
 `min_tokens`) every request asks for it; where it cannot, the block says so and counts the short samples.
 
-`meter`, when given, is an object with `start()` and `stop() -> dict` (an energy reading, JSON-able): called around
-each cell's timed repeats, its dict kept as the cell's `energy`.
+`meter`, when given, opens an energy window on a backend (`meter(backend)`: speed/power.py's PowerWindow, with
+`start()`, `close()`, `stop(generated_tokens) -> (power, isolation)`): one window around each cell's timed repeats,
+kept as the cell's `energy` (speed/cell_energy.py).
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ import uuid
 from oracle.backends import CompletionRequest, RequestFailed
 from oracle.compare.evidence import cache_zero_check
 from oracle.compare.verdicts import PASS
+from oracle.speed.cell_energy import cell_energy
 from oracle.speed.cells import COLD_INPUT, Cell, cell_prompt, entropy_prefix, haystack_ids
 from oracle.speed.credible import MIN_SPREAD_TOKENS, counter_evidence, credibility, timestamp_figures
 from oracle.speed.figures import MIN_TOKENS, after_ttft_rate, conventional_rate, prompt_figures, spread
 from oracle.store.records import Condition, Record
 
-__all__ = ["CELL_CONDITION", "FAILED", "MEASURED", "NOT_RUN", "DROPPED", "REFERENCE_LABEL", "measure_cells",
-           "metric_name", "reference_ratios"]
+__all__ = ["CELL_CONDITION", "FAILED", "MEASURED", "NOT_RUN", "DROPPED", "REFERENCE_LABEL", "Sender", "add_counters",
+           "beyond", "block_head", "cell_head", "judge_cell", "measure_cells", "metric_name", "reference_ratios",
+           "warmup_json"]
 
 MEASURED, DROPPED, FAILED, NOT_RUN = "measured", "dropped", "failed", "not run"
 CELL_CONDITION = Condition(boot=0)  # never a condition of the suite: cell records are never saved or compared
@@ -83,7 +86,7 @@ def _sample(cell: Cell, repeat: int, prefix: str, ids: list[int], completion, st
             **timestamp_figures(completion.token_times_s, completion.server_timings)}
 
 
-class _Sender:
+class Sender:
     def __init__(self, backend, tokenize, hay: list[int], seed: int) -> None:
         self.backend, self.tokenize, self.hay, self.seed = backend, tokenize, hay, seed
         self.nonce = uuid.uuid4().hex[:16]  # unique to this run: a server's cache from an earlier run cannot hit
@@ -102,7 +105,7 @@ class _Sender:
         return _sample(cell, repeat if isinstance(repeat, int) else 0, prefix, ids, completion, started), record
 
 
-def _beyond(cell: Cell, context) -> str | None:
+def beyond(cell: Cell, context) -> str | None:
     tokens = getattr(context, "tokens", None)
     if tokens is None or cell.prompt_tokens + cell.gen_tokens <= tokens:
         return None
@@ -118,24 +121,37 @@ def _summary(samples: list[dict]) -> dict | None:
     return out
 
 
-def _cell(sender: _Sender, cell: Cell, repeats: int, meter) -> dict:
-    backend = sender.backend
-    out = {"status": MEASURED, "measures": cell.measures, "metric": metric_name(cell),
-           "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
-    warm, _ = sender.send(cell, "warmup")
-    out["warmup"] = {k: warm[k] for k in ("prefix", "generated", "ttft_s", "value", "server_prompt_tokens")}
-    before = backend.counters()
-    if meter is not None:
-        meter.start()
-    samples, records = [], []
-    for k in range(1, repeats + 1):
-        sample, record = sender.send(cell, k)
-        samples.append(sample)
-        records.append(record)
-    if meter is not None:
-        out["energy"] = meter.stop()
-    after = backend.counters()
-    delta = after.delta(before) if before is not None and after is not None else None
+def cell_head(cell: Cell) -> dict:
+    return {"status": MEASURED, "measures": cell.measures, "metric": metric_name(cell),
+            "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
+
+
+def warmup_json(warm: dict) -> dict:
+    return {k: warm[k] for k in ("prefix", "generated", "ttft_s", "value", "server_prompt_tokens")}
+
+
+def add_counters(a, b):
+    """Two counter deltas (Counters) summed field by field (None where either is None): the repeats of one side
+    read one at a time (interleaved), as if read around all of them."""
+    if a is None or b is None:
+        return a if b is None else b
+    total = {}
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if x is None or y is None:
+            total[name] = None
+        elif isinstance(x, tuple):
+            width = max(len(x), len(y))
+            total[name] = tuple(p + q for p, q in zip(x + (0.0,) * (width - len(x)), y + (0.0,) * (width - len(y))))
+        else:
+            total[name] = x + y
+    return type(a)(**total)
+
+
+def judge_cell(out: dict, backend, cell: Cell, samples: list[dict], records: list, delta, prefixes: list[str]) -> dict:
+    """The cell's proofs and figures from its samples: cache-zero from `delta` (the server's counters around the
+    repeats), credibility, short samples, the server's prompt counts, unique prefixes (`prefixes`: every request of
+    the cell, warm-ups included), the summary."""
     if backend.capabilities.in_process:
         out["cache"] = {"verdict": PASS, "detail": "in process: a fresh KV cache per request"}
         counters, missing = None, "in process: no server, no counters"
@@ -156,9 +172,43 @@ def _cell(sender: _Sender, cell: Cell, repeats: int, meter) -> dict:
     out["samples"] = samples
     out["short"] = sum(s["short"] for s in samples)
     out["prompt_mismatch"] = [s["repeat"] for s in samples if s["prompt_exact"] is False]
-    out["unique_prefixes"] = len({s["prefix"] for s in samples} | {warm["prefix"]}) == len(samples) + 1
+    out["unique_prefixes"] = len(set(prefixes)) == len(prefixes)
     out["summary"] = _summary(samples)
     return out
+
+
+def _cell(sender: Sender, cell: Cell, repeats: int, meter) -> dict:
+    backend = sender.backend
+    out = cell_head(cell)
+    warm, _ = sender.send(cell, "warmup")
+    out["warmup"] = warmup_json(warm)
+    before = backend.counters()
+    window = meter(backend) if meter is not None else None
+    if window is not None:
+        window.start()
+    samples, records = [], []
+    try:
+        for k in range(1, repeats + 1):
+            sample, record = sender.send(cell, k)
+            samples.append(sample)
+            records.append(record)
+    finally:
+        if window is not None:
+            window.close()
+    if window is not None:
+        out["energy"] = cell_energy(*window.stop(generated_tokens=sum(s["generated"] for s in samples)))
+    after = backend.counters()
+    delta = after.delta(before) if before is not None and after is not None else None
+    return judge_cell(out, backend, cell, samples, records, delta, [warm["prefix"]] + [s["prefix"] for s in samples])
+
+
+def block_head(backend, repeats: int, context) -> dict:
+    fixed = backend.capabilities.fixed_length
+    return {"repeats": repeats, "fixed_length": fixed,
+            "fixed_length_missing": None if fixed else (
+                f"the {backend.family} backend cannot force the generation length (no ignore_eos): a completion may "
+                "stop early at its end of sequence; such samples are counted as short and left out of the figures"),
+            "context": getattr(context, "tokens", None), "cells": {}}
 
 
 def measure_cells(backend, cells, repeats: int, *, tokenize, haystack, context, seed: int = 1234,
@@ -167,20 +217,15 @@ def measure_cells(backend, cells, repeats: int, *, tokenize, haystack, context, 
     that follow, never retried), in order. `haystack`: the haystack's text units; `context`: the server's context
     as read at start (`.tokens`, None when unknown); `on_cell(block)`, when given, after each cell (the partial
     report kept current: a run stopped midway keeps the cells it finished)."""
-    fixed = backend.capabilities.fixed_length
-    block = {"repeats": repeats, "fixed_length": fixed,
-             "fixed_length_missing": None if fixed else (
-                 f"the {backend.family} backend cannot force the generation length (no ignore_eos): a completion may "
-                 "stop early at its end of sequence; such samples are counted as short and left out of the figures"),
-             "context": getattr(context, "tokens", None), "cells": {}}
-    sender = _Sender(backend, tokenize, haystack_ids(tokenize, haystack), seed)
+    block = block_head(backend, repeats, context)
+    sender = Sender(backend, tokenize, haystack_ids(tokenize, haystack), seed)
     block["nonce"] = sender.nonce
     failed = None
     for cell in cells:
         if failed is not None:
             block["cells"][cell.name] = {"status": NOT_RUN, "reason": f"an earlier cell failed: {failed}",
                                          "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
-        elif (why := _beyond(cell, context)) is not None:
+        elif (why := beyond(cell, context)) is not None:
             block["cells"][cell.name] = {"status": DROPPED, "reason": why, "measures": cell.measures,
                                          "prompt_tokens": cell.prompt_tokens, "gen_tokens": cell.gen_tokens}
         else:

@@ -1,6 +1,7 @@
 """The speed cells in the report (identity.json's `speed.cells`): per cell its figure's median / p10 / min / max over
-the cold repeats, the discarded warm-up, the cache proof, the samples, and against a reference's cells the ratio of
-medians (the reference measured in another run: no interval).
+the cold repeats, the discarded warm-up, the cache proof, the energy, the samples, and against the reference's cells
+the ratio: `interleaved` (both measured in this session, ABBA: a between-run interval) or `reference measured in
+another run, no interval`.
 
     markdown(data)   # identity.md lines ([] without cells)
     html(data)       # identity.html, its own <h2> ("" without cells)
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 from html import escape
 
+from oracle.speed.campaign import REFERENCE_LABEL
+from oracle.speed.cell_energy import energy_words
+
 __all__ = ["html", "markdown", "rows"]
 
 _HEAD = ("cell", "measures", "status", "n", "median", "p10", "min", "max", "warm-up (discarded)", "cold", "short",
-         "timestamps", "energy")
+         "timestamps", "vs reference", "energy")
 
 
 def _num(x) -> str:
@@ -32,12 +36,24 @@ def rows(block: dict) -> list[tuple[str, ...]]:
         warm = c.get("warmup")
         warm_words = f"{_num(warm['value'])} ({warm['generated']} tok)" if warm else "-"
         cold = (c.get("cache") or {}).get("verdict", "-")
-        energy = ", ".join(f"{k} {v}" for k, v in (c.get("energy") or {}).items()) or "-"
+        energy = energy_words(c.get("energy")) if isinstance(c.get("energy"), dict) and "available" in c["energy"] \
+            else ", ".join(f"{k} {v}" for k, v in (c.get("energy") or {}).items()) or "-"
         out.append((name, c.get("measures", "-"), c["status"] + (f": {c['reason']}" if c.get("reason") else ""),
                     str(s.get("samples", 0)), _num(s.get("median")), _num(s.get("p10")), _num(s.get("min")),
                     _num(s.get("max")), warm_words, cold, str(c.get("short", "-")),
-                    (c.get("credible") or {}).get("verdict", "-"), energy))
+                    (c.get("credible") or {}).get("verdict", "-"), _versus(name, c, block), energy))
     return out
+
+
+def _versus(name: str, cell: dict, block: dict) -> str:
+    v = cell.get("vs_reference")
+    if v:
+        if v.get("ci95") is None:
+            return f"{v['measured']}: {v['label']}"
+        lo, hi = v["ci95"]
+        return f"{v['median']:.3g}x [{lo:.3g}, {hi:.3g}] ({v['measured']}, {v['interval']}, {v['label']})"
+    r = ((block.get("vs_reference") or {}).get("ratios") or {}).get(name)
+    return f"{r['ratio']:.3g}x ({REFERENCE_LABEL})" if r else "-"
 
 
 def _header_lines(block: dict) -> list[str]:
@@ -51,6 +67,11 @@ def _header_lines(block: dict) -> list[str]:
         if c.get("metric"):
             metrics.setdefault(c["metric"], []).append(name)
     lines += [f"{', '.join(names)}: {m}" for m, names in metrics.items()]
+    ab = block.get("interleaved")
+    if ab:
+        lines.append(f"interleaved with the reference (--reference-launch, {ab['servers']}): each cell's repeats on "
+                     f"both sides in ABBA order, the same warm-up and unique-prefix rules; {ab['method']}")
+        lines.append("passes in order: " + "; ".join(ab["order"]))
     versus = block.get("vs_reference")
     if versus:
         said = ", ".join(f"{n} {r['ratio']:.2f}x ({_num(r['candidate'])} vs {_num(r['reference'])})"
@@ -60,8 +81,15 @@ def _header_lines(block: dict) -> list[str]:
 
 
 def _samples(block: dict) -> list[str]:
-    return [f"{name}: " + ", ".join(_num(s["value"]) for s in c["samples"])
-            for name, c in block["cells"].items() if c.get("samples")]
+    out = []
+    for name, c in block["cells"].items():
+        if c.get("samples"):
+            out.append(f"{name}: " + ", ".join(_num(s["value"]) for s in c["samples"]))
+        ref = c.get("reference")
+        if ref and ref.get("samples"):
+            out.append(f"{name} (reference): " + ", ".join(_num(s["value"]) for s in ref["samples"])
+                       + f"; cold {ref['cache']['verdict']}; energy {energy_words(ref.get('energy'))}")
+    return out
 
 
 def markdown(data: dict) -> list[str]:

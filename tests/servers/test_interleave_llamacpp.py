@@ -1,7 +1,10 @@
 """Interleaved A/B speed on a real llama-server (2 prompts x 24 tokens, 4 ABBA rounds): the same config against
 itself gives a between-run interval holding 1.0; a candidate slowed by a pacing proxy fails --min-speedup 1.0 on
 the interleaved comparison (both servers up); a reference launch that cannot start stops the
-run (exit 2); `recorded` with a reference that kept no launch command is a usage error (exit 4).
+run (exit 2); `recorded` with a reference that kept no launch command is a usage error (exit 4). The first two runs
+also measure speed cells (p128/g32 and p256/g1, 3 repeats) interleaved the same way: the same config's cells hold 1.0
+in their between-run intervals, the delayed candidate's decode cell fails --min-speedup 1.0 too; every sample of both
+sides kept, each cell's energy metered (or "not available: <why>", as on a host without RAPL).
 
 The servers of this module run llama-server with one thread (-t 1): on a 2-core host shared with other jobs, the
 default two threads wait on each other whenever one is descheduled (measured under a load of ~11: 1.9 tok/s with
@@ -28,7 +31,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.campaign]
 MAX_TOKENS = 24
 SERVER_ARGS = "-t 1"
 ROUNDS = 4
-SLOWDOWN = 3  # the proxy paces the candidate's stream to about a third of the reference's rate
+SLOWDOWN = 4  # the proxy paces the candidate's stream to about a quarter of the reference's rate (3 left the 3-repeat
+# cell interval of a loaded host straddling 1.0 once: the reference's own rate sank toward the paced one)
+CELLS = ("--speed-cells=p128/g32,p256/g1", "--speed-repeats=3")  # small cells: one decode, one cold input
+NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "
+           "intel_rapl / powercap)")
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +74,37 @@ def check_of(rep: dict, cid: str) -> dict:
     return next(c for c in rep["checks"] if c["id"] == cid)
 
 
+def interleaved_cells(rep: dict) -> dict:
+    """The cells block, with what holds for every interleaved cell asserted: both sides' 3 samples kept, cold,
+    of exact length, unique prefixes across both sides, a between-run comparison, the energy said per side."""
+    block = rep["speed"]["cells"]
+    assert "interleaved" in block and "vs_reference" not in block, block.keys()
+    prefixes = []
+    for name, length in (("p128/g32", 128), ("p256/g1", 256)):
+        cell = block["cells"][name]
+        assert cell["status"] == "measured", cell
+        for side in (cell, cell["reference"]):
+            assert [s["repeat"] for s in side["samples"]] == [1, 2, 3]
+            assert side["cache"]["verdict"] == "pass" and side["short"] == 0
+            assert [s["server_prompt_tokens"] for s in side["samples"]] == [length] * 3
+            assert side["warmup"]["server_prompt_tokens"] == length
+            prefixes += [s["prefix"] for s in side["samples"]]
+            energy = side["energy"]
+            if Path("/sys/class/powercap").is_dir():
+                assert energy["available"] or energy["reason"].startswith("not available: "), energy
+            else:
+                assert energy == {"available": False, "reason": NO_RAPL, "device": "cpu",
+                                  "isolation": energy["isolation"]}, energy
+        versus = cell["vs_reference"]
+        assert (versus["measured"], versus["interval"], versus["pairs"]) == ("interleaved", "between-run", 3), versus
+    assert len(set(prefixes)) == len(prefixes) == 12
+    return block
+
+
 def test_the_same_config_interleaved_holds_one_in_its_between_run_interval(gate_run, launch, ab_suite,
                                                                            launched_reference, read_report, tmp_path):
     result = gate_run(f"--launch={launch}", f"--reference={launched_reference}", "--reference-launch=recorded",
-                      f"--speed-rounds={ROUNDS}", "--min-speedup=1.0", "--allow-inconclusive=speed",
+                      f"--speed-rounds={ROUNDS}", "--min-speedup=1.0", "--allow-inconclusive=speed", *CELLS,
                       suite=ab_suite, max_tokens=MAX_TOKENS, report="aa")
     rep = read_report(result.folder)
     assert result.ret == 0, result.stdout.str()[-3000:]
@@ -95,6 +129,17 @@ def test_the_same_config_interleaved_holds_one_in_its_between_run_interval(gate_
     md = (result.folder / "identity.md").read_text()
     assert "## Interleaved A/B speed (speed-ab)" in md and "Against the reference, interleaved in this session:" in md
     assert "Against the recorded reference (reference measured in another run): " in md
+    cells = interleaved_cells(rep)
+    for name in ("p128/g32", "p256/g1"):
+        lo, hi = cells["cells"][name]["vs_reference"]["ci95"]
+        assert lo <= 1.0 <= hi, cells["cells"][name]["vs_reference"]
+    # one-at-a-time: round after round, each pass on a fresh boot of its side, ABBA
+    assert [x.split(" boot")[0] for x in cells["interleaved"]["order"]] == [
+        "r1 reference", "r1 candidate", "r2 candidate", "r2 reference", "r3 reference", "r3 candidate"]
+    check = check_of(rep, "speed-cells")
+    assert (check["verdict"], check["outcome"]) == ("inconclusive", "passed"), check
+    assert "p128/g32 " in check["detail"] and "the headline decode cell; --min-speedup 1: it lies inside" in check["detail"]
+    assert "(interleaved, between-run, " in md and "p128/g32 (reference): " in md
 
     # `recorded` needs a recorded command: a reference of a --url server has none (refused before any server)
     bare = tmp_path / "bare"
@@ -116,7 +161,7 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
     with FaultProxy(upstream.url, pace_s=pace_s) as proxy:
         result = gate_run(f"--url={proxy.url}", f"--reference={launched_reference}", "--reference-launch=recorded",
                           "--interleave-servers=both-up", f"--speed-rounds={ROUNDS}",
-                          "--min-speedup=1.0", suite=ab_suite, max_tokens=MAX_TOKENS, report="slow")
+                          "--min-speedup=1.0", *CELLS, suite=ab_suite, max_tokens=MAX_TOKENS, report="slow")
     rep = read_report(result.folder)
     assert result.ret == 1, result.stdout.str()[-3000:]
     speed = check_of(rep, "speed")
@@ -127,6 +172,17 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
     assert block["servers"] == "both-up" and len(block["passes"]) == 2 * ROUNDS and block["control"] is None
     assert all(p["boot"] is None for p in block["passes"] if p["side"] == "candidate")  # a --url server: not booted
     assert rep["summary"]["exact"] == [2, 2]  # identical and slower: the tokens pass, the speed fails
+    cells = interleaved_cells(rep)
+    decode = cells["cells"]["p128/g32"]["vs_reference"]
+    assert decode["label"] == "headline" and decode["ci95"][1] < 1.0, decode
+    # both-up: cell after cell, the repeats alternating A B, B A, A B
+    assert cells["interleaved"]["order"][:6] == ["r1 reference: p128/g32", "r1 candidate: p128/g32",
+                                                 "r2 candidate: p128/g32", "r2 reference: p128/g32",
+                                                 "r3 reference: p128/g32", "r3 candidate: p128/g32"]
+    check = check_of(rep, "speed-cells")
+    assert (check["verdict"], check["outcome"]) == ("fail", "failed"), check
+    assert "p128/g32 0." in check["detail"] and "x slower [" in check["detail"]
+    assert "the headline decode cell; --min-speedup 1: the whole interval is below it" in check["detail"]
     # the A/A control (--speed-control) runs in benchmarks/aa_control.py's smoke size (tests/servers/test_benchmarks.py)
 
 

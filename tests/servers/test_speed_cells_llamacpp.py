@@ -1,12 +1,13 @@
 """--speed-cells on a real llama-server: every repeat cold (cache-zero proven from the server's counters, unique
 entropy-first prefixes), prompts of exactly the asked length by the server's own count, the warm-up shown, every
-sample kept in identity.json, a cell beyond the context dropped; and a generation capped short of the cell's length
+sample kept in identity.json, a cell beyond the context dropped, each cell's energy said (RAPL, or why not); and a generation capped short of the cell's length
 (a gateway's cap) fails the item."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from proxy import FaultProxy
 
 # Outside the default run (pyproject's addopts: -m 'not campaign'): CI's 30 minutes; run it with -m campaign.
 pytestmark = [pytest.mark.slow, pytest.mark.campaign]
+NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "
+           "intel_rapl / powercap)")
 
 
 def _gate(tmp_path, url: str, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -45,6 +48,12 @@ def test_cells_are_cold_exact_and_every_sample_kept(shared_server, tmp_path):
         assert cell["summary"]["samples"] == 3
         assert cell["summary"]["min"] <= cell["summary"]["median"] <= cell["summary"]["max"]
         prefixes += [cell["warmup"]["prefix"]] + [s["prefix"] for s in cell["samples"]]
+        # --power auto (the default) meters each cell's repeats: RAPL where readable, else the reason why not
+        energy = cell["energy"]
+        if Path("/sys/class/powercap").is_dir():
+            assert energy["available"] or energy["reason"].startswith("not available: "), energy
+        else:
+            assert energy["available"] is False and energy["reason"] == NO_RAPL, energy
     assert block["cells"]["p256/g32"]["credible"]["verdict"] == "credible"
     # entropy first: no two of the 8 requests open with the same characters
     assert len({x[:13] for x in prefixes}) == len(prefixes) == 8

@@ -90,15 +90,26 @@ def measure(server, cells, repeats=3, context=8192, meter=None):
 
 
 class Meter:
+    """A window factory (as gate/cells_checks.meter): every window it opens logs its calls; 1.5 J per window."""
+
     def __init__(self):
         self.calls = []
+
+    def __call__(self, backend):
+        return self
 
     def start(self):
         self.calls.append("start")
 
-    def stop(self):
-        self.calls.append("stop")
-        return {"joules": 1.5}
+    def close(self):
+        self.calls.append("close")
+
+    def stop(self, generated_tokens):
+        self.calls.append(f"stop {generated_tokens}")
+        power = {"joules": 1.5, "window_s": 0.5, "watts_mean": 3.0, "generated_tokens": generated_tokens,
+                 "joules_per_token": round(1.5 / generated_tokens, 4), "device": "cpu",
+                 "meters": [{"source": "rapl", "available": True}]}
+        return power, {"verdict": "isolated"}
 
 
 def test_each_cell_a_warm_up_then_cold_repeats_every_sample_kept():
@@ -122,7 +133,8 @@ def test_each_cell_a_warm_up_then_cold_repeats_every_sample_kept():
     assert s["min"] == values[0] and s["max"] == values[-1] and s["median"] == values[1]
     # prompt tokens / TTFT (the row's ttft_s is rounded to 0.1 ms: a millisecond-long mock TTFT reads within 10%)
     assert cold["samples"][0]["value"] == pytest.approx(128 / cold["samples"][0]["ttft_s"], rel=0.1)
-    assert decode["energy"] == {"joules": 1.5} and meter.calls == ["start", "stop"] * 2
+    assert decode["energy"]["joules"] == 1.5 and decode["energy"]["joules_per_token"] == 0.025  # 1.5 J / 60 tokens
+    assert meter.calls == ["start", "close", "stop 60", "start", "close", "stop 3"]
     dropped = block["cells"]["p8192/g1"]
     assert dropped["status"] == "dropped" and "beyond the server's context of 8192 tokens" in dropped["reason"]
     # the counters moved by what the client received
