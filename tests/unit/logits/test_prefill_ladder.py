@@ -62,3 +62,12 @@ def test_the_raw_cosine_needs_both_shifts_and_is_not_shift_invariant():
     assert raw.logit_cosine_raw == pytest.approx(want, abs=1e-12) and raw.logit_cosine_raw != raw.logit_cosine
     s = summarize([raw, without])
     assert s["logit_cosine_raw"] == pytest.approx(want) and s["logit_cosine_raw_min"] == pytest.approx(want)
+
+
+def test_the_runner_section_shows_each_chunk_sizes_ladder_row():
+    from oracle.logits import runner_report
+
+    ladder = {"context": 8192, "beyond_context": [], **ladder_report((1, 64, 300), _scored(moved_at=300), chunks=(16,))}
+    lines = runner_report.markdown({"chunked_prefill": {"modes": {}, "ladder": ladder}})
+    assert "| chunks-16 (ladder: 64, 300) | 1/2 | 1.5 | 300 |" in lines
+    assert "chunks-16 (ladder: 64, 300)" in runner_report.html({"chunked_prefill": {"modes": {}, "ladder": ladder}})
