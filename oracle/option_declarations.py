@@ -13,8 +13,8 @@ from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
-                                 non_negative_int, ov_config, positive_int, prefill_chunks, reference_kind,
-                                 runner_arg, shell_command, speed_cells)
+                                 non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
+                                 reference_kind, runner_arg, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
 from oracle.option_sampling import add_sampling_options
 from oracle.sweep.grid import parse_axis
@@ -184,6 +184,12 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
                      "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
                      "only); for a python runner the sizes also give the chunked-prefill item (default: 64,served)")
+    g.addoption("--prefill-lengths", metavar="TOKENS", type=prefill_lengths,
+                default="1,7,64,256,1024,2048,4096,8192",
+                help="for a python runner's chunked-prefill item: the prefix lengths of a long prompt built from the "
+                     "haystack text, each scored in one pass and in chunks of each --prefill-chunks size (lengths "
+                     "beyond the runner's context are dropped; none: the suite's own paths only) "
+                     "(default: 1,7,64,256,1024,2048,4096,8192)")
     # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
     # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
     # 22 of 22): README, "Decode vs prefill".

@@ -19,7 +19,8 @@ from oracle.speed.cells import parse_cells
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
-           "ov_config", "ladder_levels", "prefill_chunks", "runner_arg", "SERVED_BATCH", "SAMPLING_CHECKS",
+           "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
+           "runner_arg", "SERVED_BATCH", "SAMPLING_CHECKS",
            "sampling_check", "temperature", "top_p",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "power_mode", "reference_kind",
            "shell_command", "speed_cells", "speedup", "POWER_MODES"]
@@ -165,6 +166,22 @@ def prefill_chunks(value: str) -> tuple[int | str, ...]:
         if size not in out:
             out.append(size)
     return tuple(out)
+
+
+def prefill_lengths(value: str) -> tuple[int, ...]:
+    """--prefill-lengths: the chunked-prefill ladder's prefix lengths in tokens, comma-separated; `none`: no ladder
+    (the suite's own paths only)."""
+    if value.strip() == "none":
+        return ()
+    try:
+        lengths = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise pytest.UsageError(f"--prefill-lengths {value!r}: expected comma-separated prefix lengths in tokens, "
+                                "e.g. --prefill-lengths 1,7,64,256,1024 (or none)") from None
+    if not lengths or lengths[0] < 1:
+        raise pytest.UsageError(f"--prefill-lengths {value!r}: a prefix holds at least 1 token, e.g. "
+                                "--prefill-lengths 64,300 (or none)")
+    return tuple(lengths)
 
 
 def inconclusive_kinds(value: str) -> tuple[str, ...]:

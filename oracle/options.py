@@ -78,6 +78,7 @@ class GateOptions:
     kld_max: float | None = None
     same_top1_min: float | None = None  # percent
     prefill_chunks: tuple[int | str, ...] = (64, "served")  # decode vs prefill: chunk sizes, "served" = the server's
+    prefill_lengths: tuple[int, ...] = (1, 7, 64, 256, 1024, 2048, 4096, 8192)  # the chunked-prefill ladder
     dvp_max_delta: float | None = None  # decode vs prefill: the largest |Δlogprob| that passes (None: reported)
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
@@ -202,7 +203,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
-        same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks), dvp_max_delta=o.dvp_max_delta,
+        same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks),
+        prefill_lengths=tuple(o.prefill_lengths), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,

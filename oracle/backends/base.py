@@ -129,6 +129,8 @@ class Completion:
     # predicted_ms, predicted_per_second); None when it reports none. The speed card checks the client's against it.
     server_timings: dict | None = None
     prompt_logprobs: list[float] = field(default_factory=list)  # log p(prompt[i] | prompt[:i]), i >= 1, when known
+    # Per position, log-sum-exp of the raw logits (raw = logprob + shift): backends that hold raw logits, whole vocab
+    logit_shift: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -145,6 +147,7 @@ class TeacherForced:
     requests: int = 0
     cached_prompt_tokens: int | None = None
     path_logprobs: list[float] = field(default_factory=list)  # `scored_path`: each given token's own logprob
+    logit_shift: list[float] = field(default_factory=list)  # per row, as Completion.logit_shift (empty: unknown)
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
         return await asyncio.to_thread(self.generate, request)
 
     def _top(self, logits, k: int):
-        """(top ids, top logprobs, tail mass) of one position's logits, in float64 for the tail."""
+        """(top ids, top logprobs, tail mass, log-softmax) of one position's logits, in float64 for the tail."""
         torch = self._torch
         lp = torch.log_softmax(logits.double(), dim=-1)
         top = torch.topk(lp, min(k, lp.shape[-1]))
@@ -175,6 +175,8 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
                     out.top_ids.append(top_ids)
                     out.top_logprobs.append(top_lps)
                     out.tail_mass.append(tail)
+                    if request.logprobs >= lp.shape[-1]:  # the whole vocabulary: raw logit = logprob + shift
+                        out.logit_shift.append(_shift(step.logits[0, -1], lp))
                     out.token_times_s.append(time.perf_counter() - start)
                     if token in self._eog:
                         out.finish_reason = "stop"
@@ -191,7 +193,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
                        seed: int = 1234, positions: list[int] | None = None) -> TeacherForced:
         """Top-k logprobs after prompt + completion[:i] for each position i (default: all), one forward pass."""
         torch = self._torch
-        rows_ids, rows_lps = [], []
+        rows_ids, rows_lps, shifts = [], [], []
         wanted = range(len(completion_ids)) if positions is None else positions
         if completion_ids and wanted:
             with torch.inference_mode():
@@ -199,11 +201,19 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
                 logits = self.model(ids).logits[0]
             first = len(prompt_ids) - 1
             for i in wanted:
-                top_ids, top_lps, _, _ = self._top(logits[first + i], logprobs)
+                top_ids, top_lps, _, lp = self._top(logits[first + i], logprobs)
                 rows_ids.append(top_ids)
                 rows_lps.append(top_lps)
+                if logprobs >= lp.shape[-1]:
+                    shifts.append(_shift(logits[first + i], lp))
         return TeacherForced(rows_ids, rows_lps, method=f"{self.teacher_forcing_method} ({self.dtype})",
-                             requests=1 if rows_ids else 0)
+                             requests=1 if rows_ids else 0, logit_shift=shifts)
+
+
+def _shift(logits, lp) -> float:
+    """The log-partition of one row: raw logit = logprob + shift (the same for every id; read at the top id)."""
+    top = int(lp.argmax())
+    return float(logits[top].double() - lp[top])
 
 
 def _cache_of(output):

@@ -210,14 +210,16 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
 
     @staticmethod
     def _top(logits: np.ndarray, k: int):
-        """(top ids, top logprobs, tail mass, full log-softmax) of one position's logits."""
-        lp = logits.astype(np.float64) - logits.max()
-        lp -= np.log(np.exp(lp).sum())
+        """(top ids, top logprobs, tail mass, full log-softmax, shift: raw logit = logprob + shift)."""
+        top_logit = float(logits.max())
+        lp = logits.astype(np.float64) - top_logit
+        lse = float(np.log(np.exp(lp).sum()))
+        lp -= lse
         k = min(k, lp.shape[0])
         top = np.argpartition(-lp, k - 1)[:k]
         top = top[np.argsort(-lp[top], kind="stable")]
         tail = max(float(1.0 - np.exp(lp[top]).sum()), 0.0)
-        return top.tolist(), lp[top].tolist(), tail, lp
+        return top.tolist(), lp[top].tolist(), tail, lp, top_logit + lse
 
     # -- generation ------------------------------------------------------------------------
     @asynccontextmanager
@@ -241,13 +243,15 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         every = rows.shape[0] == len(prompt)
         logits = rows[-1]
         for _ in range(request.max_tokens):
-            top_ids, top_lps, tail, lp = self._top(logits, request.logprobs)
+            top_ids, top_lps, tail, lp, shift = self._top(logits, request.logprobs)
             token = int(np.argmax(lp))
             out.completion_ids.append(token)
             out.logprobs.append(float(lp[token]))
             out.top_ids.append(top_ids)
             out.top_logprobs.append(top_lps)
             out.tail_mass.append(tail)
+            if request.logprobs >= self.vocab_size:  # the whole vocabulary: the raw logits can be rebuilt
+                out.logit_shift.append(shift)
             out.token_times_s.append(time.perf_counter() - start)
             if token in stop:
                 out.finish_reason = "stop"
@@ -275,9 +279,11 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
             out += (block[np.arange(len(block)), prompt[start + 1:start + 1 + len(block)]] - lse).tolist()
         return out
 
-    def _rows(self, rows: dict[int, np.ndarray], wanted: list[int], k: int) -> tuple[list, list]:
+    def _rows(self, rows: dict[int, np.ndarray], wanted: list[int], k: int) -> tuple[list, list, list]:
+        """Top ids, top logprobs and (with the whole vocabulary, k >= vocab_size) each row's logit shift."""
         tops = [self._top(rows[i], k) for i in wanted]
-        return [t[0] for t in tops], [t[1] for t in tops]
+        shifts = [t[4] for t in tops] if k >= self.vocab_size else []
+        return [t[0] for t in tops], [t[1] for t in tops], shifts
 
     def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
                        seed: int = 1234, positions: list[int] | None = None) -> TeacherForced:
@@ -293,8 +299,8 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         rows = {0: self._prefill(list(prompt_ids), 0)[-1]}
         for i in range(1, max(wanted) + 1):
             rows[i] = self._logits("step", int(completion_ids[i - 1]))
-        ids, lps = self._rows(rows, wanted, logprobs)
-        return TeacherForced(ids, lps, method=self.teacher_forcing_method, requests=1)
+        ids, lps, shifts = self._rows(rows, wanted, logprobs)
+        return TeacherForced(ids, lps, method=self.teacher_forcing_method, requests=1, logit_shift=shifts)
 
     def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
                        positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced:
@@ -306,7 +312,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         path = list(prompt_ids) + list(completion_ids)
         with self._lock:
             rows, calls = self._fed(path[: first + max(wanted) + 1], chunk, {first + i for i in wanted})
-        ids, lps = self._rows({i - first: r for i, r in rows.items()}, wanted, logprobs)
+        ids, lps, _ = self._rows({i - first: r for i, r in rows.items()}, wanted, logprobs)
         how = "one call" if chunk is None else f"chunks of {chunk}"
         return TeacherForced(ids, lps, method=f"{self.prefill_scoring_method} ({how})", requests=calls)
 

@@ -4,7 +4,9 @@ against the same path scored as a prompt through the backend's `prefill_forced`,
 they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
 
 The `chunked-prefill` item (a backend whose capabilities declare `chunked_prefill`: python runners) reads the same
-scored modes: each chunk size against the one pass, top-1 equal at every prefix length and the largest |Δlogprob|.
+scored modes: each chunk size against the one pass, top-1 equal at every prefix length and the largest |Δlogprob|;
+and scores the ladder (`--prefill-lengths`, up to the backend's context) of one long prompt built from the haystack
+text in one pass and in chunks of each size (logits/prefill_ladder.py).
 
     dvp = DecodePrefillChecks(plan, recorder, prompts, state)
     dvp.check().check.verdict   # "pass" / "fail" against --dvp-max-delta
@@ -12,6 +14,8 @@ scored modes: each chunk size against the one pass, top-1 equal at every prefix 
 """
 
 from __future__ import annotations
+
+import time
 
 from oracle.backends.base import PrefillChunk
 
@@ -21,6 +25,7 @@ from oracle.gate.primary import not_run
 from oracle.gate.registry import Finding
 from oracle.logits.chunked import chunked_check, chunked_report
 from oracle.logits.decode_prefill import ONE_PASS, compare_rows, dvp_check, mode_name, summarize_rows
+from oracle.logits.prefill_ladder import ladder_lengths, ladder_prompt, ladder_report
 from oracle.option_types import SERVED_BATCH
 
 __all__ = ["DEFINITION", "DecodePrefillChecks"]
@@ -110,7 +115,45 @@ class DecodePrefillChecks:
             return Finding(Check("chunked-prefill", "logits", INFO, f"not offered: {why}"),
                            {"chunked_prefill": {"not_offered": why}})
         report = chunked_report(self._scored_modes(backend), self.scored)
+        if self.plan.options.prefill_lengths:
+            report["ladder"] = self._ladder(backend)
         return Finding(chunked_check(report), {"chunked_prefill": report})
+
+    def _ladder(self, backend) -> dict:
+        """The long prompt's ladder lengths scored in one pass and in chunks of each numbered size (one feed of the
+        longest length per mode), then compared (logits/prefill_ladder.py)."""
+        from oracle.canary.needle import load_haystack
+
+        o = self.plan.options
+        context = backend.served_context()
+        lengths, beyond = ladder_lengths(o.prefill_lengths, context)
+        chunks = [size for _, size, why in self._chunks(backend)[0] if size is not None and why is None]
+        out = {"prompt": "the haystack text (--haystack), cycled", "context": context, "lengths": list(lengths),
+               "beyond_context": list(beyond), "errors": {}, "requests": {}, "seconds": {}}
+        if not lengths:
+            return out | ladder_report((), {}, chunks=chunks)
+        units = load_haystack(o.canary.haystack)
+        ids = ladder_prompt(self.prompts.tokenize("".join(units)), (), lengths[-1] + 1)
+        positions = [n - 1 for n in lengths]  # row L-1 of the path: the distribution after its first L tokens
+        scored: dict[str, dict[int, tuple]] = {}
+        progress = self.recorder.progress
+        progress.start("chunked-prefill ladder", len(lengths) * (1 + len(chunks)))
+        try:
+            for chunk in (None, *chunks):
+                name, start = mode_name(chunk), time.perf_counter()
+                try:
+                    got = backend.prefill_forced(ids[:1], ids[1:], logprobs=o.logprobs, seed=o.seed,
+                                                 positions=positions, chunk=chunk)
+                except RequestFailed as exc:  # never retried: the mode is reported as not compared
+                    out["errors"][name] = str(exc)
+                    continue
+                scored[name] = {n: (got.top_ids[i], got.top_logprobs[i]) for i, n in enumerate(lengths)}
+                out["requests"][name] = got.requests
+                out["seconds"][name] = round(time.perf_counter() - start, 2)
+                progress.record(len(lengths))
+        finally:
+            progress.end()
+        return out | ladder_report(lengths, scored, chunks=chunks)
 
     def _scored_modes(self, backend) -> dict:
         """Every mode scored once (the decode-vs-prefill report), whichever of the two items asks first."""

@@ -52,6 +52,30 @@ def chunked_report(dvp_report: dict, scored: dict[str, dict[str, tuple]]) -> dic
     return {"definition": DEFINITION, "top_k": dvp_report.get("top_k"), "modes": modes}
 
 
+def _ladder_lines(ladder: dict) -> tuple[list[str], list[str], int]:
+    """(lines, failures, lengths compared) of the long prompt's ladder (logits/prefill_ladder.py)."""
+    lines, broken, compared = [], [], 0
+    if ladder.get("beyond_context"):
+        lines.append(f"ladder: {', '.join(map(str, ladder['beyond_context']))} tokens beyond the context of "
+                     f"{ladder['context']}: not tested")
+    for name, mode in (ladder.get("modes") or {}).items():
+        n, differs = mode["tested"], mode["top1_differs"]
+        compared += n
+        if not n:
+            lines.append(f"{name} ladder: no length longer than one chunk of {mode['chunk']} tokens")
+            continue
+        top = max(r["tokens"] for r in mode["lengths"])
+        delta = "-" if mode["max_abs_delta"] is None else f"{mode['max_abs_delta']:.3g}"
+        lines.append(f"{name} ladder: top-1 equal at {n - len(differs)}/{n} prompt lengths (up to {top} tokens), "
+                     f"max |Δlogprob| {delta} nats, bit-identical at {mode['bit_identical']}/{n}")
+        if differs:
+            row = next(r for r in mode["lengths"] if r["tokens"] == differs[0])
+            broken.append(f"{name}: top-1 differs from one pass at {len(differs)} ladder length(s), first "
+                          f"{differs[0]} tokens (one pass {row['one_pass_top1']}, chunked {row['chunked_top1']})")
+    lines += [f"{name} ladder: not compared: {err}" for name, err in (ladder.get("errors") or {}).items()]
+    return lines, broken, compared
+
+
 def chunked_check(report: dict) -> Check:
     """FAIL when a chunk size changed a top-1 token (naming prompt, position and both tokens); PASS when every
     compared length kept it; NOT_RUN when no chunk size could be compared."""
@@ -72,8 +96,15 @@ def chunked_check(report: dict) -> Check:
             s = mode["top1_differs"][0]
             broken.append(f"{name}: top-1 differs from one pass at {len(mode['top1_differs'])} length(s), first "
                           f"{s['prompt']} position {s['position']} (one pass {s['one_pass']}, chunked {s['chunked']})")
+    ladder = report.get("ladder")
+    if ladder:
+        said, failed, tested = _ladder_lines(ladder)
+        lines, broken, compared = lines + said, broken + failed, compared + tested
+        errors += len(ladder.get("errors") or {})
     evidence = {"modes": {n: m.get("overall") or {k: m.get(k) for k in ("not_offered", "not_reached")}
-                          for n, m in report["modes"].items()}}
+                          for n, m in report["modes"].items()},
+                "ladder": {n: {k: m[k] for k in ("tested", "top1_differs", "max_abs_delta")}
+                           for n, m in ((ladder or {}).get("modes") or {}).items()}}
     if broken:
         return Check(cid, "logits", FAIL, "; ".join(broken), lines, evidence)
     if errors:

@@ -40,6 +40,7 @@ class CandidatePath:
     requests: int = 0
     cached_prompt_tokens: int | None = None
     missing: list[int] = field(default_factory=list)
+    logit_shift: dict[int, float] = field(default_factory=dict)  # position -> raw logit = logprob + shift, when known
 
     def evidence(self) -> dict:
         return {"from_generation": self.from_generation, "teacher_forced": self.teacher_forced,
@@ -69,6 +70,8 @@ def candidate_path(backend, reference: Record, candidate: Record | None, *, logp
         for i in range(min(same + 1, n, len(candidate.top_ids))):
             if candidate.top_ids[i]:
                 rows_ids[i], rows_lps[i] = list(candidate.top_ids[i]), list(candidate.top_logprobs[i])
+                if i < len(candidate.logit_shift):
+                    path.logit_shift[i] = candidate.logit_shift[i]
                 path.from_generation += 1
     wanted = [i for i in range(n) if not rows_ids[i]]
     if wanted and backend.capabilities.teacher_forcing:
@@ -76,6 +79,7 @@ def candidate_path(backend, reference: Record, candidate: Record | None, *, logp
                                         positions=wanted)
         for i, ids, lps in zip(wanted, result.top_ids, result.top_logprobs):
             rows_ids[i], rows_lps[i] = ids, lps
+        path.logit_shift |= dict(zip(wanted, result.logit_shift))
         path.teacher_forced = len(wanted)
         path.method, path.requests = result.method, result.requests
         path.cached_prompt_tokens = result.cached_prompt_tokens
@@ -89,13 +93,16 @@ def _f32(values) -> list[float]:
 
 
 def compare_path(reference: Record, path: CandidatePath) -> list[PositionLogits]:
-    """Per-position figures wherever both sides have top-k logprobs."""
+    """Per-position figures wherever both sides have top-k logprobs (and the raw logit cosine where both kept the
+    logit shift)."""
     out = []
     for i, token in enumerate(reference.completion_ids):
         if i >= len(reference.top_ids) or not reference.top_ids[i] or not path.top_ids[i]:
             continue
+        ref_shift = reference.logit_shift[i] if i < len(reference.logit_shift) else None
         out.append(compare_position(i, reference.top_ids[i], _f32(reference.top_logprobs[i]), path.top_ids[i],
-                                    _f32(path.top_logprobs[i]), reference_token=token))
+                                    _f32(path.top_logprobs[i]), reference_token=token, reference_shift=ref_shift,
+                                    candidate_shift=path.logit_shift.get(i)))
     return out
 
 
@@ -104,7 +111,9 @@ def summary_line(s: dict) -> str:
         return "no position with top-k logprobs on both sides"
     cos = f", logprob cosine {s['logprob_cosine']:.5f}" if s.get("logprob_cosine") is not None else ""
     if s.get("logit_cosine") is not None:
-        cos += f", logit cosine {s['logit_cosine']:.6f} (centered, over {s['logit_cosine_ids']}+ ids)"
+        cos += f", logit cosine (centered) {s['logit_cosine']:.6f} over {s['logit_cosine_ids']}+ ids"
+    if s.get("logit_cosine_raw") is not None:
+        cos += f", logit cosine (raw) {s['logit_cosine_raw']:.6f}"
     return (f"Mean KLD {s['mean_kld']:.6f} ± {s['mean_kld_uncertainty']:.6f} (lower bound over the shared top-k + "
             f"tail), Same top p {100 * s['same_top1']:.3f} ± {100 * s['same_top1_uncertainty']:.3f} %, "
             f"RMS Δp {100 * s['rms_delta_p']:.3f} %{cos}; {s['positions']} positions")

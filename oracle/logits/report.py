@@ -22,16 +22,17 @@ def _pct(x: float | None) -> str:
 
 def _row(name: str, s: dict) -> str:
     if not s.get("positions"):
-        return f"| {name} | 0 | - | - | - | - | - | - | - | - | - |"
+        return f"| {name} | 0 | - | - | - | - | - | - | - | - | - | - |"
     p = s["kld_percentiles"]
     cos = "-" if s.get("logprob_cosine") is None else f"{s['logprob_cosine']:.5f}"
     logit = "-" if s.get("logit_cosine") is None else f"{s['logit_cosine']:.6f} ({s['logit_cosine_ids']} ids)"
+    raw = "-" if s.get("logit_cosine_raw") is None else f"{s['logit_cosine_raw']:.6f}"
     lp_c = "-" if s.get("mean_logprob_candidate") is None else f"{s['mean_logprob_candidate']:.4f}"
     lp_r = "-" if s.get("mean_logprob_reference") is None else f"{s['mean_logprob_reference']:.4f}"
     return (f"| {name} | {s['positions']} | {s['mean_kld']:.6f} ± {s['mean_kld_uncertainty']:.6f} | "
             f"{p['max']:.5f} / {p['p99']:.5f} / {p['median']:.6f} | "
             f"{100 * s['same_top1']:.3f} ± {100 * s['same_top1_uncertainty']:.3f} % | "
-            f"{_pct(s['mean_delta_p'])} | {_pct(s['rms_delta_p'])} | {cos} | {logit} | {lp_r} | {lp_c} |")
+            f"{_pct(s['mean_delta_p'])} | {_pct(s['rms_delta_p'])} | {cos} | {logit} | {raw} | {lp_r} | {lp_c} |")
 
 
 def headline(logits: dict | None) -> str | None:
@@ -46,8 +47,8 @@ def markdown_lines(logits: dict | None) -> list[str]:
     if not logits:
         return []
     head = ["| | positions | Mean KLD | KLD max / 99% / median | Same top p | mean Δp | RMS Δp | logprob cosine "
-            "| logit cosine (centered, over) | mean log-prob ref | mean log-prob cand |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| logit cosine (centered, over) | logit cosine (raw) | mean log-prob ref | mean log-prob cand |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     floor = logits.get("floor")
     lines = ["", "## Logits against the reference", ""]
     if "overall" in logits:

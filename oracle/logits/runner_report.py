@@ -1,5 +1,5 @@
 """The report's section for a runner's own checks (`--backend=python:...`): chunked-prefill invariance per chunk
-size and the mean prompt log-prob against the reference's, from identity.json's `chunked_prefill` and
+size (the suite's paths, then the ladder of prompt lengths) and the mean prompt log-prob against the reference's, from identity.json's `chunked_prefill` and
 `prompt_logprob` (absent for every other family: nothing to say).
 
     lines = markdown(data)   # identity.md lines; [] without either key
@@ -28,6 +28,11 @@ def _chunk_rows(chunked: dict | None) -> list[tuple[str, str, str, str]]:
         o = m["overall"]
         rows.append((name, f"{o['positions'] - len(m['top1_differs'])}/{o['positions']}",
                      _num(o.get("max_abs_delta"), ".3g"), str(m.get("longest_prefix_tokens"))))
+    for name, m in (((chunked or {}).get("ladder") or {}).get("modes") or {}).items():
+        lengths = [r["tokens"] for r in m["lengths"]]
+        rows.append((f"{name} (ladder: {', '.join(map(str, lengths)) or 'none longer than a chunk'})",
+                     f"{m['tested'] - len(m['top1_differs'])}/{m['tested']}", _num(m.get("max_abs_delta"), ".3g"),
+                     str(max(lengths, default="-"))))
     return rows
 
 

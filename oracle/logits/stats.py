@@ -1,6 +1,7 @@
 """Logit statistics with llama.cpp's names (`llama-perplexity --kl-divergence`), from top-k logprobs; beside them
 the logit cosine (centered, over the ids both sides hold: the full vocabulary when both give it, --logprobs >= the
-vocabulary, as python runners and hf can).
+vocabulary, as python runners and hf can) and, where both sides kept each row's logit shift (raw logit = logprob +
+shift: backends that hold raw logits and gave the whole vocabulary), the raw logit cosine over the whole vocabulary.
 
     position = compare_position(ref_ids, ref_logprobs, cand_ids, cand_logprobs, reference_token=t)
     stats = summarize([position, ...])   # Mean KLD ± uncertainty, percentiles, Same top p, delta-p, ...
@@ -21,8 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["KLD_PERCENTILES", "PositionLogits", "centered_cosine", "compare_position", "same_top1_uncertainty", "summarize",
-           "top_k_kld"]
+__all__ = ["KLD_PERCENTILES", "PositionLogits", "centered_cosine", "compare_position", "raw_cosine",
+           "same_top1_uncertainty", "summarize", "top_k_kld"]
 
 # llama.cpp prints these (Maximum, 99.9%, 99.0%, 95.0%, 90.0%, Median, 10.0%, 5.0%, 1.0%); we keep its order.
 KLD_PERCENTILES = (("max", 100.0), ("p99.9", 99.9), ("p99", 99.0), ("p95", 95.0), ("p90", 90.0),
@@ -63,6 +64,7 @@ class PositionLogits:
     candidate_top1: int
     logit_cosine: float | None = None  # centered, over the shared top-k (None: fewer than two shared tokens)
     shared: int = 0  # ids in both top-k: the whole vocabulary when both sides give it
+    logit_cosine_raw: float | None = None  # the raw logits' cosine (None: a side has no logit shift)
 
     @property
     def delta_p(self) -> float:
@@ -76,27 +78,38 @@ class PositionLogits:
 
 
 def compare_position(position: int, ref_ids: Sequence[int], ref_logprobs: Sequence[float], cand_ids: Sequence[int],
-                     cand_logprobs: Sequence[float], *, reference_token: int) -> PositionLogits:
-    """Both sides' top-k at one position of the reference path (the candidate teacher-forced onto it)."""
+                     cand_logprobs: Sequence[float], *, reference_token: int, reference_shift: float | None = None,
+                     candidate_shift: float | None = None) -> PositionLogits:
+    """Both sides' top-k at one position of the reference path (the candidate teacher-forced onto it); with both
+    sides' logit shifts, the raw logits' cosine (raw = logprob + shift) over the ids both hold."""
     ref = dict(zip(map(int, ref_ids), map(float, ref_logprobs)))
     cand = dict(zip(map(int, cand_ids), map(float, cand_logprobs)))
     ref_top1 = max(ref, key=ref.get)
     cand_top1 = max(cand, key=cand.get)
     shared = [t for t in ref if t in cand]
-    cosine = logit_cosine = None
+    cosine = logit_cosine = raw = None
     if shared:
         a = np.array([ref[t] for t in shared])
         b = np.array([cand[t] for t in shared])
         norm = float(np.linalg.norm(a) * np.linalg.norm(b))
         cosine = float(a @ b / norm) if norm > 0 else 1.0
         logit_cosine = centered_cosine(a, b) if len(shared) > 1 else None
+        if reference_shift is not None and candidate_shift is not None:
+            raw = raw_cosine(a + reference_shift, b + candidate_shift)
     p_ref = math.exp(ref[reference_token]) if reference_token in ref else 0.0
     p_cand = math.exp(cand[reference_token]) if reference_token in cand else None
     return PositionLogits(position=position, reference_token=int(reference_token),
                           kld=top_k_kld(ref_ids, ref_logprobs, cand_ids, cand_logprobs),
                           same_top1=ref_top1 == cand_top1, p_reference=p_ref, p_candidate=p_cand,
                           logprob_cosine=cosine, candidate_top1=int(cand_top1), logit_cosine=logit_cosine,
-                          shared=len(shared))
+                          shared=len(shared), logit_cosine_raw=raw)
+
+
+def raw_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The plain cosine of two raw logit vectors (the field's "logit cosine"): not shift-invariant, so it needs the
+    raw logits themselves, not only the logprobs."""
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / norm) if norm > 0 else float(np.array_equal(a, b))
 
 
 def centered_cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -132,6 +145,7 @@ def summarize(positions: Sequence[PositionLogits], *, reference_logprobs: Sequen
     same = sum(p.same_top1 for p in positions) / n
     cosines = [p.logprob_cosine for p in positions if p.logprob_cosine is not None]
     logit_cosines = [p.logit_cosine for p in positions if p.logit_cosine is not None]
+    raw = [p.logit_cosine_raw for p in positions if p.logit_cosine_raw is not None]
     cand_lp = [math.log(p.p_candidate) for p in positions if p.p_candidate]
     ref_lp = list(reference_logprobs) or [math.log(p.p_reference) for p in positions if p.p_reference > 0]
     return {
@@ -153,6 +167,8 @@ def summarize(positions: Sequence[PositionLogits], *, reference_logprobs: Sequen
         "logit_cosine": float(np.mean(logit_cosines)) if logit_cosines else None,
         "logit_cosine_min": float(np.min(logit_cosines)) if logit_cosines else None,
         "logit_cosine_ids": min(p.shared for p in positions),  # fewest ids a position's cosine was taken over
+        "logit_cosine_raw": float(np.mean(raw)) if raw else None,  # raw logits, where both sides kept the shift
+        "logit_cosine_raw_min": float(np.min(raw)) if raw else None,
         "mean_logprob_reference": float(np.mean(ref_lp)) if ref_lp else None,
         "mean_logprob_candidate": float(np.mean(cand_lp)) if cand_lp else None,
         "reference_token_outside_candidate_top_k": sum(p.p_candidate is None for p in positions),

@@ -108,6 +108,7 @@ class Record:
     tail_mass: list[float] = field(default_factory=list)  # 1 - sum of the top-k probabilities (full-vocab backends)
     server_timings: dict | None = None  # the server's own clock for the request (llama.cpp `timings`), when it said
     prompt_logprobs: list[float] = field(default_factory=list)  # log p(prompt[i] | prompt[:i]), i >= 1 (runners)
+    logit_shift: list[float] = field(default_factory=list)  # raw logit = logprob + shift (whole-vocabulary rows)
 
     @property
     def key(self) -> str:
@@ -134,7 +135,7 @@ class Record:
     def meta(self) -> dict:
         d = asdict(self)
         for k in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s", "tail_mass",
-                  "prompt_logprobs"):
+                  "prompt_logprobs", "logit_shift"):
             d.pop(k)
         d["condition"] = self.condition.key
         d["prompt_sha256"] = token_sha256(self.prompt_ids)
@@ -200,6 +201,8 @@ def save_record(folder: Path, record: Record) -> list[Path]:
     extra = {"tail_mass": np.asarray(record.tail_mass, dtype=np.float64)} if record.tail_mass else {}
     if record.prompt_logprobs:  # only backends that score the prompt itself (python runners)
         extra["prompt_logprobs"] = np.asarray(record.prompt_logprobs, dtype=np.float64)
+    if record.logit_shift:  # only backends that hold raw logits and gave the whole vocabulary
+        extra["logit_shift"] = np.asarray(record.logit_shift, dtype=np.float64)
     np.savez(
         buf,
         prompt_ids=np.asarray(record.prompt_ids, dtype=np.int64),
@@ -247,4 +250,5 @@ def load_record(folder: Path, condition: Condition, rid: str) -> Record:
             tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
             server_timings=meta.get("server_timings"),
             prompt_logprobs=arrays["prompt_logprobs"].tolist() if "prompt_logprobs" in arrays else [],
+            logit_shift=arrays["logit_shift"].tolist() if "logit_shift" in arrays else [],
         )

@@ -36,6 +36,9 @@ import pytest
     (["--backend=llamacpp", "--same-top1-min=101"], "*must be a percentage between 0 and 100*"),
     (["--backend=llamacpp", "--prefill-chunks=64,big"], "*'big' is neither a number of tokens nor 'served'*"),
     (["--backend=llamacpp", "--prefill-chunks=0"], "*a chunk holds at least 1 token*"),
+    (["--backend=llamacpp", "--prefill-lengths=64,long"], "*--prefill-lengths '64,long': expected comma-separated "
+     "prefix lengths in tokens*"),
+    (["--backend=llamacpp", "--prefill-lengths=0,64"], "*--prefill-lengths '0,64': a prefix holds at least 1 token*"),
     (["--backend=llamacpp", "--dvp-max-delta=-0.1"], "*must be between 0 and 100 nats*"),
     (["--backend=llamacpp", "--servers=/nonexistent"], "*no such file; give a file with one server URL per line*"),
     (["--backend=llamacpp", "--server-args=-c 'unclosed"], "*--server-args*check the quotes*"),
