@@ -12,7 +12,9 @@
 #                       KEEP=/tmp/kitkeep, -np 1 -t 1 --no-repack -c 4096, 3 prompts of the default suite at --max-tokens 105,
 #                       cells p256/g128,p512/g1 x 3 repeats, 2 rounds, 1 A/A pair
 # Knobs (environment): KIT_BUDGET_S (whole script, default 540), KIT_ROUNDS, KIT_CONTROL, KIT_SERVERS (both-up or
-# one-at-a-time), KIT_CELLS, KIT_REPEATS, KIT_NGRAM_MIN_S (least time left for run 4, default 100).
+# one-at-a-time), KIT_CELLS, KIT_REPEATS, KIT_NGRAM_MIN_S (least time left for run 4, default 100),
+# KIT_RUNS (which gates run after the record: "aa draft ngram" by default).
+# Offline on the device: HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 in front keep `datasets` from trying the network.
 set -u
 T0=$(date +%s)
 KIT=$(cd "$(dirname "$0")" && pwd)
@@ -51,6 +53,16 @@ if ! python3 -c "from importlib.metadata import version; version('oracle')" 2>/d
   mkdir -p "$KEEP/site/oracle-$VER.dist-info"
   printf 'Metadata-Version: 2.1\nName: oracle\nVersion: %s\n' "$VER" > "$KEEP/site/oracle-$VER.dist-info/METADATA"
 fi
+# The device image lacks orjson (oracle's stream parser) and datasets (the haystack loader the cells' prompts are cut
+# from; dill and multiprocess are its pure-Python dependencies the image lacks too): make-kit.sh carries their wheels,
+# installed only when the module does not import (rc 23 when one is needed and cannot be installed)
+for mod in orjson datasets dill multiprocess; do
+  if ! python3 -c "import $mod" 2>/dev/null; then
+    log "$mod missing: installing the carried wheel"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$KEEP/site" \
+      "$KIT"/"$mod"-*.whl || { log "FAIL: no $mod and its carried wheel did not install"; exit 23; }
+  fi
+done
 # NVML for --power auto: the device image has nvidia-ml-py (KINDS.md); the carried wheel only when it does not import
 if ! python3 -c "import pynvml" 2>/dev/null && ls "$KIT"/nvidia_ml_py-*.whl >/dev/null 2>&1; then
   log "pynvml missing: installing the carried wheel"
@@ -143,10 +155,24 @@ run() {  # run NAME CAP CMD...   (the report goes to $R/NAME, the pytest output 
 
 run 1-record-mtp0 "$CAP1" $PT --launch "$L" --record "$KEEP/ref"
 if [ -f "$KEEP/ref/manifest.json" ]; then
-  run 2-aa-control "$CAP2" $PT --launch "$L" $GATE --speed-control "$CONTROL"
-  run 3-spec-draft "$CAP3" $PT --launch "$L --spec-type draft-simple -md $M -ngld 99" $GATE --speculative
+  # the gates after the record, by name (KIT_RUNS="aa draft ngram" by default; e.g. KIT_RUNS=draft for a call that
+  # needs only the draft candidate and its cells); the record always runs, the others are listed as not selected
+  RUNS=${KIT_RUNS:-aa draft ngram}
+  wants() { [[ " $RUNS " == *" $1 "* ]]; }
+  if wants aa; then
+    run 2-aa-control "$CAP2" $PT --launch "$L" $GATE --speed-control "$CONTROL"
+  else
+    log "SKIP 2-aa-control: not in KIT_RUNS"; echo "2-aa-control rc=skipped (not in KIT_RUNS)" >> "$SUMMARY"
+  fi
+  if wants draft; then
+    run 3-spec-draft "$CAP3" $PT --launch "$L --spec-type draft-simple -md $M -ngld 99" $GATE --speculative
+  else
+    log "SKIP 3-spec-draft: not in KIT_RUNS"; echo "3-spec-draft rc=skipped (not in KIT_RUNS)" >> "$SUMMARY"
+  fi
   left=$(( DEADLINE - $(date +%s) - 15 ))
-  if [ "$left" -ge "${KIT_NGRAM_MIN_S:-100}" ]; then
+  if ! wants ngram; then
+    log "SKIP 4-spec-ngram: not in KIT_RUNS"; echo "4-spec-ngram rc=skipped (not in KIT_RUNS)" >> "$SUMMARY"
+  elif [ "$left" -ge "${KIT_NGRAM_MIN_S:-100}" ]; then
     run 4-spec-ngram "$CAP4" $PT --launch "$L --spec-type ngram-simple" $GATE --speculative
   else
     log "SKIP 4-spec-ngram: ${left}s left (< ${KIT_NGRAM_MIN_S:-100})"; echo "4-spec-ngram rc=skipped (${left}s left)" >> "$SUMMARY"
