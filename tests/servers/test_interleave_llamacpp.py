@@ -25,8 +25,7 @@ from proxy import FaultProxy
 
 from oracle.store.reference import sealed_manifest
 
-# Outside the default run (pyproject's addopts: -m 'not campaign'): CI's 30 minutes; run it with -m campaign.
-pytestmark = [pytest.mark.slow, pytest.mark.campaign]
+pytestmark = pytest.mark.slow
 
 MAX_TOKENS = 24
 SERVER_ARGS = "-t 1"

@@ -22,8 +22,7 @@ from conftest import REPO, write_suite
 from oracle.speed.energy import POWERCAP
 from oracle.speed.isolation import CPU_SHARE, proc_table
 
-# Outside the default run (pyproject's addopts: -m 'not campaign'): CI's 30 minutes; run it with -m campaign.
-pytestmark = [pytest.mark.slow, pytest.mark.campaign]
+pytestmark = pytest.mark.slow
 
 MAX_TOKENS = 104  # >= 101: a conventional rate per prompt; five such prompts can make a headline
 NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "

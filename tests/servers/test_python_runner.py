@@ -18,7 +18,7 @@ import openvino  # noqa: F401
 import pytest
 from conftest import REPO, write_suite
 
-# Back in the default run: the whole module took 48 s on the loaded 2-core host (it was 187-227 s, marked campaign).
+# The whole module took 48 s on the loaded 2-core host.
 pytestmark = pytest.mark.slow
 VOCAB = "--logprobs=49152"  # the whole vocabulary: the raw logit cosine needs every row's logit shift
 

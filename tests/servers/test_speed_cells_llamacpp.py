@@ -14,8 +14,7 @@ import pytest
 from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
 from proxy import FaultProxy
 
-# Outside the default run (pyproject's addopts: -m 'not campaign'): CI's 30 minutes; run it with -m campaign.
-pytestmark = [pytest.mark.slow, pytest.mark.campaign]
+pytestmark = pytest.mark.slow
 NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on this host: a VM, or a kernel without "
            "intel_rapl / powercap)")
 
