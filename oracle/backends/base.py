@@ -14,8 +14,7 @@ from typing import Any, Protocol
 import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
-           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "InProcessTokenizer",
-           "OnePassPrefill", "PrefillChunk",
+           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "OnePassPrefill", "PrefillChunk",
            "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
            "request_timeout", "server_timings", "status_words", "stop_reason"]
 
@@ -370,24 +369,3 @@ class OnePassPrefill:
 
     def prefill_chunking(self, chunk: int) -> str | None:
         return self.chunking_refusal
-
-
-class InProcessTokenizer:
-    """For an in-process backend: text to ids and back with the model file's own tokenizer (`self.model_path`:
-    a GGUF's vocabulary or a folder's tokenizer.json), loaded on first use."""
-
-    model_path = None
-    _tokenizer = None
-
-    def _local_tokenizer(self):
-        if self._tokenizer is None:
-            from oracle.run.prompting import LocalTokenizer
-
-            self._tokenizer = LocalTokenizer(self.model_path)
-        return self._tokenizer
-
-    def tokenize(self, text: str) -> list[int]:
-        return self._local_tokenizer().encode(text)
-
-    def detokenize(self, ids: list[int]) -> str:
-        return self._local_tokenizer().decode(ids)

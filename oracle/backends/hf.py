@@ -21,15 +21,14 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                  InProcessTokenizer, OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
+                                  OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
+from oracle.backends.in_process import EOG_TEXTS, InProcessTokenizer
 
 __all__ = ["DTYPES", "FAMILY", "HfBackend", "HfLoadError"]
 
 DTYPES = ("float32", "float16", "bfloat16")
 _DEVICES = {"": "cpu", "cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps"}
-# Tokens llama.cpp also ends generation on (end-of-generation texts), beside the declared EOS / EOT ids.
-_EOG_TEXTS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|eom_id|>", "</s>")
 
 
 class HfLoadError(RuntimeError):
@@ -117,7 +116,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
 
     def _end_of_generation_ids(self) -> set[int]:
         ids = {int(i) for i in self._metadata["eog_ids"]}
-        ids |= {i for i, t in enumerate(self._metadata["tokens"]) if t in _EOG_TEXTS}
+        ids |= {i for i, t in enumerate(self._metadata["tokens"]) if t in EOG_TEXTS}
         return ids
 
     def chat_template(self) -> str | None:

@@ -15,9 +15,10 @@ import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
-                                 auth_headers, context_tokens, request_timeout, server_timings, status_words)
+                                 context_tokens, server_timings, status_words)
 from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
+from oracle.backends.http import HttpClients
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
@@ -36,7 +37,7 @@ _UBATCH = (("-ub", "--ubatch-size"), ("LLAMA_ARG_UBATCH",))
 _BATCH = (("-b", "--batch-size"), ("LLAMA_ARG_BATCH",))
 
 
-class LlamaCppBackend(LlamaCppScoring, BackendBase):
+class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
     family = "llamacpp"
     teacher_forcing_method = ("llama-server: one-token steps on the growing reference prefix (/completion, "
                               "n_predict 1, n_probs k, cache_prompt true: the server's prompt cache is used "
@@ -57,12 +58,8 @@ class LlamaCppBackend(LlamaCppScoring, BackendBase):
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
+        self._connect(base_url, transport=transport, async_transport=async_transport, timeout_s=timeout_s)
         self.platform = platform
-        self._async_transport = async_transport
-        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport,
-                                    headers=auth_headers())
         self._props: dict | None = None
 
     # -- administration (sync) -------------------------------------------------
@@ -181,12 +178,6 @@ class LlamaCppBackend(LlamaCppScoring, BackendBase):
         return None if not types or types == "none" else f"speculative types {types} (/props)"
 
     # -- generation (async) ------------------------------------------------------
-    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
-                                 headers=auth_headers(),
-                                 limits=httpx.Limits(max_connections=connections,
-                                                     max_keepalive_connections=connections))
-
     def request_body(self, request: CompletionRequest) -> dict:
         sampler = ({"temperature": 0.0, "top_k": 1} if request.temperature is None else
                    {"temperature": request.temperature, "top_p": request.top_p, "top_k": 0, "min_p": 0.0})

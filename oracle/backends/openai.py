@@ -26,10 +26,11 @@ import httpcore
 import httpx
 
 from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, auth_headers, context_tokens,
-                                 request_timeout, server_timings, status_words, stop_reason)
+                                 CompletionRequest, Counters, RequestFailed, context_tokens,
+                                 server_timings, status_words, stop_reason)
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
+from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.stream import DONE, loads, sse_events
@@ -38,7 +39,7 @@ __all__ = ["FAMILY", "OpenAIBackend"]
 
 
 
-class OpenAIBackend(BackendBase):
+class OpenAIBackend(HttpClients, BackendBase):
     family = "openai"
     capabilities = Capabilities(
         cache=CacheEvidence(
@@ -52,12 +53,8 @@ class OpenAIBackend(BackendBase):
 
     def __init__(self, base_url: str, *, platform: str = "", transport: httpx.BaseTransport | None = None,
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
-        self.base_url = base_url.rstrip("/")
+        self._connect(base_url, transport=transport, async_transport=async_transport, timeout_s=timeout_s)
         self.platform = platform
-        self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
-        self._async_transport = async_transport
-        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport,
-                                    headers=auth_headers())
         self._models: list[dict] | None = None
         self._fingerprints: set[str] = set()
         self._key_tokenizer = None
@@ -220,12 +217,6 @@ class OpenAIBackend(BackendBase):
         return self.chat_path if self.route == "chat" else self.completions_path
 
     # -- generation (async) ------------------------------------------------------
-    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
-                                 headers=auth_headers(),
-                                 limits=httpx.Limits(max_connections=connections,
-                                                     max_keepalive_connections=connections))
-
     def request_body(self, request: CompletionRequest) -> dict:
         body = {
             "model": self.model_name(),

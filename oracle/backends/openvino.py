@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                 InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+                                 RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
+from oracle.backends.in_process import InProcessTokenizer
 
 __all__ = ["DEVICES", "FAMILY", "OpenVINOBackend", "OpenVINOLoadError"]
 
 DEVICES = {"": "CPU", "cpu": "CPU", "gpu": "GPU", "npu": "NPU"}
-_EOG_TEXTS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|eom_id|>", "</s>")
 
 
 class OpenVINOLoadError(RuntimeError):
@@ -108,11 +108,7 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
         return {"bos_token": text(config.get("bos_token")), "eos_token": text(config.get("eos_token"))}
 
     def _stop_ids(self) -> set[int]:
-        tok = self._local_tokenizer()
-        ids = {tok.token_id(t) for t in _EOG_TEXTS}
-        eos = self._config.get("eos_token_id")
-        ids |= set(eos) if isinstance(eos, list) else {eos}
-        return {int(i) for i in ids if i is not None}
+        return self._vocabulary_stop_ids(self._config.get("eos_token_id"))
 
     def server_identity(self) -> dict:
         return {"server": "openvino_genai.ContinuousBatchingPipeline (in process)",

@@ -34,13 +34,13 @@ from pathlib import Path
 import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
-                                  InProcessTokenizer, RequestFailed, TeacherForced, context_tokens)
+                                  RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
+from oracle.backends.in_process import InProcessTokenizer
 
 __all__ = ["FAMILY", "PythonRunnerBackend", "RUNNER_METHODS", "RunnerLoadError", "load_runner"]
 
 RUNNER_METHODS = ("reset", "prefill", "step")
-_EOG_TEXTS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|eom_id|>", "</s>")
 
 
 class RunnerLoadError(RuntimeError):
@@ -157,11 +157,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         own = getattr(self.runner, "stop_ids", None)
         if own is not None:
             return {int(i) for i in own}
-        tok = self._local_tokenizer()
-        ids = {tok.token_id(t) for t in _EOG_TEXTS}
-        eos = self._config.get("eos_token_id")
-        ids |= set(eos) if isinstance(eos, list) else {eos}
-        return {int(i) for i in ids if i is not None}
+        return self._vocabulary_stop_ids(self._config.get("eos_token_id"))
 
     def server_identity(self) -> dict:
         own = self._call("identity") if callable(getattr(self.runner, "identity", None)) else {}
