@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
-           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "OnePassPrefill", "PrefillChunk",
-           "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers", "context_tokens",
-           "request_timeout", "server_timings", "status_words", "stop_reason"]
+           "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "OnePassPrefill",
+           "PrefillChunk", "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers",
+           "context_tokens", "request_timeout", "server_timings", "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)

@@ -2,7 +2,7 @@
 or a forced token's own logprob), never inside a gated condition. Teacher forcing, a sampled path's own tokens, and
 a path scored as a prompt in one pass or in chunks through the prompt cache (decode vs prefill) all go through it.
 
-    class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase)   # needs self._client, self.base_url, self._timeout
+    class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase)  # needs self._client, base_url, _timeout
 """
 
 from __future__ import annotations
