@@ -15,8 +15,7 @@ from oracle.canary.crosstalk import (MAX_TOKENS, find_contamination, level_verdi
                                      request_names, wave_markers)
 from oracle.canary.plan import crosstalk_levels
 from oracle.canary.run import complete_many, complete_wave, not_run, render_ids
-from oracle.compare.verdicts import PASS, Check
-from oracle.gate.items import MAX_MESSAGE_LINES
+from oracle.compare.verdicts import MAX_MESSAGE_LINES, PASS, Check
 from oracle.options import options_of
 from oracle.run.overlap import max_overlap
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from oracle.canary.plan import CANARY_KINDS  # --canaries' choices, each a module canaries/test_<kind>.py
 from oracle.redaction import redact_command
 from oracle.compare.coverage import CONDITIONS
 from oracle.speed.cells import parse_cells
@@ -30,8 +31,6 @@ LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 POWER_MODES = ("auto", "off")  # see speed/power.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage", "sampling")
-# The canary kinds --canaries chooses from, each run by its module canaries/test_<kind>[_...].py.
-CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")
 # --sampling-check: tokens (seeded identity: the same config gives the same tokens per seed) or distribution.
 SAMPLING_CHECKS = ("tokens", "distribution")
 

@@ -12,20 +12,25 @@ from pathlib import Path
 
 import pytest
 
+from oracle.canary.plan import ignored as canary_ignored
 from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
-from oracle.options import OPTIONS_KEY, add_options, gate_options, xdist_role
+from oracle.options import OPTIONS_KEY, add_options, gate_options, options_of, xdist_role
 from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
 from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 
-pytest_plugins = ["oracle.canary.plan"]  # which canary modules and needle lengths are collected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Canary modules of kinds not in --canaries are not collected (`canary.plan.ignored`)."""
+    return canary_ignored(collection_path, options_of(config))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -35,7 +40,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         from oracle.sweep.session import run_sweep
 
         with _public_errors():
-            return run_sweep(config)
+            return run_sweep(config, gate_options)
     return None
 
 

@@ -2,11 +2,12 @@
 
     backend = make_backend("llamacpp-sycl", "http://127.0.0.1:8080")
     backend = make_in_process_backend("hf-cpu", Path("model.gguf"), dtype="float32")
-    family_of("vllm-cpu").embedded.label     # "vllm-cpu": what oracle starts without --url / --launch
+    family_of("vllm-cpu").capabilities       # what the family's backend offers, read before one is built
 
 Each family is its module (protocol, `Capabilities`, and its `FamilyDescriptor` at the end) registered in
 `FAMILIES`, the one place that lists them. Server families talk to a URL; in-process families (their
-capabilities say `in_process`) load the model themselves.
+capabilities say `in_process`) load the model themselves. What oracle starts or loads for a family without
+--url / --launch is the target layer's (`oracle.targets.families`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import httpx
 from oracle.backends import hf, llamacpp, openai, openvino, python_runner, vllm
 from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completion, CompletionRequest,
                                   Counters, RequestFailed, TeacherForced)
-from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
+from oracle.backends.family import FamilyDescriptor
 
 __all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest",
-           "Counters", "EmbeddedServer", "EmbeddedTarget", "FAMILIES", "FamilyDescriptor", "RequestFailed",
+           "Counters", "FAMILIES", "FamilyDescriptor", "RequestFailed",
            "TeacherForced", "backend_help", "family_of", "is_in_process", "make_backend",
            "make_in_process_backend", "parse_backend", "server_families"]
 
@@ -95,9 +96,12 @@ def is_in_process(name: str) -> bool:
 
 
 def make_in_process_backend(name: str, model, *, dtype: str = "float32", ov_config: dict | None = None,
-                            runner_args: tuple[tuple[str, str], ...] = ()) -> Backend:
+                            runner_args: tuple[tuple[str, str], ...] = (), default_model=None) -> Backend:
+    """`default_model` (a family with a locator): what the runner's tokenizer is read from when neither `model`
+    nor the runner names one."""
     spec, family = parse_backend(name), family_of(name)
     if not family.in_process:
         raise ValueError(f"--backend {name}: a server family; give its URL (make_backend)")
-    runner = {"locator": spec.locator, "runner_args": runner_args} if family.locator else {}
+    runner = ({"locator": spec.locator, "runner_args": runner_args, "default_model": default_model}
+              if family.locator else {})
     return family.backend(model, platform=spec.platform, dtype=dtype, ov_config=ov_config, **runner)

@@ -88,7 +88,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
     # -- what the session reads instead of a server's /props ---------------------------------
     def _read_metadata(self) -> dict:
         if self._gguf:
-            from oracle.run.gguf import gguf_metadata
+            from oracle.backends.gguf import gguf_metadata
 
             meta = gguf_metadata(self.model_path)
             tokens = meta.get("tokenizer.ggml.tokens", [])
@@ -220,18 +220,5 @@ def _cache_of(output):
     return cache if cache is not None else output.past_key_values
 
 
-def _embedded_gguf() -> Path:
-    from oracle.targets.cache import default_model  # the target layer: imported when a run loads the model
-
-    return default_model()
-
-
-def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
-    from oracle.targets.in_process import planned_context
-
-    return planned_context(model, server_args)
-
-
 FAMILY = FamilyDescriptor(
-    name="hf", help="transformers in this process", backend=HfBackend, planned_context=_model_context,
-    default_model=_embedded_gguf, load_errors=(HfLoadError,))
+    name="hf", help="transformers in this process", backend=HfBackend, load_errors=(HfLoadError,))

@@ -7,8 +7,25 @@ from __future__ import annotations
 import httpx
 
 from oracle.backends.base import DEFAULT_TIMEOUT, auth_headers, request_timeout
+from oracle.backends.faults import broken, refused
 
-__all__ = ["HttpClients"]
+__all__ = ["HttpClients", "send_one_shot"]
+
+
+def send_one_shot(base_url: str, route: str, body: dict, *, timeout_s: float,
+                  transport: httpx.BaseTransport | None = None) -> dict:
+    """`Backend.one_shot`'s (route, body) sent once, not streamed, and its JSON answer (what `oracle repro`
+    replays, as its curl command does). A failure is a `RequestFailed` in the backends' words (faults.py):
+    the server's own message for an HTTP error, what broke for a connection; never retried."""
+    url = f"{base_url.rstrip('/')}{route}"
+    try:
+        with httpx.Client(timeout=timeout_s, transport=transport, headers=auth_headers()) as client:
+            r = client.post(url, json=body)
+    except httpx.HTTPError as exc:
+        raise broken(exc, url=url, after=0, read_timeout_s=timeout_s) from exc
+    if r.status_code != 200:
+        raise refused(r.status_code, r.content, route=route)
+    return r.json()
 
 
 class HttpClients:

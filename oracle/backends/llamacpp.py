@@ -16,7 +16,7 @@ import httpx
 from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
                                  context_tokens, server_timings, status_words)
-from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
+from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import broken, error_event, malformed, refused
 from oracle.backends.http import HttpClients
 from oracle.backends.launch_settings import launch_setting
@@ -262,18 +262,4 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
             out.top_logprobs.append(list(map(float, map(_LOGPROB, tops))))
 
 
-def _llama_server(model: str | None, server_args: str) -> EmbeddedTarget:
-    from oracle.targets.embedded import llama_server  # the target layer: imported when a run starts one
-
-    return llama_server(model, server_args)
-
-
-def _llama_server_context(model: str | None, server_args: str) -> tuple[int, str]:
-    from oracle.targets.embedded import planned_context
-
-    return planned_context(model, server_args)
-
-
-FAMILY = FamilyDescriptor(
-    name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend,
-    embedded=EmbeddedServer("llamacpp", start=_llama_server), planned_context=_llama_server_context)
+FAMILY = FamilyDescriptor(name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend)

@@ -222,22 +222,6 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
         return top.tolist(), top_lps.tolist(), tails
 
 
-def _embedded_ir() -> Path:
-    from oracle.targets.cache import EmbeddedError  # the target layer: imported when a run loads the model
-    from oracle.targets.openvino_export import openvino_model
-
-    try:
-        return openvino_model("fp32")
-    except EmbeddedError as exc:
-        raise EmbeddedError(f"the embedded fp32 IR: {exc}") from None
-
-
-def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
-    from oracle.targets.in_process import planned_context
-
-    return planned_context(model, server_args)
-
-
 FAMILY = FamilyDescriptor(
     name="openvino", help="an OpenVINO IR on GenAI's pipeline in this process", backend=OpenVINOBackend,
-    planned_context=_model_context, default_model=_embedded_ir, load_errors=(OpenVINOLoadError,))
+    load_errors=(OpenVINOLoadError,))

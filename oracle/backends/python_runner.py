@@ -30,6 +30,7 @@ import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -103,7 +104,10 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         "folder's config.json max_position_embeddings", prompt_logprobs=True, chunked_prefill=True)
 
     def __init__(self, model: str | Path | None, *, platform: str = "", locator: str = "",
-                 runner_args: tuple[tuple[str, str], ...] = (), **_ignored) -> None:
+                 runner_args: tuple[tuple[str, str], ...] = (), default_model: Callable[[], Path] | None = None,
+                 **_ignored) -> None:
+        """`default_model`: what gives the tokenizer and chat template when neither --model nor the runner names
+        a model (the target passes the embedded GGUF's; the target layer knows where it is)."""
         if platform:
             raise RunnerLoadError(f"--backend python-{platform}: the python family has no platform tag; "
                                   "the runner picks its device (pass it with --runner-arg)")
@@ -115,9 +119,10 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         self.vocab_size = int(self.runner.vocab_size)
         own = getattr(self.runner, "model_path", None)
         self.model_path = Path(model) if model else Path(own) if own else None
+        if self.model_path is None and default_model is None:
+            raise RunnerLoadError(f"the runner {locator} names no model_path: give --model (its tokenizer and chat "
+                                  "template are read from it)")
         if self.model_path is None:
-            from oracle.targets.cache import default_model  # the embedded GGUF: its tokenizer and chat template
-
             self.model_path = default_model()
         self._config = self._folder_json("config.json")
         self._lock = threading.Lock()  # one runner, one state: requests sent together (a burst) run one by one
@@ -132,7 +137,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         return json.loads(path.read_text()) if path is not None and path.is_file() else {}
 
     def _gguf(self) -> dict:
-        from oracle.run.gguf import gguf_metadata
+        from oracle.backends.gguf import gguf_metadata
 
         return gguf_metadata(self.model_path) if self.model_path.suffix == ".gguf" else {}
 
@@ -334,13 +339,6 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         return None  # prefill(ids, start) takes any chunk
 
 
-def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
-    from oracle.targets.in_process import planned_context
-
-    return planned_context(model, server_args)
-
-
 FAMILY = FamilyDescriptor(
     name="python", help="your own runner object in this process (python:MODULE:FACTORY, docs/runner.md)",
-    backend=PythonRunnerBackend, locator="MODULE:FACTORY", planned_context=_model_context,
-    load_errors=(RunnerLoadError,))
+    backend=PythonRunnerBackend, locator="MODULE:FACTORY", load_errors=(RunnerLoadError,))

@@ -18,7 +18,7 @@ import httpx
 
 from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, OnePassPrefill,
                                   PrefillChunk, RequestFailed, TeacherForced, status_words)
-from oracle.backends.family import EmbeddedServer, EmbeddedTarget, FamilyDescriptor
+from oracle.backends.family import FamilyDescriptor
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.openai import OpenAIBackend
 
@@ -143,19 +143,5 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
         return identity
 
 
-def _vllm_cpu_server(model: str | None, server_args: str) -> EmbeddedTarget:
-    from oracle.targets.vllm_cpu import vllm_cpu_server  # the target layer: imported when a run starts one
-
-    return vllm_cpu_server(model, server_args)
-
-
-def _vllm_cpu_context(model: str | None, server_args: str) -> tuple[int, str]:
-    from oracle.targets.vllm_cpu import planned_context
-
-    return planned_context(model, server_args)
-
-
 FAMILY = FamilyDescriptor(
-    name="vllm", help="vLLM's OpenAI API with its ids, salts and counters", backend=VLLMBackend,
-    embedded=EmbeddedServer("vllm-cpu", start=_vllm_cpu_server, platforms=("", "cpu")),
-    planned_context=_vllm_cpu_context)
+    name="vllm", help="vLLM's OpenAI API with its ids, salts and counters", backend=VLLMBackend)

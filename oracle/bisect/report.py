@@ -8,10 +8,9 @@ finished probes on disk.
 from __future__ import annotations
 
 import json
-from html import escape
 from pathlib import Path
 
-from oracle.report.html import PAGE_CSS
+from oracle.report.page import e, tool_page
 from oracle.store.records import atomic_write_text
 
 __all__ = ["markdown", "render_html", "write_report"]
@@ -78,40 +77,31 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _e(value) -> str:
-    return escape("" if value is None else str(value))
-
-
 def _run_class(run: dict) -> str:
     return "exact" if all(r["verdict"] == "exact" for r in run.get("rows") or []) else "divergent"
 
 
 def render_html(data: dict) -> str:
     status = data["status"]
-    facts = "".join(f"<tr><th>{_e(k)}</th><td class=mono>{_e(v)}</td></tr>" for k, v in _facts(data))
-    changes = "".join(f"<tr><td>{k}</td><td class=mono>{_e(c['label'])}</td><td>{_e(c['kind'])}</td></tr>"
+    changes = "".join(f"<tr><td>{k}</td><td class=mono>{e(c['label'])}</td><td>{e(c['kind'])}</td></tr>"
                       for k, c in enumerate(data["changes"], 1))
-    runs = "".join(f"<tr class={_run_class(r)}><td>{_e(r['name'])}</td><td>{_e(_run_result(r))}</td><td>{r['wall_s']:.1f}</td>"
-                   f"<td class=mono>{_e(r['command'])}</td></tr>" for r in data["runs"])
+    runs = "".join(f"<tr class={_run_class(r)}><td>{e(r['name'])}</td><td>{e(_run_result(r))}</td><td>{r['wall_s']:.1f}</td>"
+                   f"<td class=mono>{e(r['command'])}</td></tr>" for r in data["runs"])
     probes = []
     for p in data["probes"]:
         cls = {"bad": "divergent", "good": "exact"}.get(p["verdict"], "not-run")
         trials = "; ".join(f"start {k}: {_run_result(t)} in {t['wall_s']:.1f} s"
                            for k, t in enumerate(p["trials"], 1))
-        probes.append(f"<tr data-probe='{p['number']}'><td>{p['number']}</td><td>{_e(p['role'])}</td>"
-                      f"<td class=mono>{_e(', '.join(p['changes']))}</td><td class='cell {cls}'>{_e(p['verdict'])}</td>"
-                      f"<td>{_e(_split(p['first_divergence']))}</td><td>{_e(trials)}</td><td>{p['wall_s']:.1f}</td>"
-                      f"<td class=mono><small>{_e(p['command'])}</small></td></tr>")
-    stopped = f"<p class=fail><b>Stopped midway:</b> {_e(data['interruption'])}</p>" if data.get("interruption") else ""
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            f"<title>oracle bisect: {_e(status)}</title><style>{PAGE_CSS}</style></head><body>"
-            f"<h1>oracle bisect: <span class='verdict {_STATUS_CLASS.get(status, '')}'>{_e(status.upper())}</span></h1>"
-            f"<p id=answer><b>{_e(_answer(data))}</b></p>{stopped}<table>{facts}</table>"
-            f"<h2>Differences between A and B</h2><table><tr><th>#</th><th>change</th><th>kind</th></tr>{changes}"
+        probes.append(f"<tr data-probe='{p['number']}'><td>{p['number']}</td><td>{e(p['role'])}</td>"
+                      f"<td class=mono>{e(', '.join(p['changes']))}</td><td class='cell {cls}'>{e(p['verdict'])}</td>"
+                      f"<td>{e(_split(p['first_divergence']))}</td><td>{e(trials)}</td><td>{p['wall_s']:.1f}</td>"
+                      f"<td class=mono><small>{e(p['command'])}</small></td></tr>")
+    body = (f"<h2>Differences between A and B</h2><table><tr><th>#</th><th>change</th><th>kind</th></tr>{changes}"
             "</table><h2>Baseline runs</h2><p>Each compared with A run 1, token for token.</p>"
             f"<table><tr><th>run</th><th>result</th><th>wall s</th><th>command</th></tr>{runs}</table>"
             "<h2>Probes</h2><p>Changes applied to A; a probe is bad when any of its server starts diverges from A "
             "run 1 on a prompt that diverged under B.</p><table><tr><th>probe</th><th>role</th><th>applied to A</th>"
             "<th>verdict</th><th>first divergence</th><th>starts</th><th>wall s</th><th>command</th></tr>"
-            f"{''.join(probes)}</table><p><small>written {_e(data['written_utc'])} · schema "
-            f"{_e(data['schema_version'])}</small></p></body></html>\n")
+            f"{''.join(probes)}</table>")
+    return tool_page("bisect", data, status_class=_STATUS_CLASS.get(status, ""), answer=_answer(data),
+                     facts=_facts(data), body=body)

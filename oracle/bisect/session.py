@@ -20,15 +20,17 @@ from oracle.launch_command import Change, apply, differences
 from oracle.bisect.options import BisectConfig
 from oracle.bisect.probe import ServerRun, ServerStarts, compare_runs, first_split
 from oracle.bisect.report import write_report
+from oracle.store.stamps import utc_now
 from oracle.terminal_lines import TerminalLines
 from oracle.redaction import redact_command, remember_secrets
 from oracle.run.prompts import PromptMismatch
 from oracle.run.runner import RunInterrupted
-from oracle.targets import TargetError
+from oracle.tool_run import StopWords, run_stopping
 
 __all__ = ["BisectSession", "Probe", "together"]
 
 OK, BUDGET, STOPPED = 0, 1, 2
+STOP_WORDS = StopWords(server="a server did not start", failures=(RunInterrupted, RequestFailed, PromptMismatch))
 
 
 def together(labels) -> str:
@@ -87,16 +89,7 @@ class BisectSession(TerminalLines):
 
     # -- the run ------------------------------------------------------------------------------
     def run(self) -> int:
-        try:
-            return self._run()
-        except KeyboardInterrupt:
-            return self._stop("interrupted by Ctrl-C")
-        except TargetError as exc:
-            return self._stop(f"a server did not start: {exc}")
-        except (RunInterrupted, RequestFailed, PromptMismatch) as exc:
-            return self._stop(f"a request failed (never retried): {exc}")
-        finally:
-            self.starts.stop()
+        return run_stopping(self._run, stop=self._stop, cleanup=self.starts.stop, words=STOP_WORDS)
 
     def _run(self) -> int:
         self._write()
@@ -207,11 +200,11 @@ class BisectSession(TerminalLines):
                 "trials": c.trials, "max_probes": c.max_probes, "seed": c.seed,
                 "changes": [{"kind": ch.kind, "label": ch.label} for ch in self.changes], "runs": [],
                 "diverged": [], "probes": [], "server_starts": 0, "interruption": None,
-                "started_utc": _utc(), "written_utc": None}
+                "started_utc": utc_now(), "written_utc": None}
 
     def _write(self) -> None:
         self.data["server_starts"] = self.starts.starts
-        self.data["written_utc"] = _utc()
+        self.data["written_utc"] = utc_now()
         write_report(self.config.report_dir, self.data)
 
     def _finish(self, code: int, status: str, answer: str) -> int:
@@ -230,8 +223,3 @@ class BisectSession(TerminalLines):
         first = why.splitlines()[0]
         return self._finish(STOPPED, "interrupted", f"interrupted {during}: "
                                                     f"{first[:200] + ' ...' if len(first) > 200 else first}")
-
-
-
-def _utc() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,5 +1,5 @@
-"""Which canary modules and needle lengths are collected (registered by plugin.py), from the run's typed
-options (`GateOptions.canary`, declared in options.py).
+"""Which canary modules and needle lengths are collected, from the run's typed options (`GateOptions`, read by
+options.py and passed in: the canary plan sits below the options and never imports them).
 
 A canary module is `canaries/test_<kind>.py` (or `test_<kind>_<more>.py`) for a kind of `CANARY_KINDS`: a new
 kind is its name in that tuple plus its module. The context used to drop needle lengths comes from --context,
@@ -10,15 +10,26 @@ pytest-xdist worker collects the same items.
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
+from typing import Protocol
 
 from oracle.canary.needle import default_lengths, split_lengths
-from oracle.option_types import CANARY_KINDS
-from oracle.options import GateOptions, options_of
 from oracle.targets import planned_context
 
-__all__ = ["CANARY_KINDS", "canary_kind", "crosstalk_levels", "needle_plan", "resolve_context"]
+__all__ = ["CANARY_KINDS", "PlanOptions", "canary_kind", "crosstalk_levels", "ignored", "needle_plan",
+           "resolve_context"]
+
+CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (option_types reads them here)
+
+
+class PlanOptions(Protocol):
+    """What the plan reads of the run's `GateOptions`."""
+
+    backend: str
+    model: str | None
+    server_args: str
+    embedded: bool
+    ladder: tuple[int, ...]
+    canary: object  # CanaryOptions: kinds, context, needle_lengths, needle_depths
 
 
 def canary_kind(module: Path) -> str | None:
@@ -28,9 +39,9 @@ def canary_kind(module: Path) -> str | None:
     return max(kinds, key=len) if kinds else None
 
 
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
-    """With the gate on, canary modules of kinds not in --canaries are not collected."""
-    options = options_of(config)
+def ignored(collection_path: Path, options: PlanOptions | None) -> bool | None:
+    """pytest_ignore_collect's answer (plugin.py): with the gate on, canary modules of kinds not in --canaries
+    are not collected; None: no opinion."""
     if options is None:
         return None
     kind = canary_kind(collection_path) if collection_path.suffix == ".py" else None
@@ -41,12 +52,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config):
     return None
 
 
-def crosstalk_levels(options: GateOptions) -> tuple[int, ...]:
+def crosstalk_levels(options: PlanOptions) -> tuple[int, ...]:
     """The ladder levels of c >= 2, each the size of one crosstalk wave."""
     return tuple(sorted({c for c in options.ladder if c >= 2}))
 
 
-def resolve_context(options: GateOptions) -> tuple[int, str]:
+def resolve_context(options: PlanOptions) -> tuple[int, str]:
     """(context length, where it came from), without asking the server."""
     if options.canary.context:
         return options.canary.context, "--context"
@@ -54,7 +65,7 @@ def resolve_context(options: GateOptions) -> tuple[int, str]:
                            server_args=options.server_args, model=options.model)
 
 
-def needle_plan(options: GateOptions) -> tuple[list[int], list[int], list[int], int, str]:
+def needle_plan(options: PlanOptions) -> tuple[list[int], list[int], list[int], int, str]:
     """(lengths collected, lengths dropped, depths, context, context source)."""
     ctx, source = resolve_context(options)
     given = options.canary.needle_lengths

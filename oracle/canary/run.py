@@ -16,8 +16,7 @@ import pytest
 from oracle.backends import Completion, CompletionRequest
 from oracle.canary.context import DROPPED_NOTE
 from oracle.canary.results import canary_verdict
-from oracle.gate.items import MAX_MESSAGE_LINES
-from oracle.compare.verdicts import DROPPED, NOT_RUN, Check
+from oracle.compare.verdicts import DROPPED, MAX_MESSAGE_LINES, NOT_RUN, Check
 
 __all__ = ["complete", "complete_many", "complete_wave", "dropped", "finish_canary", "not_run", "render_ids"]
 

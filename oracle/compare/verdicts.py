@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
-           "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "CONSISTENT", "SHIFTED", "INSUFFICIENT", "passed"]
+           "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "CONSISTENT", "SHIFTED", "INSUFFICIENT", "MAX_MESSAGE_LINES",
+           "passed"]
 
 EXACT = "exact"
 NEAR_TIE = "near-tie"
@@ -25,6 +26,7 @@ CONTAMINATED = "contaminated"  # another concurrent request's content in a compl
 # The sampled distribution check (compare/distribution.py): no shift found with the power asked for; a shift
 # found; too few tokens to detect --max-shift (fails like inconclusive; passes with --allow-inconclusive sampling).
 CONSISTENT, SHIFTED, INSUFFICIENT = "consistent", "shifted", "insufficient"
+MAX_MESSAGE_LINES = 24  # of a failed item's message (gate items and canaries); the rest is in identity.json
 
 
 @dataclass

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from oracle.compare.verdicts import Check
+from oracle.compare.verdicts import MAX_MESSAGE_LINES, Check
 from oracle.gate.placement import GATE_PREFIX, server_label
 
 __all__ = ["GATE_KEY", "GateCollector", "GateFailure", "GateItem", "ItemSpec", "MAX_MESSAGE_LINES", "item_specs"]
 
-MAX_MESSAGE_LINES = 24
 GATE_KEY = pytest.StashKey()
 
 

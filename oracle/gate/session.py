@@ -34,7 +34,7 @@ from oracle.gate.sampling_checks import SamplingChecks
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
-from oracle.run.gguf import GGUFError
+from oracle.backends.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
 from oracle.store.identity import run_identity

@@ -1,13 +1,15 @@
-"""What the report's own HTML sections share: the page's CSS, escaping, hover titles.
+"""What the report's own HTML sections share: the page's CSS, escaping, hover titles; and the one page shell of
+the tools' reports (bisect.html, sweep.html).
 
     f"<td{title(hover)}>{e(value)}</td>"
+    tool_page("sweep", data, status_class="pass", answer=data["answer"], facts=[("reference", "DIR")], body=...)
 """
 
 from __future__ import annotations
 
 from html import escape
 
-__all__ = ["PAGE_CSS", "e", "hover", "span", "title"]
+__all__ = ["PAGE_CSS", "e", "hover", "span", "title", "tool_page"]
 
 PAGE_CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111}
@@ -41,3 +43,18 @@ def title(text: str | None) -> str:
 
 def span(text: str, hover_text: str) -> str:
     return f"<span{title(hover_text)}>{e(text)}</span>" if hover_text else e(text)
+
+
+def tool_page(tool: str, data: dict, *, status_class: str, answer: str, facts, body: str) -> str:
+    """A tool's HTML report: its status and answer on top, the stop if it stopped midway (`data["interruption"]`),
+    its facts (label, value) as a table, then its own sections (`body`, HTML) and the footer (`data`'s
+    written_utc and schema_version)."""
+    status = data["status"]
+    rows = "".join(f"<tr><th>{e(k)}</th><td class=mono>{e(v)}</td></tr>" for k, v in facts)
+    stopped = f"<p class=fail><b>Stopped midway:</b> {e(data['interruption'])}</p>" if data.get("interruption") else ""
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<title>oracle {tool}: {e(status)}</title><style>{PAGE_CSS}</style></head><body>"
+            f"<h1>oracle {tool}: <span class='verdict {status_class}'>{e(status.upper())}</span></h1>"
+            f"<p id=answer><b>{e(answer)}</b></p>{stopped}<table>{rows}</table>{body}"
+            f"<p><small>written {e(data['written_utc'])} · schema {e(data['schema_version'])}</small></p>"
+            "</body></html>\n")

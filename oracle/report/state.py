@@ -10,7 +10,6 @@ The xdist controller merges the workers' typed states field by field (`oracle.ga
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from oracle.canary.results import family_counts
@@ -20,14 +19,11 @@ from oracle.compare.noise import UNMEASURED, determinism_of
 from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE,
                                      Check)
 from oracle.store.records import PRIMARY, RecordKey
+from oracle.store.stamps import utc_now as _utc
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
 
 REPORT_SCHEMA_VERSION = 2  # 2: the speed card (`speed`), Wilson intervals on counts; see docs/report-schema.md
-
-
-def _utc() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 @dataclass

@@ -23,7 +23,8 @@ from typing import Callable, Sequence
 import httpx
 
 from oracle.backends import RequestFailed
-from oracle.backends.base import CompletionRequest, auth_headers
+from oracle.backends.base import CompletionRequest
+from oracle.backends.http import send_one_shot
 from oracle.bisect.ddmin import ddmin
 from oracle.compare.tokens import first_divergence
 from oracle.repro.source import ReproSource
@@ -187,8 +188,9 @@ class Replayer:
                     raise RequestFailed(f"the {s.backend} backend's route has no one-shot request to replay")
                 requests.append(shot)
             for r in requests[:-1]:
-                self._post(target.server.url, *r)
-            finals = [self._post(target.server.url, *requests[-1]) for _ in range(repeats)]
+                send_one_shot(target.server.url, *r, timeout_s=self.request_timeout)
+            finals = [send_one_shot(target.server.url, *requests[-1], timeout_s=self.request_timeout)
+                      for _ in range(repeats)]
             read = [backend.one_shot_ids(a) for a in finals]
             observed = [ids for ids, _ in read]
             wanted = sorted({t for t in shown(observed[0])})
@@ -198,15 +200,6 @@ class Replayer:
         finally:
             self.stop()
         return Verified(requests, observed, [t for _, t in read], decoded, command, log)
-
-    def _post(self, url: str, route: str, body: dict) -> dict:
-        try:
-            r = httpx.post(f"{url}{route}", json=body, headers=auth_headers(), timeout=self.request_timeout)
-        except httpx.HTTPError as exc:
-            raise RequestFailed(f"POST {route}: {type(exc).__name__}: {exc}") from exc
-        if r.status_code != 200:
-            raise RequestFailed(f"POST {route}: HTTP {r.status_code}: {r.text[:300]}")
-        return r.json()
 
     def stop(self) -> None:
         target, self.current = self.current, None

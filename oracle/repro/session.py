@@ -12,17 +12,16 @@ from __future__ import annotations
 import sys
 import time
 
-from oracle.backends import RequestFailed
 from oracle.repro.render import around_split, write_repro
 from oracle.repro.search import Probe, Replayer, SearchResult, Verified, search, split_within
 from oracle.repro.source import ReproSource
 from oracle.terminal_lines import TerminalLines
-from oracle.run.runner import RunInterrupted
-from oracle.targets import TargetError
+from oracle.tool_run import StopWords, run_stopping
 
 __all__ = ["ReproSession", "WRITTEN", "NOT_REPRODUCED", "STOPPED"]
 
 WRITTEN, NOT_REPRODUCED, STOPPED = 0, 1, 2
+STOP_WORDS = StopWords(server="the candidate's server did not start")
 
 
 class ReproSession(TerminalLines):
@@ -38,16 +37,7 @@ class ReproSession(TerminalLines):
         self.started = time.perf_counter()
 
     def run(self) -> int:
-        try:
-            return self._run()
-        except KeyboardInterrupt:
-            return self._stop("interrupted by Ctrl-C")
-        except TargetError as exc:
-            return self._stop(f"the candidate's server did not start: {exc}")
-        except (RunInterrupted, RequestFailed) as exc:
-            return self._stop(f"a request failed (never retried): {exc}")
-        finally:
-            self.replayer.stop()
+        return run_stopping(self._run, stop=self._stop, cleanup=self.replayer.stop, words=STOP_WORDS)
 
     def _run(self) -> int:
         s = self.source

@@ -11,12 +11,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Callable
 
 from oracle.run.suite import Prompt, Suite
 
-__all__ = ["LocalTokenizer", "RenderedPrompt", "render_messages", "render_suite", "render_text", "template_sha256"]
+__all__ = ["RenderedPrompt", "render_messages", "render_suite", "render_text", "template_sha256"]
 
 
 @dataclass(frozen=True)
@@ -66,38 +65,3 @@ def render_suite(suite: Suite, template: str | None, tokenize: Callable[[str], l
         text = render_text(template, list(p.messages), special_tokens)
         out.append(RenderedPrompt(prompt=p, text=text, ids=tuple(tokenize(text))))
     return out
-
-
-class LocalTokenizer:
-    """A `tokenizers` tokenizer: a Hugging Face `tokenizer.json`, its model folder, or a GGUF's own vocabulary."""
-
-    def __init__(self, path: str | Path) -> None:
-        from tokenizers import Tokenizer
-
-        p = Path(path)
-        if p.is_dir():
-            p = p / "tokenizer.json"
-        if not p.is_file():
-            raise FileNotFoundError(f"--tokenizer {path}: no tokenizer.json there; give the file, its model folder "
-                                    "or a .gguf")
-        self.path = p
-        if p.suffix == ".gguf":
-            from oracle.run.gguf import tokenizer_from_gguf
-
-            self._tok = tokenizer_from_gguf(p)
-            self.source = "gguf"
-            self.sha256 = hashlib.sha256(self._tok.to_str().encode()).hexdigest()
-        else:
-            self._tok = Tokenizer.from_file(str(p))
-            self.source = "tokenizer.json"
-            self.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
-
-    def encode(self, text: str) -> list[int]:
-        return self._tok.encode(text, add_special_tokens=False).ids
-
-    def decode(self, ids: list[int]) -> str:
-        return self._tok.decode(ids, skip_special_tokens=False)
-
-    def token_id(self, text: str) -> int | None:
-        """The id of one whole token spelled `text` (a special token such as `<|im_end|>`), or None."""
-        return self._tok.token_to_id(text)

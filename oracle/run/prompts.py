@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from oracle.backends import Backend
-from oracle.run.gguf import GGUFError
-from oracle.run.prompting import LocalTokenizer, RenderedPrompt, render_suite, render_text, template_sha256
+from oracle.backends.gguf import GGUFError
+from oracle.backends.in_process import LocalTokenizer
+from oracle.run.prompting import RenderedPrompt, render_suite, render_text, template_sha256
 from oracle.run.suite import Suite
 
 __all__ = ["CHATML_NOTE", "PromptMismatch", "PromptSet"]

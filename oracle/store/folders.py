@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle.store.stamps import utc_now
+
 __all__ = ["FolderError", "RecordLock", "fresh_report_dir", "preflight"]
 
 
@@ -81,7 +83,7 @@ class RecordLock:
         """Take the lock of the reference folder `reference` (--record DIR), or refuse naming its holder."""
         path = reference.parent / f".{reference.name}.lock"
         holder = {"pid": os.getpid(), "host": socket.gethostname(),
-                  "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "reference": str(reference)}
+                  "started_utc": utc_now(), "reference": str(reference)}
         preflight(reference.parent, "--record", reference)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

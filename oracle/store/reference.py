@@ -20,6 +20,7 @@ from pathlib import Path
 
 from oracle.redaction import public_data
 from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
+from oracle.store.stamps import utc_now
 
 __all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
            "load_reference", "write_reference"]
@@ -114,7 +115,7 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
         manifest = {
             "schema_version": REFERENCE_SCHEMA_VERSION,
             "kind": kind,
-            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "created_utc": utc_now(),
             "identity": identity,
             "run": run,
             "conditions": sorted({r.condition.key for r in records}),

@@ -5,10 +5,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from oracle.compare.confidence import count_words
-from oracle.report.page import PAGE_CSS
+from oracle.report.page import e, tool_page
 
 __all__ = ["markdown", "render_html"]
 
@@ -100,28 +98,18 @@ def markdown(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _e(value) -> str:
-    return escape("" if value is None else str(value))
-
-
 def render_html(data: dict) -> str:
-    status = data["status"]
-    facts = "".join(f"<tr><th>{_e(k)}</th><td class=mono>{_e(v)}</td></tr>" for k, v in _facts(data))
-    head = "".join(f"<th>{_e(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th>{e(h)}</th>" for h in HEADERS)
     rows = []
     for p in data["points"]:
         cls = ("exact" if p.get("equals_reference") else "divergent" if p.get("equals_reference") is False
                else "not-run")
-        rows.append(f"<tr data-point='{p['index']}' class={cls}>" + "".join(f"<td>{_e(c)}</td>" for c in _cells(p))
+        rows.append(f"<tr data-point='{p['index']}' class={cls}>" + "".join(f"<td>{e(c)}</td>" for c in _cells(p))
                     + "</tr>")
-    classes = "".join(f"<li>{_e(_class_words(c))}</li>" for c in data["classes"]) or "<li>none: no point finished</li>"
-    stopped = f"<p class=fail><b>Stopped midway:</b> {_e(data['interruption'])}</p>" if data.get("interruption") else ""
-    repro = f"<h2>Repro</h2><p>{_e(_repro_words(data['repro']))}</p>" if data.get("repro") else ""
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            f"<title>oracle sweep: {_e(status)}</title><style>{PAGE_CSS}</style></head><body>"
-            f"<h1>oracle sweep: <span class='verdict {_STATUS_CLASS.get(status, '')}'>{_e(status.upper())}</span></h1>"
-            f"<p id=answer><b>{_e(data['answer'])}</b></p>{stopped}<table>{facts}</table>"
-            f"<h2>Points</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
+    classes = "".join(f"<li>{e(_class_words(c))}</li>" for c in data["classes"]) or "<li>none: no point finished</li>"
+    repro = f"<h2>Repro</h2><p>{e(_repro_words(data['repro']))}</p>" if data.get("repro") else ""
+    body = (f"<h2>Points</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
             "<h2>Classes</h2><p>Points whose complete token arrays (every prompt, every token of the primary run) are "
-            f"identical.</p><ul>{classes}</ul>{repro}<p><small>written {_e(data['written_utc'])} · schema "
-            f"{_e(data['schema_version'])}</small></p></body></html>\n")
+            f"identical.</p><ul>{classes}</ul>{repro}")
+    return tool_page("sweep", data, status_class=_STATUS_CLASS.get(data["status"], ""), answer=data["answer"],
+                     facts=_facts(data), body=body)

@@ -2,8 +2,9 @@
 process (the user's other options, plus `--launch <point command>` and `--report-dir <sweep>/points/NN-<settings>/`),
 then the classes, the promotion answer and the sweep report.
 
-    code = run_sweep(config)   # None: not a sweep; else 0 a point equals the reference, 1 none does, 2 interrupted
-                               # or partial (--sweep-max, Ctrl-C), 4 usage (a point's gate refused its options)
+    code = run_sweep(config, gate_options)   # None: not a sweep; else 0 a point equals the reference, 1 none
+                                             # does, 2 interrupted or partial (--sweep-max, Ctrl-C), 4 usage (a
+                                             # point's gate refused its options)
 
 A point is its own gate run: its ladder, boots, canaries and speed card are the gate's, its report the gate's
 identity report. A point whose server does not start is reported as such and the sweep goes on. Ctrl-C stops the
@@ -21,10 +22,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
+from oracle.store.stamps import utc_now
 from oracle.terminal_lines import TerminalLines
+from oracle.tool_run import StopWords, run_stopping
 from oracle.redaction import public_text, redact_command, remember_secrets
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 from oracle.sweep.classes import signature
@@ -37,6 +41,9 @@ __all__ = ["POINT_ENV", "PointRun", "SweepConfig", "SweepSession", "run_sweep", 
 
 POINT_ENV = "ORACLE_SWEEP_POINT"  # set in a point's gate process: there --sweep (from addopts too) is not a sweep
 PROMOTED, NONE, PARTIAL, USAGE = 0, 1, 2, 4
+# Its points are gates of their own processes: no server or request of its own to fail here, only Ctrl-C.
+STOP_WORDS = StopWords(interrupted="interrupted (Ctrl-C) between points; the points finished before it are kept, "
+                                   "nothing was retried", failures=())
 # Options the sweep sets per point itself, dropped from the user's arguments (each as `--x V` or `--x=V`).
 _OWN_OPTIONS = ("--sweep", "--sweep-max", "--launch", "--server-args", "--report-dir")
 _OWN_FLAGS = ("--sweep-no-repro",)
@@ -87,8 +94,9 @@ def _user_args(args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def sweep_config(config: pytest.Config) -> SweepConfig | None:
-    """The sweep's options cross-checked (the gate's own checks first); None when this is not a sweep."""
+def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], Any]) -> SweepConfig | None:
+    """The sweep's options cross-checked (the gate's own checks first: `read_options` is the gate's reader,
+    `oracle.options.gate_options`, passed in by the plugin); None when this is not a sweep."""
     o = config.option
     if os.environ.get(POINT_ENV):
         return None
@@ -101,10 +109,9 @@ def sweep_config(config: pytest.Config) -> SweepConfig | None:
     if o.backend is None:
         raise SweepUsageError("--sweep gates each point against a reference: add --backend NAME (and --reference DIR)")
     from oracle.backends import family_of
-    from oracle.options import gate_options
     from oracle.store.reference import ReferenceError, load_reference
 
-    options = gate_options(config)
+    options = read_options(config)
     if options.urls:
         raise SweepUsageError("--sweep starts a server for each point: give --launch CMD (with {port}) or use the "
                               "embedded server, not --url / --servers")
@@ -132,11 +139,11 @@ def sweep_config(config: pytest.Config) -> SweepConfig | None:
                        cwd=Path(config.invocation_params.dir), repro=not o.sweep_no_repro)
 
 
-def run_sweep(config: pytest.Config, out=None) -> int | None:
+def run_sweep(config: pytest.Config, read_options: Callable[[pytest.Config], Any], out=None) -> int | None:
     """pytest_cmdline_main's work under --sweep: None when this is not a sweep (the gate runs as usual)."""
     o = config.option
     remember_secrets(commands=[o.launch, o.server_args])
-    sweep = sweep_config(config)
+    sweep = sweep_config(config, read_options)
     return None if sweep is None else SweepSession(sweep, out).run()
 
 
@@ -148,7 +155,7 @@ class SweepSession(TerminalLines):
         self.reference = signature(config.reference / "records")
         self.interruption: str | None = None
         self.repro: dict | None = None
-        self.started = _utc()
+        self.started = utc_now()
 
     def _command(self, point: Point) -> str:
         target = self._target(point)
@@ -163,20 +170,24 @@ class SweepSession(TerminalLines):
         capped = f" (the first {len(self.runs)}: --sweep-max {c.sweep_max})" if len(self.runs) < len(c.points) else ""
         self._say(f"oracle sweep: {len(c.points)} point(s){capped} against the reference {c.reference}; "
                   f"report in {c.report_dir}")
-        try:
+        return run_stopping(self._run, stop=self._stop, words=STOP_WORDS)
+
+    def _run(self) -> int:
+        self._write()
+        for run in self.runs:
+            self._run_point(run)
             self._write()
-            for run in self.runs:
-                self._run_point(run)
-                self._write()
-                if run.status == "usage":
-                    return self._finish(USAGE)
-                if self.interruption:
-                    break
-            self._repro()
-        except KeyboardInterrupt:  # between two points (during a point, _run_point stops its gate)
-            self._say("")
-            self.interruption = self.interruption or ("interrupted (Ctrl-C) between points; the points finished "
-                                                      "before it are kept, nothing was retried")
+            if run.status == "usage":
+                return self._finish(USAGE)
+            if self.interruption:
+                break
+        self._repro()
+        return self._finish()
+
+    def _stop(self, why: str) -> int:
+        """Ctrl-C between two points (during a point, _run_point stops its gate): the partial report."""
+        self._say("")
+        self.interruption = self.interruption or why
         return self._finish()
 
     def _run_point(self, run: PointRun) -> None:
@@ -248,7 +259,7 @@ class SweepSession(TerminalLines):
         return sweep_json(backend=c.backend, reference=str(c.reference), launch=redact_command(c.launch or ""),
                           server_args=redact_command(c.server_args), axes=c.axes, points=points + skipped,
                           reference_sig=self.reference, sweep_max=c.sweep_max, interruption=self.interruption,
-                          repro=self.repro, started=self.started, written=_utc(), final=final, code=code)
+                          repro=self.repro, started=self.started, written=utc_now(), final=final, code=code)
 
     def _write(self, final: bool = False, code: int | None = None) -> dict:
         data = self._data(final, code)
@@ -297,7 +308,3 @@ def _tail(path: Path, lines: int = 6) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
-
-
-def _utc() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

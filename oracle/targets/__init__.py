@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracle.backends import FAMILIES, family_of, parse_backend
+from oracle.backends import family_of, parse_backend
 from oracle.targets.base import Target, TargetError
 from oracle.targets.cache import EmbeddedError
+from oracle.targets.families import FAMILY_TARGETS, target_of
 from oracle.targets.in_process import InProcessTarget
 from oracle.targets.launched import LaunchedTarget
 from oracle.targets.url import UrlTarget
@@ -35,9 +36,9 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
         return LaunchedTarget(options.backend, options.launch, kind="launch", log_dir=log_dir, env=None,
                               worker=worker, timeout_s=options.request_timeout,
                               launch_timeout_s=options.launch_timeout)
-    server = family.embedded
+    server = target_of(options.backend).embedded
     if server is None or not server.serves(parse_backend(options.backend).platform):
-        labels = [d.embedded.label for d in FAMILIES.values() if d.embedded]
+        labels = [t.embedded.label for t in FAMILY_TARGETS.values() if t.embedded]
         labels = " and ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels)
         raise TargetError(f"--backend {options.backend}: no embedded server for this backend; give --url of "
                           f"a running server or --launch CMD (the embedded defaults are {labels})")
@@ -52,9 +53,9 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
 
 def planned_context(backend: str, *, started_elsewhere: bool, server_args: str, model: str | None) -> tuple[int, str]:
     """(context length, where it came from) without asking the server: what the target oracle starts itself
-    is started with (the family's `planned_context`). started_elsewhere: a --url / --servers / --launch
-    target, whose flags oracle does not read."""
-    plan = family_of(backend).planned_context
+    is started with (the family's `planned_context` in `targets.families`). started_elsewhere: a --url /
+    --servers / --launch target, whose flags oracle does not read."""
+    plan = target_of(backend).planned_context
     if started_elsewhere or plan is None:
         return UNKNOWN_CONTEXT, f"default {UNKNOWN_CONTEXT} (give --context N for a --url or --launch target)"
     return plan(model, server_args)

@@ -6,12 +6,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from oracle.backends import Backend, RequestFailed, make_backend
 
-__all__ = ["Target", "TargetError", "connect"]
+__all__ = ["EmbeddedTarget", "Target", "TargetError", "connect"]
+
+
+@dataclass(frozen=True)
+class EmbeddedTarget:
+    """The command of an embedded server, ready for a `LaunchedTarget`."""
+
+    command: str  # with {port} where the port goes
+    env: dict[str, str] | None
+    model: Path  # the GGUF llama-server loads, or the Hugging Face folder vLLM serves
 
 
 class TargetError(RuntimeError):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from oracle.backends.family import EmbeddedTarget
+from oracle.backends.gguf import gguf_context_length
 from oracle.backends.launch_settings import flag_values
-from oracle.run.gguf import gguf_context_length
+from oracle.targets.base import EmbeddedTarget
 from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, cache_dir, default_model
 
 __all__ = ["DEFAULT_MODEL", "EmbeddedError", "LlamaCppTools", "cache_dir", "default_model",

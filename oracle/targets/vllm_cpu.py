@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.backends.family import EmbeddedTarget
+from oracle.targets.base import EmbeddedTarget
 from oracle.targets.cache import EmbeddedError, cache_dir, default_model
 from oracle.targets.gguf_to_hf import gguf_to_hf
 from oracle.targets.tool_venv import clean_env, tool_venv

@@ -99,7 +99,7 @@ def test_needle_absent_from_the_haystack_is_not_found_by_the_real_model(shared_s
     import asyncio
 
     from oracle.backends import CompletionRequest, make_backend
-    from oracle.run.gguf import gguf_metadata, tokenizer_from_gguf
+    from oracle.backends.gguf import gguf_metadata, tokenizer_from_gguf
     from oracle.canary.needle import build_needle_prompt, load_haystack, score_needle
 
     server = shared_server

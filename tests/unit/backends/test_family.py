@@ -1,5 +1,6 @@
 """A backend family is its module (protocol + `FamilyDescriptor`) registered in `FAMILIES`, plus its column
-in docs/families.md (tests/unit/test_families_doc.py): every other part of oracle reads the registry. Here a
+in docs/families.md (tests/unit/test_families_doc.py), plus, where oracle starts or loads it itself, its entry in
+`targets.families.FAMILY_TARGETS`: every other part of oracle reads the registries. Here a
 sixth family (a server one, then an in-process one) is registered for one test and each reader is asked about
 it; and no module compares a family's name outside that family's own module."""
 
@@ -11,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from oracle.backends import (FAMILIES, CacheEvidence, Capabilities, EmbeddedServer, EmbeddedTarget,
-                             FamilyDescriptor, backend_help, family_of, is_in_process, make_backend,
-                             parse_backend, server_families)
+from oracle.backends import (FAMILIES, CacheEvidence, Capabilities, FamilyDescriptor, backend_help, family_of,
+                             is_in_process, make_backend, parse_backend, server_families)
 from oracle.backends.base import BackendBase
 from oracle.targets import TargetError, make_target, planned_context
+from oracle.targets.families import FAMILY_TARGETS, EmbeddedServer, EmbeddedTarget, FamilyTarget
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -48,9 +49,9 @@ def _dummy_server(model: str | None, server_args: str) -> EmbeddedTarget:
     return EmbeddedTarget(command, None, Path(model or "default.gguf"))
 
 
-DUMMY = FamilyDescriptor(name="dummy", help="a test server", backend=DummyBackend,
-                         embedded=EmbeddedServer("dummy-cpu", start=_dummy_server, platforms=("", "cpu")),
-                         planned_context=lambda model, server_args: (1234, "dummy-server's own -c"))
+DUMMY = FamilyDescriptor(name="dummy", help="a test server", backend=DummyBackend)
+DUMMY_TARGET = FamilyTarget(embedded=EmbeddedServer("dummy-cpu", start=_dummy_server, platforms=("", "cpu")),
+                            planned_context=lambda model, server_args: (1234, "dummy-server's own -c"))
 
 
 def _options(backend: str, **given) -> SimpleNamespace:
@@ -62,6 +63,7 @@ def _options(backend: str, **given) -> SimpleNamespace:
 
 def test_a_sixth_server_family_is_known_to_every_reader_once_registered(monkeypatch, tmp_path):
     monkeypatch.setitem(FAMILIES, "dummy", DUMMY)
+    monkeypatch.setitem(FAMILY_TARGETS, "dummy", DUMMY_TARGET)  # its embedded server: the target layer's half
     assert parse_backend("dummy-cpu") == ("dummy", "cpu", "") and family_of("dummy-cpu") is DUMMY
     assert "dummy (a test server)" in backend_help() and "dummy" in server_families()
     assert not is_in_process("dummy")
@@ -82,7 +84,8 @@ def test_a_sixth_in_process_family_is_loaded_refused_and_listed(monkeypatch, pyt
     (tmp_path / "weights.gguf").write_text("not read by the dummy")
     monkeypatch.setitem(FAMILIES, "dummyproc", FamilyDescriptor(
         name="dummyproc", help="a test model in this process", backend=InProcessDummy,
-        default_model=lambda: tmp_path / "weights.gguf", load_errors=(DummyLoadError,)))
+        load_errors=(DummyLoadError,)))
+    monkeypatch.setitem(FAMILY_TARGETS, "dummyproc", FamilyTarget(default_model=lambda: tmp_path / "weights.gguf"))
     assert is_in_process("dummyproc") and "dummyproc" not in server_families()
     target = make_target(_options("dummyproc"), worker=0, log_dir=tmp_path)
     assert target.kind == "in-process" and target.model_path == tmp_path / "weights.gguf"
@@ -126,3 +129,8 @@ def test_no_family_name_is_compared_outside_its_own_module():
 def test_the_scan_sees_a_comparison_with_a_family_name():
     source = 'if family == "hf" or f in ("vllm", "x"):\n    pass\n'
     assert _compared_names(ast.parse(source), {"hf", "vllm"}) == [(1, "hf"), (1, "vllm")]
+
+
+def test_every_family_target_is_a_registered_family():
+    """The target layer's half names only families `FAMILIES` registers (a renamed family would lose its server)."""
+    assert set(FAMILY_TARGETS) <= set(FAMILIES)

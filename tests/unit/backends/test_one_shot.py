@@ -4,8 +4,10 @@ its answer's ids read back; llama-server's /completion, an OpenAI-compatible tex
 from __future__ import annotations
 
 import httpx
+import pytest
 
-from oracle.backends import CompletionRequest, make_backend
+from oracle.backends import CompletionRequest, RequestFailed, make_backend
+from oracle.backends.http import send_one_shot
 
 MODELS = {"object": "list", "data": [{"id": "m", "root": "/nonexistent/m"}]}
 REQUEST = CompletionRequest(prompt_ids=(1, 2, 3), max_tokens=12, logprobs=5, seed=7)
@@ -41,3 +43,26 @@ def test_the_chat_route_has_no_one_shot_request():
     b = backend("openai")
     b.route = "chat"
     assert b.one_shot(REQUEST) is None
+
+
+def test_a_replayed_one_shot_fails_in_the_backends_words():
+    """`send_one_shot` (what `oracle repro` replays): the answer's JSON; an HTTP error quotes the server's own
+    message and a lost connection says so, as a generation request's failure does (faults.py)."""
+    def answers(status: int, body: bytes):
+        return httpx.MockTransport(lambda request: httpx.Response(status, content=body))
+
+    ok = send_one_shot("http://s", "/completion", {"n_predict": 1}, timeout_s=5,
+                       transport=answers(200, b'{"tokens": [5], "content": "a"}'))
+    assert ok == {"tokens": [5], "content": "a"}
+    with pytest.raises(RequestFailed) as failed:
+        send_one_shot("http://s", "/completion", {}, timeout_s=5,
+                      transport=answers(503, b'{"error": {"code": 503, "message": "Loading model"}}'))
+    assert str(failed.value) == "the server answered HTTP 503 on POST /completion (the server failed): Loading model"
+
+    def gone(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    with pytest.raises(RequestFailed) as failed:
+        send_one_shot("http://s/", "/v1/completions", {}, timeout_s=5, transport=httpx.MockTransport(gone))
+    assert str(failed.value) == ("POST http://s/v1/completions: could not connect: the server is gone "
+                                 "(ConnectError: refused)")

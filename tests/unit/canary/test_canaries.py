@@ -14,7 +14,7 @@ from oracle.canary.needle import (ANSWER_TOKENS, build_needle_prompt, default_le
                            score_needle, split_lengths)
 from oracle.canary.repeats import summarize_repeats
 from oracle.compare.tokens import first_divergence
-from oracle.run.gguf import gguf_context_length
+from oracle.backends.gguf import gguf_context_length
 from oracle.compare.verdicts import FAIL, INFO, PASS
 
 
@@ -75,7 +75,7 @@ def test_a_wrong_stored_answer_makes_a_right_model_answer_fail():
 @pytest.fixture(scope="module")
 def real_tokenizer(model_path):
     """SmolLM2's own vocabulary and chat template, read from the GGUF file the run uses."""
-    from oracle.run.gguf import gguf_metadata, tokenizer_from_gguf
+    from oracle.backends.gguf import gguf_metadata, tokenizer_from_gguf
 
     tok = tokenizer_from_gguf(model_path)
     meta = gguf_metadata(model_path)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
-from oracle.run.gguf import GGUFError, context_length, gguf_metadata, tokenizer_from_gguf
+from oracle.backends.gguf import GGUFError, context_length, gguf_metadata, tokenizer_from_gguf
 
 
 def test_metadata_of_the_real_model(model_path):
