@@ -1,7 +1,9 @@
 """The in-process `python` family: your own runner object, loaded from `--backend=python:MODULE:FACTORY`.
 
     backend = PythonRunnerBackend(None, locator="examples/custom-runner/ov_runner.py:make_runner",
-                                  runner_args=(("ir", "fp32"),))
+                                  runner_args=(("ir", "fp32"),), default_model=lambda: Path("model.gguf"))
+    # default_model: the tokenizer's source when neither --model nor the runner names one (the target passes
+    # the embedded GGUF's path)
 
 The factory (called with the `--runner-arg k=v` pairs as keyword strings) returns a runner (docs/runner.md):
 
