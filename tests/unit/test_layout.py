@@ -142,6 +142,15 @@ def test_every_package_and_module_has_its_floor_once():
     assert not gone, sorted(gone)
 
 
+def test_the_architecture_doc_shows_the_same_floors():
+    """docs/architecture.md's Layers table is this table: each floor's row names the same packages and modules."""
+    doc = (ORACLE.parent / "docs" / "architecture.md").read_text()
+    section = doc[doc.index("## Layers"):doc.index("## Packages")]
+    rows = {int(m[1]): {n.removesuffix("/").removesuffix(".py") for n in re.findall(r"`([\w./]+)`", m[2])}
+            for m in re.finditer(r"^\| (\d+) \| (.*?) \|", section, re.M)}
+    assert rows == {level: set(floor) for level, floor in enumerate(FLOORS)}
+
+
 def _plant(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         (root / "oracle" / rel).parent.mkdir(parents=True, exist_ok=True)
