@@ -1,13 +1,14 @@
-"""The chaos run over N seeded rounds: a ladder-and-boots gate on the embedded llama-server (3 prompts x 32
-tokens, `--ladder 1,2 --boots 2`), one fault per round at a seeded moment (the server killed or frozen, its
-connections cut, the report's files unable to grow, oracle killed or interrupted), each followed by a clean gate.
+"""The chaos run over N seeded rounds: a ladder-and-boots gate on the embedded llama-server (3 prompts x
+32 tokens, `--ladder 1,2 --boots 2`), one fault per round at a seeded moment (the server killed or frozen, its
+connections cut, the report's files unable to grow, oracle killed or interrupted), each followed by a clean
+gate.
 
     python benchmarks/chaos.py --rounds 12 --seed 1
     python benchmarks/chaos.py --rounds 1 --seed 1      (CI's smoke size)
 
-Prints the faults injected, the runs that stopped cleanly (the documented exit code, the cause named, every record
-intact and listed), records lost, servers left running, input folders changed, tracebacks, and the clean gates
-after a fault that passed; with every broken promise and the seed that reproduces it.
+Prints the faults injected, the runs that stopped cleanly (the documented exit code, the cause named, every
+record intact and listed), records lost, servers left running, input folders changed, tracebacks, and the
+clean gates after a fault that passed; with every broken promise and the seed that reproduces it.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ SUITE = Path(__file__).resolve().parents[1] / "prompts" / "default.jsonl"
 def record_reference(work: Path, suite: Path) -> Path:
     """The reference the rounds gate against, recorded on the embedded llama-server."""
     ref = work / "ref"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp",
-                           f"--suite={suite}", "--max-tokens=32", "--canaries=none", f"--record={ref}",
-                           f"--report-dir={work / 'rec'}", "--rootdir", str(work)],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--backend=llamacpp", f"--suite={suite}", "--max-tokens=32", "--canaries=none",
+                           f"--record={ref}", f"--report-dir={work / 'rec'}", "--rootdir", str(work)],
                           cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"recording the reference failed ({done.returncode}):\n{done.stdout[-3000:]}")
@@ -59,9 +60,10 @@ def main() -> None:
             fault = FAULTS[(a.seed + i) % len(FAULTS)]
             outcome = chaos.round(fault, seed=a.seed + i, plan=plan)
             outcomes.append(outcome)
-            print(f"round {i + 1}: {fault} ({outcome.moment}): exit {outcome.exit_code}, {outcome.records} record(s) "
-                  f"on disk, {'stopped cleanly' if outcome.stopped_cleanly else 'PROBLEMS'} "
-                  f"({outcome.seconds:.1f} s)", flush=True)
+            print(f"round {i + 1}: {fault} (seed {a.seed + i}, {outcome.moment}): exit {outcome.exit_code}, "
+                  f"{outcome.records} record(s) on disk, "
+                  f"{'stopped cleanly' if outcome.stopped_cleanly else 'PROBLEMS'} ({outcome.seconds:.1f} s)",
+                  flush=True)
             for problem in outcome.problems:
                 print(f"  {problem}")
             try:

@@ -1,16 +1,17 @@
-"""The chaos run: a ladder-and-boots gate on the embedded llama-server (its own process, as a user runs it), one
-fault injected at a seeded moment, then what a gate people trust must leave behind checked.
+"""The chaos run: a ladder-and-boots gate on the embedded llama-server (its own process, as a user runs
+it), one fault injected at a seeded moment, then what a gate people trust must leave behind checked.
 
     chaos = Chaos(workdir, suite=SUITE, reference=REF)
-    plan = chaos.clean("baseline")                  # the gate without a fault: exit 0, the order of its records
+    plan = chaos.clean("baseline")      # the gate without a fault: exit 0, the order of its records
     outcome = chaos.round("server-kill", seed=7, plan=plan)
     assert outcome.problems == [], outcome.describe()
 
-The faults: the server killed (SIGKILL) or frozen (SIGSTOP, with a short --request-timeout), its connections cut
-(a proxy in front of it resets one stream: reset_launch.py), the report's files unable to grow (RLIMIT_FSIZE set
-on the running gate, as a full disk), oracle itself killed (SIGKILL) or interrupted (SIGINT). After each: the exit
-code is the documented one, every record on disk parses and matches the hash its own meta and the report give, the
-report names what stopped the run, no server of the run is alive, the reference is byte-identical, no traceback.
+The faults: the server killed (SIGKILL) or frozen (SIGSTOP, with a short --request-timeout), its connections
+cut (a proxy in front of it resets one stream: reset_launch.py), the report's files unable to grow
+(RLIMIT_FSIZE set on the running gate, as a full disk), oracle itself killed (SIGKILL) or interrupted
+(SIGINT). After each: the exit code is the documented one, every record on disk parses and matches the hash
+its own meta and the report give, the report names what stopped the run, no process of the run is alive, the
+reference is byte-identical, no traceback reached the user.
 """
 
 from __future__ import annotations
@@ -40,18 +41,21 @@ __all__ = ["EXIT", "FAULTS", "Chaos", "Outcome", "Plan", "server_pids", "tree_di
 REPO = Path(__file__).resolve().parents[2]
 RESET_LAUNCH = Path(__file__).resolve().parent / "reset_launch.py"
 FAULTS = ("server-kill", "server-freeze", "connection-reset", "write-fail", "oracle-interrupt", "oracle-kill")
-# docs/faults.md: a server fault, a failed write and Ctrl-C stop the run with exit 2; a SIGKILLed oracle says nothing.
+# docs/faults.md: a server fault, a failed write and Ctrl-C stop the run with exit 2; a SIGKILLed oracle says
+# nothing.
 EXIT = {"server-kill": 2, "server-freeze": 2, "connection-reset": 2, "write-fail": 2, "oracle-interrupt": 2,
         "oracle-kill": -signal.SIGKILL}
-# What the interruption (identity.json, or the terminal where the disk took nothing more) says stopped the run.
+# What the interruption (identity.json, or the terminal where the disk took nothing more) says stopped the
+# run.
 CAUSE = {
-    "server-kill": r"the connection broke after \d+ tokens|the stream ended without its final message|connect",
+    "server-kill": r"the connection broke after \d+ tokens|the stream ended without its final message"
+                   r"|connect",
     "server-freeze": r"the server sent nothing for \d+ s after \d+ tokens \(--request-timeout \d+\)",
     "connection-reset": r"the connection broke after \d+ tokens: reset or closed by the server",
     "write-fail": r"writing \S+ failed \(File too large\)",
     "oracle-interrupt": r"^interrupted \(Ctrl-C\); every record finished before it is kept under",
 }
-FREEZE_TIMEOUT_S = 6  # --request-timeout of a freeze round: past any silence of a loaded server's short answers
+FREEZE_TIMEOUT_S = 6  # --request-timeout of a freeze round: past a loaded server's silences in short answers
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|INTERNALERROR")
 
 
@@ -69,7 +73,7 @@ def _state(pid: int) -> str | None:
 
 
 def marked_pids(marker: str) -> list[int]:
-    """Live processes (not zombies) whose environment holds marker: everything a gate run started inherits it."""
+    """Live processes (not zombies) whose environment holds marker: all a gate run started inherits it."""
     out = []
     for env in Path("/proc").glob("[0-9]*/environ"):
         try:
@@ -103,8 +107,9 @@ class Plan:
     shortest: int  # completion tokens of the shortest answer
 
     def moments(self) -> list[int]:
-        """Record counts after which a fault still meets a request of the same server, though more records land
-        while it is on its way: the next two records one at a time in that boot, or the next three in it."""
+        """Record counts after which a fault still meets a request of the same server, though more records
+        land while it is on its way: the next two records one at a time in that boot, or the next three
+        in it."""
         def same_boot(k: int, n: int) -> bool:
             return self.boots[k:k + n] == [self.boots[k - 1]] * n
 
@@ -132,7 +137,8 @@ class Outcome:
         return not self.problems
 
     def describe(self) -> str:
-        head = f"{self.fault} (seed {self.seed}, {self.moment}): exit {self.exit_code} after {self.seconds:.1f} s"
+        head = (f"{self.fault} (seed {self.seed}, {self.moment}): exit {self.exit_code} after "
+                f"{self.seconds:.1f} s")
         return "\n".join([head, *("  " + p for p in self.problems), "--- output tail:", self.output[-4000:]])
 
 
@@ -141,13 +147,14 @@ class Chaos:
 
     def __init__(self, workdir: Path, *, suite: Path, reference: Path, max_tokens: int = 32) -> None:
         self.workdir, self.suite, self.reference, self.max_tokens = workdir, suite, reference, max_tokens
-        (workdir / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
+        (workdir / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's
 
     def argv(self, report: Path, *extra: str) -> list[str]:
         return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--backend=llamacpp",
                 f"--suite={self.suite}", f"--max-tokens={self.max_tokens}", f"--reference={self.reference}",
-                "--ladder=1,2", "--boots=2", "--canaries=none", "--warmup=0", "--server-args=-np 2",
-                f"--report-dir={report}", "--rootdir", str(self.workdir), *extra]
+                "--ladder=1,2", "--boots=2", "--canaries=none", "--warmup=0", f"--report-dir={report}",
+                "--rootdir", str(self.workdir), *extra,
+                *([] if any(a.startswith("--launch") for a in extra) else ["--server-args=-np 2"])]
 
     def env(self, marker: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
@@ -174,7 +181,7 @@ class Chaos:
         return Plan([str(RecordKey.of_meta(m)) for m in metas], boots, levels,
                     {b: boots.count(b) for b in set(boots)}, min(m["completion_tokens"] for m in metas))
 
-    # -- one round -----------------------------------------------------------------------------------------------
+    # -- one round ---------------------------------------------------------------------------------------
 
     def round(self, fault: str, *, seed: int, plan: Plan) -> Outcome:
         """One gate, one fault at a moment drawn from seed; the outcome lists every promise broken."""
@@ -214,17 +221,20 @@ class Chaos:
 
     def _reset_launch(self, state: Path, boot: int, index: int, events: int) -> str:
         tools = llama_cpp_tools()
-        inner = embedded_command(tools, default_model(), "-np 2").removeprefix("exec ").replace("{port}", "{inner}")
+        inner = embedded_command(tools, default_model(), "-np 2").removeprefix("exec ")
+        inner = inner.replace("{port}", "{inner}")
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in tools.env.items())
-        return (f"{env} {shlex.quote(sys.executable)} {shlex.quote(str(RESET_LAUNCH))} --state {shlex.quote(str(state))}"
-                f" --port {{port}} --boot {boot} --request-index {index} --after-events {events} -- {inner}")
+        return (f"{env} {shlex.quote(sys.executable)} {shlex.quote(str(RESET_LAUNCH))} "
+                f"--state {shlex.quote(str(state))} --port {{port}} --boot {boot} --request-index {index} "
+                f"--after-events {events} -- {inner}")
 
     @staticmethod
     def _wait_for(gate: subprocess.Popen, report: Path, records: int) -> bool:
         """Wait until `records` records are on disk; False when the gate ended first."""
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and gate.poll() is None:
-            if len([p for p in (report / "records").glob("*/*.json") if not p.name.startswith(".")]) >= records:
+            written = [p for p in (report / "records").glob("*/*.json") if not p.name.startswith(".")]
+            if len(written) >= records:
                 return True
             time.sleep(0.01)
         return False
@@ -237,14 +247,14 @@ class Chaos:
                 outcome.problems.append("no llama-server of the run was alive at the moment of the fault")
                 return
             os.kill(servers[-1], signal.SIGKILL if fault == "server-kill" else signal.SIGSTOP)
-        elif fault == "write-fail":  # every file oracle writes from now on fails to grow (EFBIG), as on a full disk
+        elif fault == "write-fail":  # every file oracle writes from now on fails to grow (EFBIG): a full disk
             resource.prlimit(gate.pid, resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
         elif fault == "oracle-interrupt":
             gate.send_signal(signal.SIGINT)
         elif fault == "oracle-kill":
             gate.kill()
 
-    # -- what must hold afterwards -------------------------------------------------------------------------------
+    # -- what must hold afterwards -----------------------------------------------------------------------
 
     def _judge(self, outcome: Outcome, report: Path, marker: str, before: dict[str, str]) -> None:
         fault, problems = outcome.fault, outcome.problems
@@ -253,7 +263,7 @@ class Chaos:
         if TRACEBACK.search(outcome.output):
             outcome.traceback = True
             problems.append("a traceback reached the user")
-        deadline = time.monotonic() + (20 if fault == "oracle-kill" else 2)  # the parent-death signal's way down
+        deadline = time.monotonic() + (20 if fault == "oracle-kill" else 2)  # the parent-death signal's way
         while marked_pids(marker) and time.monotonic() < deadline:
             time.sleep(0.1)
         left = marked_pids(marker)
@@ -282,20 +292,20 @@ class Chaos:
             elif meta.get("completion_sha256") != on_disk[key]:
                 outcome.lost.append(key)
                 problems.append(f"{key} on disk does not match the hash identity.json lists")
-        # A final report is written after every fault oracle lives through; a killed oracle's, or one on a disk
-        # that took nothing more, is the last written: at most the records since then are not in it yet.
+        # A final report is written after every fault oracle lives through; a killed oracle's, or one on a
+        # disk that took nothing more, is the last written: at most the records since then are not in it yet.
         final = fault not in ("oracle-kill", "write-fail")
         unlisted = sorted(set(on_disk) - set(listed))
         if final and unlisted:
             problems.append(f"records on disk missing from identity.json's records.finished: {unlisted}")
         if fault in CAUSE:
-            said = rep.get("interruption") or "" if final else self._terminal_cause(outcome.output)
+            said = (rep.get("interruption") or "") if final else self._terminal_cause(outcome.output)
             if not re.search(CAUSE[fault], said, re.M):
                 problems.append(f"the report does not say what stopped the run: {said!r}")
-        if fault == "write-fail" and not re.search(r"oracle: writing \S+ failed \(File too large\); the report in",
-                                                   outcome.output):
+        stale = r"oracle: writing \S+ failed \(File too large\); the report in \S+ is the last one written"
+        if fault == "write-fail" and not re.search(stale, outcome.output):
             problems.append("the terminal does not say that the report on disk is the last one written")
-        if final and list(report.rglob("*.tmp")):
+        if fault != "oracle-kill" and list(report.rglob("*.tmp")):  # a failed write takes its temp file away
             problems.append(f"half-written files left: {sorted(map(str, report.rglob('*.tmp')))}")
 
     @staticmethod

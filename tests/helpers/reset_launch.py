@@ -1,11 +1,11 @@
-"""A launch command whose connections are cut: the real server behind a proxy that resets one stream (TCP reset)
-in one boot, at a request and an event the caller chose (a fault no real server shows on demand).
+"""A launch command whose connections are cut: the real server behind a proxy that resets one stream (a TCP
+reset) in one boot, at a request and an event the caller chose (a fault no real server shows on demand).
 
-    python tests/helpers/reset_launch.py --state FILE --port {port} --boot 2 --request-index 3 --after-events 5 \
-        -- LLAMA-SERVER-COMMAND
+    python tests/helpers/reset_launch.py --state FILE --port {port} --boot 2 --request-index 3 \
+        --after-events 5 -- LLAMA-SERVER-COMMAND
 
-The wrapped command carries `{inner}` for its own port. Each launch counts itself in FILE; in boot --boot the
---request-index-th /completion request is reset after --after-events data events, every other passes untouched.
+The wrapped command carries `{inner}` for its own port. Each launch counts itself in FILE; in boot --boot
+the --request-index-th /completion request is reset after --after-events data events; every other passes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The chaos run on the embedded llama-server: a ladder-and-boots gate (3 prompts x 32 tokens, `--ladder 1,2
---boots 2`) against the shared reference, one fault per round at a seeded moment (tests/helpers/chaos.py), each
-fault kind once. After each: the documented exit code, every record on disk intact and listed, the cause named,
-no server left, the reference byte-identical, no traceback; and a clean gate passes afterwards.
+"""The chaos run on the embedded llama-server: a ladder-and-boots gate (3 prompts x 32 tokens, `--ladder
+1,2 --boots 2`) against the shared reference, one fault per round at a seeded moment (tests/helpers/chaos.py),
+each fault kind once. After each: the documented exit code, every record on disk intact and listed, the cause
+named, no server left, the reference byte-identical, no traceback; and a clean gate passes afterwards.
 benchmarks/chaos.py runs more rounds. docs/faults.md lists the faults."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from conftest import tiny_rows, write_suite
 
 pytestmark = pytest.mark.slow
 
-SEED = 1  # a round that fails prints its fault, seed and moment: `Chaos.round(fault, seed=SEED, plan=...)` again
+SEED = 1  # a round that fails prints its fault, seed and moment: Chaos.round(fault, seed=SEED, ...) again
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def chaos(shared_reference, tmp_path_factory) -> Chaos:
 
 @pytest.fixture(scope="module")
 def plan(chaos):
-    """The gate without a fault (it must pass): the order its records finish in, where the faults are placed."""
+    """The gate without a fault (it must pass): the order its records finish in, where faults are placed."""
     return chaos.clean("baseline")
 
 
@@ -44,7 +44,7 @@ def test_the_next_run_after_the_faults_passes(chaos, plan):
 
 
 def test_the_judge_sees_a_lost_record_a_wrong_exit_code_and_a_silent_report(chaos, plan, tmp_path):
-    """The checks of a round can fail: a passing report folder judged as a server kill breaks each promise."""
+    """The checks of a round can fail: a passing report judged as a server kill breaks each promise."""
     report = chaos.workdir / "planted"
     shutil.copytree(chaos.workdir / "baseline", report)
     npz = sorted((report / "records").glob("boot1-c1/*.npz"))[0]
@@ -53,7 +53,8 @@ def test_the_judge_sees_a_lost_record_a_wrong_exit_code_and_a_silent_report(chao
     rep = json.loads(identity.read_text())
     rep["records"]["finished"].pop(plan.keys[-1])  # a record on disk the report does not list
     identity.write_text(json.dumps(rep))
-    outcome = Outcome("server-kill", SEED, "planted", exit_code=0, output="Traceback (most recent call last):")
+    outcome = Outcome("server-kill", SEED, "planted", exit_code=0,
+                      output="Traceback (most recent call last):")
     chaos._judge(outcome, report, marker="no-such-run", before={})
     problems = "\n".join(outcome.problems)
     assert "exit code 0, documented 2" in problems
