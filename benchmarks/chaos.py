@@ -3,7 +3,7 @@
 connections cut, the report's files unable to grow, oracle killed or interrupted), each followed by a clean
 gate.
 
-    python benchmarks/chaos.py --rounds 12 --seed 1
+    python benchmarks/chaos.py --rounds 12 --seed 1 [--max-tokens 32]
     python benchmarks/chaos.py --rounds 1 --seed 1      (CI's smoke size)
 
 Prints the faults injected, the runs that stopped cleanly (the documented exit code, the cause named, every
@@ -28,11 +28,11 @@ from chaos import FAULTS, Chaos, tree_digest  # noqa: E402
 SUITE = Path(__file__).resolve().parents[1] / "prompts" / "default.jsonl"
 
 
-def record_reference(work: Path, suite: Path) -> Path:
+def record_reference(work: Path, suite: Path, max_tokens: int) -> Path:
     """The reference the rounds gate against, recorded on the embedded llama-server."""
     ref = work / "ref"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--backend=llamacpp", f"--suite={suite}", "--max-tokens=32", "--canaries=none",
+                           "--backend=llamacpp", f"--suite={suite}", f"--max-tokens={max_tokens}", "--canaries=none",
                            f"--record={ref}", f"--report-dir={work / 'rec'}", "--rootdir", str(work)],
                           cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
@@ -44,6 +44,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=len(FAULTS))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-tokens", type=int, default=32)
     a = ap.parse_args()
     outcomes, next_runs = [], 0
     started = time.monotonic()
@@ -52,9 +53,9 @@ def main() -> None:
         (work / "pytest.ini").write_text("[pytest]\n")
         suite = work / "tiny.jsonl"
         suite.write_text("".join(line + "\n" for line in SUITE.read_text().splitlines()[:3]))
-        ref = record_reference(work, suite)
+        ref = record_reference(work, suite, a.max_tokens)
         inputs = {"suite": suite.read_bytes(), "reference": json.dumps(tree_digest(ref))}
-        chaos = Chaos(work, suite=suite, reference=ref)
+        chaos = Chaos(work, suite=suite, reference=ref, max_tokens=a.max_tokens)
         plan = chaos.clean("baseline")
         for i in range(a.rounds):
             fault = FAULTS[(a.seed + i) % len(FAULTS)]

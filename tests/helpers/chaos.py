@@ -55,7 +55,7 @@ CAUSE = {
     "write-fail": r"writing \S+ failed \(File too large\)",
     "oracle-interrupt": r"^interrupted \(Ctrl-C\); every record finished before it is kept under",
 }
-FREEZE_TIMEOUT_S = 6  # --request-timeout of a freeze round: past a loaded server's silences in short answers
+FREEZE_TIMEOUT_S = 10  # --request-timeout of a freeze round: past a loaded server's silences in short answers
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|INTERNALERROR")
 
 
@@ -207,9 +207,12 @@ class Chaos:
         gate = subprocess.Popen(self.argv(report, *extra), cwd=self.workdir, env=self.env(marker),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
-            if after is not None and self._wait_for(gate, report, after):
-                time.sleep(delay)
-                self._inject(fault, gate, marker, outcome)
+            if after is not None:
+                if self._wait_for(gate, report, after):
+                    time.sleep(delay)
+                    self._inject(fault, gate, marker, outcome)
+                else:  # nothing was tested: the run ended (or stopped for another cause) before the moment
+                    outcome.problems.append(f"the gate ended before the fault's moment ({moment})")
             outcome.output, _ = gate.communicate(timeout=1800)
         finally:
             if gate.poll() is None:
