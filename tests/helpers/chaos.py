@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -328,7 +329,7 @@ class Chaos:
                 meta = json.loads(meta_path.read_text())
                 with np.load(meta_path.with_suffix(".npz")) as arrays:
                     ids = arrays["completion_ids"].tolist()
-            except (OSError, ValueError, KeyError) as exc:
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
                 outcome.lost.append(str(meta_path))
                 outcome.problems.append(f"{meta_path.relative_to(report)} does not parse: {exc}")
                 continue
