@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
-from chaos import FAULTS, Chaos, tree_digest  # noqa: E402
+from chaos import FAULTS, FREEZE_TIMEOUT_S, Chaos, tree_digest  # noqa: E402
 
 SUITE = Path(__file__).resolve().parents[1] / "prompts" / "default.jsonl"
 
@@ -32,8 +32,9 @@ def record_reference(work: Path, suite: Path, max_tokens: int) -> Path:
     """The reference the rounds gate against, recorded on the embedded llama-server."""
     ref = work / "ref"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--backend=llamacpp", f"--suite={suite}", f"--max-tokens={max_tokens}", "--canaries=none",
-                           f"--record={ref}", f"--report-dir={work / 'rec'}", "--rootdir", str(work)],
+                           "--backend=llamacpp", f"--suite={suite}", f"--max-tokens={max_tokens}",
+                           "--canaries=none", f"--record={ref}", f"--report-dir={work / 'rec'}",
+                           "--rootdir", str(work)],
                           cwd=work, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"recording the reference failed ({done.returncode}):\n{done.stdout[-3000:]}")
@@ -45,6 +46,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=len(FAULTS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--freeze-timeout", type=int, default=FREEZE_TIMEOUT_S,
+                    help="--request-timeout of the freeze rounds: more on a machine loaded many times over")
     a = ap.parse_args()
     outcomes, next_runs = [], 0
     started = time.monotonic()
@@ -55,7 +58,8 @@ def main() -> None:
         suite.write_text("".join(line + "\n" for line in SUITE.read_text().splitlines()[:3]))
         ref = record_reference(work, suite, a.max_tokens)
         inputs = {"suite": suite.read_bytes(), "reference": json.dumps(tree_digest(ref))}
-        chaos = Chaos(work, suite=suite, reference=ref, max_tokens=a.max_tokens)
+        chaos = Chaos(work, suite=suite, reference=ref, max_tokens=a.max_tokens,
+                      freeze_timeout_s=a.freeze_timeout)
         plan = chaos.clean("baseline")
         for i in range(a.rounds):
             fault = FAULTS[(a.seed + i) % len(FAULTS)]

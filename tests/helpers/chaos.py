@@ -37,7 +37,7 @@ import numpy as np
 from oracle.store.records import RecordKey, token_sha256
 from oracle.targets.embedded import default_model, embedded_command, llama_cpp_tools
 
-__all__ = ["EXIT", "FAULTS", "Chaos", "Outcome", "Plan", "server_pids", "tree_digest"]
+__all__ = ["EXIT", "FAULTS", "FREEZE_TIMEOUT_S", "Chaos", "Outcome", "Plan", "server_pids", "tree_digest"]
 
 REPO = Path(__file__).resolve().parents[2]
 RESET_LAUNCH = Path(__file__).resolve().parent / "reset_launch.py"
@@ -56,7 +56,9 @@ CAUSE = {
     "write-fail": r"writing \S+ failed \(File too large\)",
     "oracle-interrupt": r"^interrupted \(Ctrl-C\); every record finished before it is kept under",
 }
-FREEZE_TIMEOUT_S = 10  # --request-timeout of a freeze round: past a loaded server's silences in short answers
+# --request-timeout of a freeze round: past the silences of a quiet 2-core machine's server (its first request
+# included); a machine loaded many times over needs more (benchmarks/chaos.py --freeze-timeout).
+FREEZE_TIMEOUT_S = 10
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|INTERNALERROR")
 
 
@@ -146,8 +148,10 @@ class Outcome:
 class Chaos:
     """Gates on the embedded llama-server (`-np 2`, so the ladder's level 2 overlaps) against reference."""
 
-    def __init__(self, workdir: Path, *, suite: Path, reference: Path, max_tokens: int = 32) -> None:
+    def __init__(self, workdir: Path, *, suite: Path, reference: Path, max_tokens: int = 32,
+                 freeze_timeout_s: int = FREEZE_TIMEOUT_S) -> None:
         self.workdir, self.suite, self.reference, self.max_tokens = workdir, suite, reference, max_tokens
+        self.freeze_timeout_s = freeze_timeout_s
         (workdir / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's
 
     def argv(self, report: Path, *extra: str) -> list[str]:
@@ -191,7 +195,7 @@ class Chaos:
         marker = uuid.uuid4().hex
         extra: list[str] = []
         if fault == "server-freeze":
-            extra.append(f"--request-timeout={FREEZE_TIMEOUT_S}")
+            extra.append(f"--request-timeout={self.freeze_timeout_s}")
         if fault == "connection-reset":
             boot = rng.choice(sorted(plan.requests))
             index, events = rng.randint(1, plan.requests[boot]), rng.randint(1, max(1, plan.shortest - 1))
