@@ -250,8 +250,28 @@ def scrub_file(path: Path) -> None:
     clean = public_text(text)
     if clean != text:
         tmp = path.with_name(path.name + ".scrubbing")
-        tmp.write_bytes(clean.encode("utf-8", errors="surrogateescape"))
-        os.replace(tmp, path)
+        data = clean.encode("utf-8", errors="surrogateescape")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        except OSError:  # a full disk, a file-size limit: the secret must not stay, and the stop goes on
+            tmp.unlink(missing_ok=True)
+            _overwrite(path, data)
+
+
+def _overwrite(path: Path, data: bytes) -> None:
+    """data over the file's own bytes (no new space needed: the clean text is no longer than the log); where
+    even that fails, the file is cut where the clean text written ends, so no secret stays behind it."""
+    fd = os.open(path, os.O_WRONLY)
+    written = 0
+    try:
+        while written < len(data):
+            written += os.write(fd, data[written:])
+    except OSError:
+        pass
+    finally:
+        os.ftruncate(fd, written)
+        os.close(fd)
 
 
 class PublicStream:

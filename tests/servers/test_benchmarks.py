@@ -30,6 +30,11 @@ SMOKE = {
     "aa_control.py": (["--pairs", "1", "--rounds", "2", "--prompts", "1", "--max-tokens", "8", "--server-args", "-t 1"],
                       [r"^A/A control: [01] of 1 intervals excluded 1\.0 \(false-claim rate [01]/1 \(",
                        r"^A/B session \(the same config\): [\d.]+ \[[\d.]+, [\d.]+\] \([\w ]+\)"]),
+    "chaos.py": (["--rounds", "1", "--seed", "0", "--max-tokens", "8"],
+                 [r"^faults injected: 1 \(server-kill 1\)$", r"^runs stopped cleanly: 1 of 1$",
+                  r"^records lost: 0$", r"^servers left running: 0$", r"^input folders changed: 0$",
+                  r"^tracebacks: 0$",
+                  r"^clean gates after a fault that passed: 1 of 1$"]),
     "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4", "--prompts", "4"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import resource
 
 import pytest
 
@@ -106,6 +107,21 @@ def test_scrub_file_rewrites_only_what_holds_a_secret(tmp_path, monkeypatch):
     assert log.read_bytes() == b"main: key *** \xff raw byte\n"
     assert clean.stat().st_mtime_ns == before
 
+
+
+def test_scrub_file_on_a_full_disk_leaves_no_secret_and_raises_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOG_TEST_API_KEY", "logsecret1234")
+    log = tmp_path / "server-boot1.log"
+    log.write_bytes(b"main: loading\n" * 200 + b"main: key logsecret1234\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    # Writes past 1 KB fail with EFBIG (Python ignores SIGXFSZ), as on a disk that takes nothing more.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))
+    try:
+        scrub_file(log)  # the stop of a server whose log echoed a key, on a full disk: no OSError
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert log.read_bytes() == (b"main: loading\n" * 200)[:1024]  # the clean text as far as the disk took it
+    assert not list(tmp_path.glob("*.scrubbing"))
 
 def test_public_stream_writes_what_is_public(monkeypatch):
     monkeypatch.setenv("STREAM_TEST_TOKEN", "streamsecret42")
