@@ -1,0 +1,119 @@
+"""Where the ledger is and how it is opened: a SQLite file (the default, beside the report folders) or a
+PostgreSQL URL (a team's shared ledger), brought to the schema's newest migration on first use.
+
+    ledger = open_ledger("postgresql://oracle:pw@db/oracle")    # LedgerError naming the (redacted) URL and why
+    with ledger.engine.begin() as c: ...
+
+The URL's password goes to `redaction` before anything is opened, so no message, report or row ever holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from oracle.ledger.schema import HEAD
+from oracle.redaction import public_text, redact_url, remember_secrets
+
+__all__ = ["DEFAULT_NAME", "Ledger", "LedgerError", "OFF", "default_ledger", "open_ledger"]
+
+DEFAULT_NAME = "ledger.sqlite"
+OFF = "off"  # --ledger off: this run appends nowhere
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_SCHEMES = ("sqlite", "postgresql", "postgres")
+
+
+class LedgerError(RuntimeError):
+    """The ledger cannot be opened, migrated, read or written; the message names it (redacted) and why."""
+
+
+@dataclass
+class Ledger:
+    engine: Engine
+    shown: str  # the path or the URL with its password hidden: what messages say
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def default_ledger(report_dir: Path) -> Path:
+    """The default ledger: a SQLite file beside the report folders (reports/ledger.sqlite)."""
+    return report_dir.parent / DEFAULT_NAME
+
+
+def open_ledger(where: str | Path) -> Ledger:
+    """The ledger at a path or URL, with the schema brought up to date; LedgerError when that fails."""
+    where = str(where)
+    remember_secrets(urls=[where])
+    shown = redact_url(where)
+    try:
+        url = _url(where)
+        args = {"connect_timeout": 5} if url.get_backend_name() == "postgresql" else {"timeout": 30}
+        engine = create_engine(url, connect_args=args, pool_pre_ping=False)
+    except (ArgumentError, ValueError, ImportError, OSError) as exc:
+        raise LedgerError(f"--ledger {shown}: not a ledger ({public_text(str(exc))}); give a file path "
+                          "(reports/ledger.sqlite) or a postgresql://user@host/db URL") from None
+    ledger = Ledger(engine, shown)
+    try:
+        _migrate(engine)
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise failure(ledger, "opened", exc) from None
+    except OSError as exc:
+        engine.dispose()
+        raise LedgerError(f"the ledger {shown} could not be opened ({public_text(str(exc))})") from None
+    return ledger
+
+
+def failure(ledger: Ledger, doing: str, exc: Exception) -> LedgerError:
+    """A database error as one public line: the ledger (redacted), what failed and the driver's own reason."""
+    reason = getattr(exc, "orig", None) or exc
+    first = (str(reason).strip().splitlines() or [type(reason).__name__])[0]
+    return LedgerError(f"the ledger {ledger.shown} could not be {doing} ({public_text(first)})")
+
+
+def _url(where: str):
+    if "://" not in where:  # a file path
+        path = Path(where).expanduser().resolve()
+        if path.is_dir():
+            path = path / DEFAULT_NAME
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return make_url(f"sqlite:///{path}")
+    url = make_url(where)
+    scheme = url.get_backend_name()
+    if scheme not in _SCHEMES:
+        raise ValueError(f"scheme {url.drivername!r} is neither sqlite nor postgresql")
+    if scheme in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")  # psycopg 3, whatever the URL named
+    return url
+
+
+def _version(engine: Engine) -> str | None:
+    with engine.connect() as c:
+        if not inspect(c).has_table("alembic_version"):
+            return None
+        return c.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _migrate(engine: Engine) -> None:
+    """Upgrade to HEAD through Alembic (imported only when the ledger is behind: a run's usual path reads one
+    row). A concurrent first migration by another process is fine once the version reads HEAD."""
+    if _version(engine) == HEAD:
+        return
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except SQLAlchemyError:
+        if _version(engine) != HEAD:
+            raise
