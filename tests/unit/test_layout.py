@@ -78,6 +78,8 @@ NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
     "bisect": ("gate", "plugin", "repro", "sweep"),
     "repro": ("gate", "plugin", "cli", "sweep"),
     "sweep": ("gate", "plugin", "cli", "bisect"),  # each point is a gate run of its own process, never in here
+    # The ledger reads finished reports (report, store) and is read by the cli and the plugin; it runs nothing.
+    "ledger": (*ORCHESTRATION, "targets", "run", "backends"),
 }
 
 
