@@ -39,7 +39,8 @@ def _svg(fig, title: str) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Title": title})
     text = buf.getvalue()
-    return re.sub(r"^.*?(?=<svg)", "", text, flags=re.S)  # inline: no XML prolog or DOCTYPE
+    text = re.sub(r"^.*?(?=<svg)", "", text, flags=re.S)  # inline: no XML prolog or DOCTYPE
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
 def prompt_strip(group: ConfigHistory) -> str:
