@@ -14,7 +14,7 @@ from oracle.ledger.queries import ConfigHistory, LedgerRun
 
 __all__ = ["VERDICT_COLOURS", "prompt_strip", "run_label", "speed_over_time"]
 
-VERDICT_COLOURS = {"exact": "#2e7d32", "pass": "#2e7d32", "within-reference-noise": "#81c784",
+VERDICT_COLOURS = {"exact": "#2e7d32", "recorded": "#1976d2", "pass": "#2e7d32", "within-reference-noise": "#81c784",
                    "near-tie": "#f9a825", "divergent": "#c62828", "contaminated": "#6a1b9a",
                    "inconclusive": "#757575", "not-run": "#bdbdbd", "fail": "#c62828"}
 _OTHER = "#90a4ae"
