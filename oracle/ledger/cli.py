@@ -77,7 +77,7 @@ def _add(args, out) -> int:
 
 
 def _check(args, out) -> int:
-    ledger = open_ledger(args.ledger)
+    ledger = open_ledger(args.ledger, existing=True)
     try:
         checked, problems = check_reports(ledger)
     finally:
@@ -89,7 +89,7 @@ def _check(args, out) -> int:
 
 
 def _history(args, out) -> int:
-    ledger = open_ledger(args.ledger)
+    ledger = open_ledger(args.ledger, existing=True)
     try:
         history = read_history(ledger, since=args.since, machine=args.machine, backend=args.backend)
     finally:

@@ -45,11 +45,15 @@ def default_ledger(report_dir: Path) -> Path:
     return report_dir.parent / DEFAULT_NAME
 
 
-def open_ledger(where: str | Path) -> Ledger:
-    """The ledger at a path or URL, with the schema brought up to date; LedgerError when that fails."""
+def open_ledger(where: str | Path, *, existing: bool = False) -> Ledger:
+    """The ledger at a path or URL, with the schema brought up to date; LedgerError when that fails.
+    existing: a SQLite file must be there already (reading history never makes an empty ledger of a typo)."""
     where = str(where)
     remember_secrets(urls=[where])
     shown = redact_url(where)
+    if existing and "://" not in where and not Path(where).expanduser().is_file():
+        raise LedgerError(f"--ledger {shown}: no ledger there; every run appends to the one beside its report "
+                          "folders (reports/ledger.sqlite), `oracle ledger add REPORT_DIR...` imports older ones")
     try:
         url = _url(where)
         args = {"connect_timeout": 5} if url.get_backend_name() == "postgresql" else {"timeout": 30}

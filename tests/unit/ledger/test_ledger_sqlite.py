@@ -122,6 +122,16 @@ def test_history_names_the_launch_flag_and_the_bisect_line(tmp_path, capsys):
     assert "flag: --spec-type draft-simple" in out and "flag: -ngld 99" in out
     assert ("bisect the launch differences: oracle bisect --backend llamacpp-cuda --good 'exec /root/keep/"
             "llama.cpp/build/bin/llama-server -m /root/keep/model.gguf -ngl 99 -np 1 -c 16384") in out
+    speed = (tmp_path / "history.html").read_text().split('<figure class="speed">')[1]
+    for label in ("tok/s", "× reference", "J/token", "energy per token", "p10–max over prompts",
+                  "95% interval between-run", "speed over time (conventional_tok_s)"):
+        assert f">{label}</text>" in speed, label
+
+
+def test_history_of_a_ledger_that_is_not_there_is_refused(tmp_path, capsys):
+    code, _, err = _oracle(capsys, "history", "--ledger", str(tmp_path / "typo.sqlite"))
+    assert code == 2 and f"--ledger {tmp_path / 'typo.sqlite'}: no ledger there" in err
+    assert not (tmp_path / "typo.sqlite").exists()
 
 
 def test_history_exits_0_when_every_latest_run_passes(tmp_path, capsys):
