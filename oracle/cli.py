@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from oracle.bisect import add_parser as add_bisect_parser, run_bisect
-from oracle.ledger import add_parsers as add_ledger_parsers, run_cli as run_ledger_cli
+from oracle.ledger.cli import add_parsers as add_ledger_parsers, run_cli as run_ledger_cli
 from oracle.redaction import public_text
 from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
 from oracle.report.diff import DiffError, diff_runs

@@ -236,7 +236,7 @@ def _append_to_ledger(gate: GateSession | XdistController) -> str | None:
         return None
     if gate.state.interruption and not gate.state.finished:
         return None  # refused or stopped before any record: nothing happened that history could show
-    from oracle.ledger import append_run  # SQLAlchemy only for gate runs, not for every pytest run
+    from oracle.ledger.writer import append_run  # SQLAlchemy only for gate runs, not for every pytest run
 
     note = append_run(gate.report_dir, gate.options.ledger)
     if note:

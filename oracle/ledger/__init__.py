@@ -5,10 +5,8 @@
     oracle history [--since --machine --backend --check]
 
 A SQLite file beside the report folders by default (reports/ledger.sqlite), or a PostgreSQL URL for a team's
-shared ledger; the tables in `schema`, their migrations (Alembic) in `migrations/`.
+shared ledger; the tables in `schema`, their migrations (Alembic) in `migrations/`. Import the module you need
+(`oracle.ledger.writer`, `oracle.ledger.cli`): a gate run's end loads the writer alone.
 """
 
-from oracle.ledger.cli import add_parsers, run_cli
-from oracle.ledger.writer import append_run
-
-__all__ = ["add_parsers", "append_run", "run_cli"]
+__all__: list[str] = []

@@ -12,19 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy import Column, Engine, MetaData, String, Table, create_engine, insert, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from oracle.ledger.schema import HEAD
+from oracle.ledger.schema import HEAD, MIGRATION_LOCK, metadata
 from oracle.redaction import public_text, redact_url, remember_secrets
 
-__all__ = ["DEFAULT_NAME", "Ledger", "LedgerError", "OFF", "default_ledger", "open_ledger"]
+__all__ = ["DEFAULT_NAME", "Ledger", "LedgerError", "OFF", "default_ledger", "failure", "open_ledger", "upgrade"]
 
 DEFAULT_NAME = "ledger.sqlite"
 OFF = "off"  # --ledger off: this run appends nowhere
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _SCHEMES = ("sqlite", "postgresql", "postgres")
+# Alembic's own version table, as it makes it: a database stamped here is one Alembic upgrades later.
+_VERSIONS = Table("alembic_version", MetaData(), Column("version_num", String(32), primary_key=True))
 
 
 class LedgerError(RuntimeError):
@@ -99,25 +101,44 @@ def _url(where: str):
 
 def _version(engine: Engine) -> str | None:
     with engine.connect() as c:
-        if not inspect(c).has_table("alembic_version"):
+        if not inspect(c).has_table(_VERSIONS.name):
             return None
-        return c.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return c.execute(select(_VERSIONS.c.version_num)).scalar()
 
 
 def _migrate(engine: Engine) -> None:
-    """Upgrade to HEAD through Alembic (imported only when the ledger is behind: a run's usual path reads one
-    row). A concurrent first migration by another process is fine once the version reads HEAD."""
+    """Bring the database to HEAD: an empty one gets the tables at once, stamped HEAD (Alembic's "create_all,
+    then stamp"; a unit test checks the migrations build the same), one that is behind is upgraded by Alembic.
+    Another process doing the same at that moment is fine once the version reads HEAD."""
     if _version(engine) == HEAD:
         return
+    try:
+        with engine.connect() as c:
+            empty = not inspect(c).get_table_names()
+        _create(engine) if empty else upgrade(engine)
+    except SQLAlchemyError:
+        if _version(engine) != HEAD:
+            raise
+
+
+def _create(engine: Engine) -> None:
+    with engine.begin() as c:
+        if c.dialect.name == "postgresql":  # two first runs on one fresh shared ledger: one creates, one waits
+            c.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))
+        if inspect(c).has_table(_VERSIONS.name):
+            return
+        metadata.create_all(c)
+        _VERSIONS.create(c)
+        c.execute(insert(_VERSIONS).values(version_num=HEAD))
+
+
+def upgrade(engine: Engine) -> None:
+    """Run Alembic's migrations up to HEAD (imported here only: a run's usual path reads one row)."""
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
-    except SQLAlchemyError:
-        if _version(engine) != HEAD:
-            raise
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy import (Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint)
 
-__all__ = ["HEAD", "canaries", "metadata", "prompts", "runs"]
+__all__ = ["HEAD", "MIGRATION_LOCK", "canaries", "metadata", "prompts", "runs"]
 
 HEAD = "0001"  # the newest migration's revision (migrations/versions/)
+MIGRATION_LOCK = 3903_2026  # PostgreSQL's advisory lock key: one process creates or migrates a shared ledger at once
 
 metadata = MetaData()
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import text
 
-from oracle.ledger.schema import metadata
-
-_LOCK = 3903_2026  # the advisory lock's key: two first runs at once on a fresh shared ledger migrate one after the other
+from oracle.ledger.schema import MIGRATION_LOCK, metadata
 
 
 def run() -> None:
@@ -16,7 +14,7 @@ def run() -> None:
     context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":
-            connection.execute(text(f"SELECT pg_advisory_xact_lock({_LOCK})"))
+            connection.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))
         context.run_migrations()
 
 
