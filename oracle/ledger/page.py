@@ -57,7 +57,9 @@ def _group(group: ConfigHistory) -> str:
     parts.append(_runs_table(group))
     parts.append("<figure class=\"strip\">" + prompt_strip(group) + "<figcaption>per-prompt strip</figcaption></figure>")
     speed = speed_over_time(group)
-    parts.append("<figure class=\"speed\">" + speed + "<figcaption>speed over time</figcaption></figure>" if speed
+    metered = any(r.row["joules_per_token"] is not None for r in group.runs)
+    caption = "speed over time" + ("" if metered else "; J/token: no run of this config read an energy meter")
+    parts.append(f"<figure class=\"speed\">{speed}<figcaption>{caption}</figcaption></figure>" if speed
                  else "<p>no run of this config has a speed card</p>")
     return "<section class=\"config\">" + "\n".join(parts) + "</section>"
 

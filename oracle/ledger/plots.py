@@ -47,7 +47,7 @@ def prompt_strip(group: ConfigHistory) -> str:
     """Each prompt's verdict per run as a coloured cell, with the first split's position written in it."""
     names = sorted({p for run in group.runs for p in run.prompts})
     n = len(group.runs)
-    fig = _figure(max(4.0, 1.1 + 0.9 * n), max(1.6, 0.9 + 0.35 * len(names)))
+    fig = _figure(max(6.0, 2.0 + 0.9 * n), max(2.0, 1.2 + 0.35 * len(names)))
     ax = fig.add_subplot()
     for x, run in enumerate(group.runs):
         for y, name in enumerate(names):
@@ -86,7 +86,7 @@ def speed_over_time(group: ConfigHistory) -> str | None:
     energy = any(r.row["joules_per_token"] is not None for r in runs)
     speedup = any(r.row["speedup"] is not None for r in runs)
     panels = 1 + energy + speedup
-    fig = _figure(max(5.0, 1.5 + 0.9 * len(runs)), 2.0 * panels + 0.4)
+    fig = _figure(max(7.0, 2.0 + 0.9 * len(runs)), 2.2 * panels + 0.6)
     axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
     ax = axes[0]
     _line(ax, xs, runs, "tok_s", "tok_s_low", "tok_s_high", "median over prompts", "p10–max over prompts")
