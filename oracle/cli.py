@@ -1,6 +1,7 @@
 """The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR`,
 `oracle models [--path NAME]`, `oracle bisect --backend F --good CMD --bad CMD` (its work lives in
-`oracle.bisect`) and `oracle repro REPORT_DIR` (its work lives in `oracle.repro`).
+`oracle.bisect`), `oracle repro REPORT_DIR` (its work lives in `oracle.repro`), and `oracle ledger add REPORT_DIR...`
+and `oracle history` (their work lives in `oracle.ledger`).
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote and names the
 embedded models.
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from oracle.bisect import add_parser as add_bisect_parser, run_bisect
+from oracle.ledger.cli import add_parsers as add_ledger_parsers, run_cli as run_ledger_cli
 from oracle.redaction import public_text
 from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
 from oracle.report.diff import DiffError, diff_runs
@@ -27,8 +29,9 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded "
-                                                          "models, bisect two launch commands, or "
-                                                          "reproduce a gate run's divergence.")
+                                                          "models, bisect two launch commands, "
+                                                          "reproduce a gate run's divergence, or "
+                                                          "read the run ledger's history.")
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diff", help="compare two report dirs, or a report dir and a reference; "
                                     "exit 0 when the outputs are identical, 1 when any differs, 2 on bad input")
@@ -45,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--path", metavar="NAME", choices=list(MODELS), help=f"one of {', '.join(MODELS)}")
     add_bisect_parser(sub)
     add_repro_parser(sub)
+    add_ledger_parsers(sub)
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -53,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_bisect(args)
     if args.command == "repro":
         return run_repro_cli(args)
+    if args.command in ("ledger", "history"):
+        return run_ledger_cli(args)
     try:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():

@@ -12,7 +12,7 @@ import pytest
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
-                                 int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
+                                 int_list, ladder_arrivals, ledger_target, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
                                  reference_kind, runner_arg, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
@@ -103,6 +103,10 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--reference", metavar="DIR", default=None, help="gate this run against the reference in DIR")
     g.addoption("--report-dir", metavar="DIR", default=None,
                 help="where the identity report goes (default: reports/<UTC time>-<backend>/)")
+    g.addoption("--ledger", metavar="PATH|URL", type=ledger_target, default=None,
+                help="the run ledger this run appends to as it finishes: a SQLite file, a "
+                     "postgresql://user@host/db URL (a shared ledger), or off (default: ledger.sqlite beside the "
+                     "report folder, reports/ledger.sqlite)")
     g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
                 help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
                      f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from oracle.canary.plan import CANARY_KINDS  # --canaries' choices, each a module canaries/test_<kind>.py
-from oracle.redaction import redact_command
+from oracle.redaction import redact_command, redact_url
 from oracle.compare.coverage import CONDITIONS
 from oracle.speed.cells import parse_cells
 
 __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
+           "ledger_target",
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
@@ -332,3 +333,16 @@ def canary_kinds_list(value: str) -> tuple[str, ...]:
     if bad:
         raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: {', '.join(CANARY_KINDS)}, none")
     return tuple(dict.fromkeys(k for k in kinds if k != "none"))
+
+
+_LEDGER_SCHEMES = ("sqlite", "postgresql", "postgres")
+
+
+def ledger_target(value: str) -> str:
+    """--ledger: a file path, off, or a sqlite:/// or postgresql:// URL (read here as text, its password hidden:
+    the database is opened only when the run ends)."""
+    scheme = value.partition("://")[0].partition("+")[0].lower() if "://" in value else None
+    if not value.strip() or (scheme is not None and scheme not in _LEDGER_SCHEMES):
+        raise pytest.UsageError(f"--ledger {redact_url(value)}: not a ledger; give a SQLite file path "
+                                "(reports/ledger.sqlite), a postgresql://user@host/db URL, or off")
+    return value

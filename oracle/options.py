@@ -98,6 +98,7 @@ class GateOptions:
     max_shift: float = 0.1  # nats per token the distribution check must be able to detect
     score_url: str | None = None  # the reference model's server that scores sampled tokens
     canary: CanaryOptions = field(default_factory=CanaryOptions)
+    ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
 
     @property
     def embedded(self) -> bool:
@@ -214,5 +215,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         require_conditions=tuple(o.require_conditions), interleave=interleave,
         runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
         sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
-        score_url=o.score_url.rstrip("/") if o.score_url else None,
+        score_url=o.score_url.rstrip("/") if o.score_url else None, ledger=o.ledger,
     )

@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
     o = config.option
-    remember_secrets(commands=[o.launch, o.server_args], urls=(o.url or "").split(","))
+    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.url or "").split(","), o.ledger])
     with _public_errors():
         options = gate_options(config)
         config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.canary)
@@ -200,6 +200,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         gate.state.interruption = (f"interrupted (Ctrl-C); every record finished before it is kept under "
                                    f"{gate.report_dir}; no request was retried")
     message = gate.finish()
+    ledger_note = _append_to_ledger(gate)
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
@@ -226,5 +227,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: {gate.report.write_error}", red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
+    if ledger_note:
+        tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
     if (gate.report_dir / "identity.json").exists():
         tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
+
+
+def _append_to_ledger(gate: GateSession | XdistController) -> str | None:
+    """Where a run finishes: append its report to the ledger (not an xdist worker's: the controller appends the
+    merged one). A ledger that cannot be written costs the run nothing: the reason goes into the report's notes
+    and is returned for the terminal."""
+    if isinstance(gate, GateSession) and gate.worker is not None:
+        return None
+    if gate.state.interruption and not gate.state.finished:
+        return None  # refused or stopped before any record: nothing happened that history could show
+    from oracle.ledger.writer import append_run  # SQLAlchemy only for gate runs, not for every pytest run
+
+    note = append_run(gate.report_dir, gate.options.ledger)
+    if note:
+        gate.state.note(note)
+        gate.report.write()
+    return note

@@ -141,3 +141,13 @@ def report_json(folder: Path) -> dict:
 @pytest.fixture
 def read_report():
     return report_json
+
+
+@pytest.fixture(scope="session")
+def postgresql():
+    """One real PostgreSQL server for the whole test run (tests/helpers/postgres.py); each test makes its own
+    database on it with `postgresql.database(name)`."""
+    from postgres import postgresql_server
+
+    with postgresql_server() as server:
+        yield server

@@ -26,7 +26,7 @@ from oracle.speed.versus import compare_cards, hardware
 from oracle.store.records import PRIMARY, RecordKey, load_record
 from oracle.store.reference import ReferenceError, load_reference
 
-__all__ = ["DiffError", "RunSide", "diff_runs", "load_side", "speed_change"]
+__all__ = ["DiffError", "RunSide", "diff_runs", "identity_changes", "load_side", "speed_change"]
 
 # Identity fields that differ between any two runs of one configuration.
 # Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
@@ -189,8 +189,14 @@ def diff_runs(a_path: Path, b_path: Path) -> DiffResult:
                 if a.verdicts[k] != b.verdicts[k]]
     canaries = [{"id": k, "a": a.canaries.get(k, "absent"), "b": b.canaries.get(k, "absent")}
                 for k in sorted(set(a.canaries) | set(b.canaries)) if a.canaries.get(k) != b.canaries.get(k)]
-    fa, fb = _flatten(a.identity), _flatten(b.identity)
-    identity = [{"field": k, "a": fa.get(k, "absent"), "b": fb.get(k, "absent")}
-                for k in sorted(set(fa) | set(fb))
-                if fa.get(k) != fb.get(k) and not any(k == v or k.startswith(v) for v in _VOLATILE)]
-    return DiffResult(a, b, prompts, verdicts, canaries, identity, speed_change(a, b))
+    return DiffResult(a, b, prompts, verdicts, canaries, identity_changes(a.identity, b.identity),
+                      speed_change(a, b))
+
+
+def identity_changes(a: dict, b: dict) -> list[dict]:
+    """The identity fields (dotted: `packages.torch`, `environment.OMP_NUM_THREADS`) that differ from A to B,
+    instance fields (where and when a run happened) left out: [{"field", "a", "b"}], "absent" for a missing side."""
+    fa, fb = _flatten(a), _flatten(b)
+    return [{"field": k, "a": fa.get(k, "absent"), "b": fb.get(k, "absent")}
+            for k in sorted(set(fa) | set(fb))
+            if fa.get(k) != fb.get(k) and not any(k == v or k.startswith(v) for v in _VOLATILE)]

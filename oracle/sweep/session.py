@@ -30,6 +30,7 @@ from oracle.store.stamps import utc_now
 from oracle.terminal_lines import TerminalLines
 from oracle.tool_run import StopWords, run_stopping
 from oracle.redaction import public_text, redact_command, remember_secrets
+from oracle.ledger.connect import default_ledger
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 from oracle.sweep.classes import signature
 from oracle.sweep.grid import Axis, Point, SweepUsageError, grid
@@ -62,6 +63,7 @@ class SweepConfig:
     args: tuple[str, ...]  # the user's other pytest arguments
     cwd: Path
     repro: bool = True  # --sweep-no-repro: False
+    ledger: str | None = None  # what every point appends to: --ledger, else the ledger beside the sweep's folder
 
     @property
     def to_run(self) -> tuple[Point, ...]:
@@ -136,13 +138,14 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
     return SweepConfig(backend=o.backend, axes=axes, points=points, sweep_max=o.sweep_max,
                        launch=options.launch, server_args=options.server_args, reference=options.reference,
                        report_dir=report_dir, args=_user_args(config.invocation_params.args),
-                       cwd=Path(config.invocation_params.dir), repro=not o.sweep_no_repro)
+                       cwd=Path(config.invocation_params.dir), repro=not o.sweep_no_repro,
+                       ledger=options.ledger or str(default_ledger(report_dir)))
 
 
 def run_sweep(config: pytest.Config, read_options: Callable[[pytest.Config], Any], out=None) -> int | None:
     """pytest_cmdline_main's work under --sweep: None when this is not a sweep (the gate runs as usual)."""
     o = config.option
-    remember_secrets(commands=[o.launch, o.server_args])
+    remember_secrets(commands=[o.launch, o.server_args], urls=[o.ledger])
     sweep = sweep_config(config, read_options)
     return None if sweep is None else SweepSession(sweep, out).run()
 
@@ -192,7 +195,8 @@ class SweepSession(TerminalLines):
 
     def _run_point(self, run: PointRun) -> None:
         c, target = self.config, self._target(run.point)
-        argv = [sys.executable, "-m", "pytest", *c.args, *target.option_args, f"--report-dir={run.folder}"]
+        argv = [sys.executable, "-m", "pytest", *c.args, *target.option_args, f"--report-dir={run.folder}",
+                f"--ledger={c.ledger}"]
         env = {**os.environ, **target.env, POINT_ENV: str(run.point.index)}
         run.folder.mkdir(parents=True, exist_ok=True)
         log_path = c.report_dir / "points" / f"{run.point.folder}.log"

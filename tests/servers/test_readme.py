@@ -9,7 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, select
 
+from oracle.ledger.schema import runs
 from oracle.store.reference import load_reference
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,6 +101,10 @@ def test_readme_main_job_runs_then_runs_again_in_the_same_folder(tmp_path):
         gate = json.loads((reports[-1] / "identity.json").read_text())
         reference = load_reference(tmp_path / "reports" / "mtp0")
         assert gate["mode"] == "gate" and reference.kind == "mtp0" and gate["speculation"]["drafted"] > 0
+        # Both runs of each attempt appended to the default ledger beside the report folders, nothing set up.
+        with create_engine(f"sqlite:///{tmp_path / 'reports' / 'ledger.sqlite'}").connect() as c:
+            appended = [(r.mode, r.added_by) for r in c.execute(select(runs).order_by(runs.c.started_utc))]
+        assert appended == [("record", "run"), ("gate", "run")] * attempt, appended
         if attempt == 1:
             assert gate["summary"]["exact"][1] == 12 and len(reference.case_ids) == 12
         else:  # the reference was overwritten (not added to), and each run wrote reports of its own

@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, select
 
+from oracle.ledger.schema import runs
 from conftest import gate_argv, gate_env, launch_line, tiny_rows, write_suite
 
 pytestmark = pytest.mark.slow
@@ -88,11 +90,17 @@ def test_ctk_splits_into_two_classes_threads_do_not_and_the_fastest_f16_point_is
 
 
 def test_no_point_equal_to_the_reference_exits_1_and_a_server_that_does_not_start_is_reported(sweep_run):
-    code, out, data, _ = sweep_run("none", "--sweep=-ctk=q8_0,nonsense", "--sweep=-t=1")  # one value: fixed
+    code, out, data, report = sweep_run("none", "--sweep=-ctk=q8_0,nonsense", "--sweep=-t=1")  # one value: fixed
     assert code == 1, out
     q8, bad = data["points"]
     assert q8["status"] == "finished" and q8["equals_reference"] is False and q8["class"] == "A"
     assert bad["status"] == "did not start" and bad["exit_code"] == 4 and bad["class"] is None
+    # Each point is a gate of its own and appends like one, to the ledger beside the sweep's folder; the point
+    # refused before any request appends nothing.
+    with create_engine(f"sqlite:///{report.parent / 'ledger.sqlite'}").connect() as c:
+        appended = [(r.report_dir, r.verdict) for r in c.execute(select(runs))]
+    assert appended == [(str(report / q8["folder"]), "fail")], appended
+    assert not (report / "points" / "ledger.sqlite").exists()
     assert "the server exited" in bad["why"] and "point 2/2: -ctk nonsense, -t 1 ... did not start" in out
     assert data["promotion"] is None and data["answer"] == "none: no finished point's outputs equal the reference"
 

@@ -33,6 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("compare",),  # records judged: tokens, verdicts, confidence, coverage
     ("speed", "logits", "canary"),  # evidence with requests of its own: the speed card, logits, canaries
     ("report",),  # identity.json / .md / .html, and the HTML page the tools share
+    ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
     ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
     # The gate's options, and the check kinds that declare them (`checks`: planned, see PLANNED).
     ("option_types", "option_families", "option_sampling", "speed_options", "option_declarations", "options",
@@ -166,8 +167,10 @@ def test_the_floor_check_finds_an_upward_import_inside_a_function(tmp_path):
                              "gate/y.py": "from oracle.compare.verdicts import PASS\n"})
     broken = upward_imports(root)
     assert len(broken) == 2
-    assert broken[0].startswith("oracle.canary.plan imports oracle.options (floor 9) from floor 6")
-    assert broken[1].startswith("oracle.compare.x imports oracle.gate (floor 10) from floor 5")
+    assert broken[0].startswith(f"oracle.canary.plan imports oracle.options (floor {FLOOR['options']}) from floor "
+                                f"{FLOOR['canary']}")
+    assert broken[1].startswith(f"oracle.compare.x imports oracle.gate (floor {FLOOR['gate']}) from floor "
+                                f"{FLOOR['compare']}")
 
 
 def test_the_cycle_check_finds_a_circle_through_a_lazy_import(tmp_path):

@@ -1,0 +1,111 @@
+"""`oracle ledger add REPORT_DIR...` and `oracle history [--since --machine --backend --check]`: the parsers and
+what each prints. The work lives in the modules beside this one.
+
+    oracle ledger add reports/*/ --ledger reports/ledger.sqlite
+    oracle history --since 2026-12-01 --machine arc-b70      # history.html + a table; exit 1 when a config fails
+    oracle history --check                                   # every report folder still holds its identity.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from oracle.ledger.check import check_reports
+from oracle.ledger.connect import DEFAULT_NAME, LedgerError, open_ledger
+from oracle.ledger.page import write_page
+from oracle.ledger.queries import read_history
+from oracle.ledger.rows import LedgerInputError, run_row
+from oracle.ledger.table import history_table
+from oracle.ledger.writer import append
+from oracle.redaction import public_text, redact_url
+
+__all__ = ["add_parsers", "run_cli"]
+
+DEFAULT_LEDGER = f"reports/{DEFAULT_NAME}"
+_LEDGER_HELP = f"the ledger: a SQLite file or a postgresql://user@host/db URL (default: {DEFAULT_LEDGER})"
+
+
+def add_parsers(sub) -> None:
+    a = sub.add_parser("ledger", help="the run ledger: `oracle ledger add REPORT_DIR...` imports report folders "
+                                      "written before (once each, by identity.json sha256)")
+    actions = a.add_subparsers(dest="ledger_command", required=True)
+    add = actions.add_parser("add", help="import report folders (any report schema version); exit 0 when every "
+                                         "folder was added or already there, 2 when one is not a report")
+    add.add_argument("reports", type=Path, nargs="+", metavar="REPORT_DIR")
+    add.add_argument("--ledger", default=DEFAULT_LEDGER, metavar="PATH|URL", help=_LEDGER_HELP)
+    h = sub.add_parser("history", help="the ledger over time: history.html and a table; exit 1 when the latest run "
+                                       "of any config fails, 0 when none does, 2 on bad input")
+    h.add_argument("--ledger", default=DEFAULT_LEDGER, metavar="PATH|URL", help=_LEDGER_HELP)
+    h.add_argument("--since", metavar="DATE", help="only runs started on or after DATE (UTC, 2026-12-01 or "
+                                                   "2026-12-01T06:00) (default: all)")
+    h.add_argument("--machine", metavar="HOST", help="only runs on this machine (its hostname) (default: all)")
+    h.add_argument("--backend", metavar="NAME", help="only runs of this backend, e.g. llamacpp-cpu (default: all)")
+    h.add_argument("--out", type=Path, default=None, metavar="FILE",
+                   help="where the page goes (default: history.html beside a ledger file, else ./history.html)")
+    h.add_argument("--check", action="store_true", help="check that every report folder the ledger names still "
+                                                        "holds the same identity.json (sha256); deletes nothing")
+
+
+def run_cli(args, out=None) -> int:
+    out = out or sys.stdout
+    try:
+        if args.command == "ledger":
+            return _add(args, out)
+        if args.check:
+            return _check(args, out)
+        return _history(args, out)
+    except (LedgerError, LedgerInputError) as exc:
+        _say(f"oracle {args.command}: {exc}", sys.stderr)
+        return 2
+
+
+def _say(text: str, out) -> None:
+    print(public_text(text), file=out)
+
+
+def _add(args, out) -> int:
+    rows = [run_row(folder, added_by="import") for folder in args.reports]  # every folder read before any write
+    ledger = open_ledger(args.ledger)
+    try:
+        added = sum(append(ledger, row) for row in rows)
+    finally:
+        ledger.close()
+    _say(f"oracle ledger: {added} run(s) added, {len(rows) - added} already there, in {ledger.shown}", out)
+    return 0
+
+
+def _check(args, out) -> int:
+    ledger = open_ledger(args.ledger, existing=True)
+    try:
+        checked, problems = check_reports(ledger)
+    finally:
+        ledger.close()
+    for p in problems:
+        _say(p.line(), out)
+    _say(f"oracle history --check: {checked} run(s), {len(problems)} missing or changed; nothing was deleted", out)
+    return 1 if problems else 0
+
+
+def _history(args, out) -> int:
+    ledger = open_ledger(args.ledger, existing=True)
+    try:
+        history = read_history(ledger, since=args.since, machine=args.machine, backend=args.backend)
+    finally:
+        ledger.close()
+    filters = ", ".join(f"--{k} {v}" for k, v in (("since", args.since), ("machine", args.machine),
+                                                 ("backend", args.backend)) if v)
+    page = args.out or _page_beside(args.ledger)
+    try:
+        write_page(page, history, title=f"oracle history: {redact_url(args.ledger)}", filters=filters)
+    except OSError as exc:
+        raise LedgerInputError(f"--out {page}: cannot be written ({exc.strerror or exc}); give --out a writable "
+                               "file") from None
+    _say(history_table(history), out)
+    _say(f"oracle history: {page}", out)
+    return 1 if history.failing else 0
+
+
+def _page_beside(where: str) -> Path:
+    return Path("history.html") if "://" in where else Path(where).parent / "history.html"

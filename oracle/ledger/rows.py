@@ -1,0 +1,138 @@
+"""A report folder as ledger rows: what a run found, read from its identity.json (any schema version oracle
+writes), keyed by that file's sha256.
+
+    row = run_row(Path("reports/20261205T133605Z-llamacpp-cpu"), added_by="run")
+    row.run["verdict"], row.prompts[0], row.identity_sha256
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracle.redaction import public_data
+
+__all__ = ["LedgerInputError", "RunRow", "config_of", "run_row"]
+
+_PROMPT_KINDS = ("tokens", "record")  # the per-prompt checks: gate runs judge tokens, record runs record
+_SPEEDUPS = ("vs_reference", "vs_recorded_reference")  # the speed card's comparisons, in order of preference
+
+
+class LedgerInputError(ValueError):
+    """A folder that is not a report oracle wrote (or a damaged one); the message names the folder and the fix."""
+
+
+@dataclass
+class RunRow:
+    identity_sha256: str
+    run: dict
+    prompts: list[dict] = field(default_factory=list)
+    canaries: list[dict] = field(default_factory=list)
+
+
+def run_row(folder: Path, *, added_by: str) -> RunRow:
+    """The rows of one report folder; LedgerInputError when it holds no readable identity.json."""
+    path = folder / "identity.json"
+    try:
+        raw = path.read_bytes()
+        report = json.loads(raw)
+    except FileNotFoundError:
+        raise LedgerInputError(f"{folder}: no identity.json there; give a report folder written by oracle "
+                               "(reports/<time>-<backend>/)") from None
+    except (OSError, ValueError) as exc:
+        raise LedgerInputError(f"{path}: cannot be read as JSON ({exc}); the report is damaged") from None
+    if not isinstance(report, dict) or "mode" not in report or "started_utc" not in report:
+        raise LedgerInputError(f"{path}: not an oracle identity report (no mode or started_utc)")
+    identity = public_data(report.get("identity") or {})
+    summary = report.get("summary") or {}
+    exact = summary.get("exact") or [None, None]
+    checks_passed = summary.get("checks_passed") or [None, None]
+    backend = report.get("backend") or identity.get("backend") or "unknown"
+    reference = _reference(report)
+    run = {
+        "report_dir": str(folder.resolve()),
+        "schema_version": int(report.get("schema_version") or 1),
+        "started_utc": report["started_utc"],
+        "mode": report["mode"],
+        "verdict": report.get("verdict") or "partial",
+        "machine": (identity.get("host") or {}).get("hostname") or "unknown",
+        "accelerator": _accelerator(identity),
+        "backend": backend,
+        "config": config_of(backend, reference),
+        "reference": reference,
+        "launch_command": identity.get("launch_command"),
+        "server_args": identity.get("server_args"),
+        "model_sha256": (identity.get("model") or {}).get("sha256"),
+        "driver": _driver(identity),
+        "build": (identity.get("server") or {}).get("build"),
+        "identity_json": json.dumps(identity, sort_keys=True),
+        "prompts_exact": exact[0], "prompts_total": exact[1],
+        "near_tie": summary.get("near_tie"), "divergent": summary.get("divergent"),
+        "inconclusive": summary.get("inconclusive"),
+        "checks_passed": checks_passed[0], "checks_total": checks_passed[1],
+        **_speed(report.get("speed") or {}),
+        "interruption": report.get("interruption"),
+        "added_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "added_by": added_by,
+    }
+    return RunRow(hashlib.sha256(raw).hexdigest(), run, _prompts(report), _canaries(report))
+
+
+def config_of(backend: str, reference: str | None) -> str:
+    """What a run is one of, over time: the backend and the reference it was gated against (or recorded)."""
+    return f"{backend} vs {reference}" if reference else backend
+
+
+def _reference(report: dict) -> str | None:
+    ref = report.get("reference")
+    path = ref.get("path") if isinstance(ref, dict) else ref
+    return str(path or report.get("recorded_reference") or "") or None
+
+
+def _accelerator(identity: dict) -> str | None:
+    found = identity.get("accelerator") or {}
+    for probe in ("nvidia-smi", "xpu-smi", "sycl-ls", "rocm-smi"):
+        if found.get(probe):
+            return str(found[probe]).splitlines()[0][:200]
+    return (identity.get("host") or {}).get("cpu")
+
+
+def _driver(identity: dict) -> str | None:
+    modules = (identity.get("accelerator") or {}).get("kernel_modules") or {}
+    return ", ".join(f"{k} {v}" for k, v in sorted(modules.items())) or None
+
+
+def _speed(card: dict) -> dict:
+    """The card's headline figure (median over prompts, its p10..max spread as the band), its speed-up against the
+    reference with the 95% interval, and energy per token."""
+    figure = next((f for f in ("conventional_tok_s", "after_ttft_tok_s") if (card.get("summary") or {}).get(f)), None)
+    stats = (card.get("summary") or {}).get(figure) or {}
+    versus = next((card[k] for k in _SPEEDUPS if isinstance(card.get(k), dict) and card[k].get("median")), {})
+    ci = versus.get("ci95") or [None, None]
+    return {"speed_label": card.get("label"), "speed_figure": figure, "tok_s": stats.get("median"),
+            "tok_s_low": stats.get("p10"), "tok_s_high": stats.get("max"), "speedup": versus.get("median"),
+            "speedup_low": ci[0], "speedup_high": ci[1], "speedup_interval": versus.get("interval"),
+            "joules_per_token": (card.get("power") or {}).get("joules_per_token")}
+
+
+def _prompts(report: dict) -> list[dict]:
+    out = {}
+    for check in report.get("checks") or []:
+        cid = check.get("id", "")
+        if check.get("kind") in _PROMPT_KINDS and "[" in cid:
+            split = (check.get("evidence") or {}).get("first_divergence")
+            verdict = check.get("verdict")
+            if check.get("kind") == "record" and verdict == "pass":
+                verdict = "recorded"  # a record run's prompt has nothing to be exact against
+            name = cid[cid.index("[") + 1:-1]
+            out[name] = {"prompt": name, "verdict": verdict, "first_split": split if isinstance(split, int) else None}
+    return [r for r in out.values() if r["verdict"]]
+
+
+def _canaries(report: dict) -> list[dict]:
+    rows = report.get("canaries") or {}
+    return [{"canary": k, "verdict": v.get("verdict") or ("pass" if v.get("ok") else "wrong")}
+            for k, v in sorted(rows.items()) if isinstance(v, dict)]

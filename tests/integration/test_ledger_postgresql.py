@@ -1,0 +1,69 @@
+"""The shared ledger on a real PostgreSQL server (Debian's package, started once per test run): two oracle
+processes writing at once into a fresh database (both migrating it), history read back from it, and a ledger
+that cannot be reached (a wrong password, a server that is down) named with its password hidden."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import create_engine, func, select, text
+
+from oracle.ledger.schema import HEAD, runs
+from postgres import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(str(p.parent) for p in (REPO / "examples").rglob("identity.json"))
+
+
+def _oracle(*args: str, cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", "oracle", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _done(proc: subprocess.Popen) -> tuple[int, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out + err
+
+
+def test_two_processes_write_one_fresh_ledger_at_once(postgresql, tmp_path):
+    url = postgresql.database("two_writers")
+    half = len(EXAMPLES) // 2
+    # Both start on an empty database: both find it behind, one migrates under the advisory lock, both append;
+    # the example they share is added once.
+    first = _oracle("ledger", "add", *EXAMPLES[:half + 1], "--ledger", url, cwd=tmp_path)
+    second = _oracle("ledger", "add", *EXAMPLES[half:], "--ledger", url, cwd=tmp_path)
+    (code1, out1), (code2, out2) = _done(first), _done(second)
+    assert code1 == 0 and code2 == 0, out1 + out2
+    assert postgresql.password not in out1 + out2 and "oracle:***@127.0.0.1" in out1
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as c:
+        assert c.execute(select(func.count()).select_from(runs)).scalar() == len(EXAMPLES)
+        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD
+        stored = " ".join(str(v) for row in c.execute(select(runs)) for v in row)
+    engine.dispose()
+    assert postgresql.password not in stored
+    code, out = _done(_oracle("history", "--ledger", url, "--out", str(tmp_path / "h.html"), cwd=tmp_path))
+    assert code == 1 and "vm · llamacpp-cuda vs /root/keep/ref" in out and postgresql.password not in out
+    page = (tmp_path / "h.html").read_text()
+    assert "oracle history: postgresql://oracle:***@127.0.0.1" in page and postgresql.password not in page
+
+
+def test_a_wrong_password_is_named_without_the_password(postgresql, tmp_path):
+    wrong = "not-the-" + postgresql.password
+    code, out = _done(_oracle("ledger", "add", EXAMPLES[0], "--ledger", postgresql.url(password=wrong),
+                              cwd=tmp_path))
+    assert code == 2, out
+    assert f"the ledger postgresql://oracle:***@127.0.0.1:{postgresql.port}/postgres could not be opened" in out
+    assert 'password authentication failed for user "oracle"' in out and wrong not in out
+
+
+def test_a_server_that_is_down_is_named(postgresql, tmp_path):
+    url = f"postgresql://oracle:{postgresql.password}@127.0.0.1:{free_port()}/ledger"
+    code, out = _done(_oracle("history", "--ledger", url, cwd=tmp_path))
+    assert code == 2, out
+    assert "could not be opened (connection" in out and "refused" in out.lower()
+    assert postgresql.password not in out and not (tmp_path / "history.html").exists()
