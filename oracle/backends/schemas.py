@@ -21,7 +21,7 @@ from oracle.backends.base import RequestFailed
 from oracle.backends.faults import MalformedEvent
 
 __all__ = ["AnswerBroken", "ChatDelta", "ContentLogprob", "ContentTop", "Detokenized", "LlamaEvent", "LlamaTimings", "ModelList", "OpenAIChoice",
-           "OpenAIChunk", "OpenAILogprobs", "Props", "ServedModel", "TokenId", "TokenLogprob", "TokenPiece",
+           "OpenAIChunk", "OpenAILogprobs", "Props", "RankedLogprob", "ScoredAnswer", "ScoredChoice", "ServedModel", "TokenId", "TokenLogprob", "TokenPiece",
            "Tokenized", "TopLogprob", "UNSET", "decoder", "parse", "parse_object"]
 
 T = TypeVar("T")
@@ -158,6 +158,21 @@ class OpenAIChunk(Struct):
     timings: LlamaTimings | None = None
     system_fingerprint: str | None = None
     error: Any = UNSET
+
+
+class RankedLogprob(Struct):
+    logprob: float
+    rank: int | None = None
+
+
+class ScoredChoice(Struct):
+    prompt_logprobs: list[dict[TokenId, RankedLogprob] | None] | None = None
+
+
+class ScoredAnswer(Struct):
+    """vLLM's non-streamed /v1/completions with prompt_logprobs (teacher forcing)."""
+    choices: list[ScoredChoice] = []
+    usage: Usage | None = None
 
 
 class ModelMeta(Struct):
