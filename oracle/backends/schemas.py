@@ -252,8 +252,10 @@ def _broken(exc: msgspec.ValidationError, value, where: str) -> AnswerBroken:
     found = value
     for step in _STEP.finditer(path):
         name, index = step.group(1), step.group(2)
+        if name is None and index is None:  # `[...]`: a value of an object whose key msgspec does not say
+            break  # the object itself is shown
         try:
-            found = found[name] if name is not None else found[int(index)] if index is not None else None
+            found = found[name] if name is not None else found[int(index)]
         except (KeyError, IndexError, TypeError, ValueError):
             found = None
             break

@@ -132,3 +132,23 @@ def test_llamacpp_reads_the_vocabulary_size_from_v1_models_and_refuses_garbage_t
         garbage.vocab_size()
     with pytest.raises(AnswerBroken, match=r"GET /props: the server's answer breaks its schema: the answer is "):
         garbage.served_context()
+
+
+def test_vllm_teacher_forcing_reads_ranked_rows_and_refuses_another_shape():
+    def answering(body):
+        def handler(request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/v1/models":
+                return httpx.Response(200, json=MODELS)
+            return httpx.Response(200, json=body)
+        return httpx.MockTransport(handler)
+
+    row = {"5": {"logprob": -0.1, "rank": 1}, "9": {"logprob": -2.0, "rank": 2}, "3": {"logprob": -4.0, "rank": 7}}
+    good = make_backend("vllm", "http://test", transport=answering({"choices": [{"prompt_logprobs": [None, None,
+                                                                                                     row]}]}))
+    forced = good.teacher_forced([1, 2], [5], logprobs=2)
+    assert forced.top_ids == [[5, 9]] and forced.top_logprobs == [[-0.1, -2.0]]
+    bad = make_backend("vllm", "http://test", transport=answering({"choices": [{"prompt_logprobs": [None, None,
+                                                                                                    {"5": -0.1}]}]}))
+    with pytest.raises(AnswerBroken, match=r"teacher forcing.*field choices\[0\].prompt_logprobs\[2\]\[...\] = "
+                                           r"\{\"5\": -0.1\} \(Expected `object`, got `float`\)"):
+        bad.teacher_forced([1, 2], [5], logprobs=2)
