@@ -206,7 +206,10 @@ class Replayer:
             raise RequestFailed(f"POST {route}: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST {route}: HTTP {r.status_code}: {r.text[:300]}")
-        return r.json()
+        try:
+            return r.json()  # its shape is checked by the backend's one_shot_ids
+        except ValueError as exc:
+            raise RequestFailed(f"POST {route}: the server's answer is not JSON ({exc}): {r.content[:80]!r}") from None
 
     def stop(self) -> None:
         target, self.current = self.current, None
