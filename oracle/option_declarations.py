@@ -114,8 +114,8 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--max-tokens", metavar="N", type=positive_int("--max-tokens"), default=None,
                 help="override every prompt's max_tokens (default: the suite's)")
     g.addoption("--request-timeout", metavar="S", type=positive_int("--request-timeout"), default=600,
-                help="seconds a request may stay silent before the server counts as hung; the run then stops, "
-                     "never retried (default: 600)")
+                help="seconds a whole request may take (streamed tokens and keep-alive comments do not extend it); "
+                     "the run then stops, never retried (default: 600)")
     g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
                 help="seconds a launched or embedded server may take to answer its health check; it is then "
                      "stopped and the run refused with the end of its log (default: 600)")

@@ -290,6 +290,8 @@ class Backend(Protocol):
 
     def served_context(self) -> int | None: ...
 
+    def vocab_size(self) -> int | None: ...
+
     def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
                        positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced: ...
 
@@ -328,6 +330,11 @@ class BackendBase:
         return []
 
     def served_context(self) -> int | None:
+        return None
+
+    def vocab_size(self) -> int | None:
+        """How many ids the vocabulary has, as the server states it (None: it does not; ids are then only checked
+        to be non-negative)."""
         return None
 
     def prefill_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None,

@@ -15,7 +15,7 @@ import httpx
 
 from oracle.backends.base import RequestFailed
 
-__all__ = ["MalformedEvent", "broken", "error_event", "malformed", "refused", "server_message"]
+__all__ = ["MalformedEvent", "broken", "error_event", "malformed", "overdue", "refused", "server_message"]
 
 MESSAGE_CHARS = 300  # of a server's error message quoted in the run's message
 
@@ -75,3 +75,10 @@ def broken(exc: Exception, *, url: str, after: int, read_timeout_s: float | None
         return RequestFailed(f"POST {url}: could not connect: the server is gone ({name})")
     return RequestFailed(f"POST {url}: the connection broke after {after} tokens: reset or closed by the server "
                          f"({name})")
+
+
+def overdue(*, url: str, after: int, total_s: float) -> RequestFailed:
+    """The whole request took longer than --request-timeout (tokens and keep-alive comments do not extend it)."""
+    return RequestFailed(f"POST {url}: the request took longer than --request-timeout {total_s:g} s in all "
+                         f"({after} tokens received): the server streams without end, or is slow; raise it with "
+                         f"--request-timeout {int(total_s * 4)} if the server is only slow")

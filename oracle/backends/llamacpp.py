@@ -6,9 +6,10 @@ per position (taken before sampling), `return_tokens` for the ids of every strea
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import aclosing
-from operator import itemgetter
+from operator import attrgetter
 
 import httpcore
 import httpx
@@ -17,19 +18,23 @@ from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, Ca
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
                                  context_tokens, server_timings, status_words)
 from oracle.backends.family import FamilyDescriptor
-from oracle.backends.faults import broken, error_event, malformed, refused
+from oracle.backends.conformance import check_count, check_stop
+from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
-from oracle.backends.stream import loads, sse_events
+from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, LlamaEvent, LlamaTimings, ModelList, Props,
+                                     Tokenized, parse, parse_object)
+from oracle.backends.stream import sse_events
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
 
 COMPLETION = "/completion"  # the generation route: streamed by the gate, once by `one_shot` (a repro's curl)
 # llama-server's stop_type -> the one vocabulary used in records (shared with the other families in base).
 STOP_TYPES = STOP_REASONS["llamacpp"]
-_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
+_ID, _LOGPROB = attrgetter("id"), attrgetter("logprob")
+NAN = float("nan")
 # llama.cpp's defaults (common_params n_batch, n_ubatch): the logical batch a server step fills, and the physical
 # micro-batch llama_decode computes at once. It caps -ub at -b, so a prompt is computed min(-b, -ub) tokens at a time.
 LLAMACPP_BATCH, LLAMACPP_UBATCH = 2048, 512
@@ -60,22 +65,32 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
         self._connect(base_url, transport=transport, async_transport=async_transport, timeout_s=timeout_s)
         self.platform = platform
-        self._props: dict | None = None
+        self._props: Props | None = None
+        self._vocab: int | None = None  # 0: the server does not state it
 
     # -- administration (sync) -------------------------------------------------
-    def props(self) -> dict:
+    def props(self) -> Props:
         if self._props is None:
-            self._props = self._get_json("/props")
+            self._props = self._get_json("/props", Props)
         return self._props
 
-    def _get_json(self, path: str) -> dict:
+    def _get_json(self, path: str, shape):
         try:
             r = self._client.get(path)
         except httpx.HTTPError as exc:
             raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
-        return r.json()
+        return _answer(r.content, shape, where=f"GET {path}")
+
+    def _post_json(self, path: str, body: dict, shape):
+        try:
+            r = self._client.post(path, json=body)
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            raise RequestFailed(f"POST {path}: HTTP {r.status_code}: {r.text[:200]}")
+        return _answer(r.content, shape, where=f"POST {path}")
 
     def healthy(self) -> bool:
         try:
@@ -84,46 +99,58 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
             return False
 
     def chat_template(self) -> str | None:
-        return self.props().get("chat_template") or None
+        return self.props().chat_template or None
 
     def special_tokens(self) -> dict[str, str]:
         p = self.props()
-        return {"bos_token": p.get("bos_token", ""), "eos_token": p.get("eos_token", "")}
+        return {"bos_token": p.bos_token, "eos_token": p.eos_token}
 
     def tokenize(self, text: str) -> list[int]:
-        r = self._client.post("/tokenize", json={"content": text, "add_special": False, "parse_special": True})
-        if r.status_code != 200:
-            raise RequestFailed(f"POST /tokenize: HTTP {r.status_code}: {r.text[:200]}")
-        return [t if isinstance(t, int) else t["id"] for t in r.json()["tokens"]]
+        body = {"content": text, "add_special": False, "parse_special": True}
+        return self._post_json("/tokenize", body, Tokenized).ids()
 
     def detokenize(self, ids: list[int]) -> str:
-        r = self._client.post("/detokenize", json={"tokens": list(ids)})
-        if r.status_code != 200:
-            raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
-        return r.json()["content"]
+        answer = self._post_json("/detokenize", {"tokens": list(ids)}, Detokenized)
+        if answer.content is None:
+            raise AnswerBroken("POST /detokenize: the server's answer breaks its schema: no field content")
+        return answer.content
+
+    def vocab_size(self) -> int | None:
+        """n_vocab from llama-server's /v1/models `meta` (None when it does not state it)."""
+        if self._vocab is None:
+            try:
+                models = self._get_json("/v1/models", ModelList)
+            except RequestFailed as exc:
+                if isinstance(exc, AnswerBroken):
+                    raise
+                models = ModelList(data=[])
+            meta = models.data[0].meta if models.data else None
+            self._vocab = (context_tokens(meta.n_vocab) if meta else None) or 0
+        return self._vocab or None
 
     def server_identity(self) -> dict:
         p = self.props()
         return {
             "server": "llama-server",
-            "build": p.get("build_info"),
-            "model_path": p.get("model_path"),
-            "total_slots": p.get("total_slots"),
-            "n_ctx": (p.get("default_generation_settings") or {}).get("n_ctx"),
+            "build": p.build_info,
+            "model_path": p.model_path,
+            "total_slots": p.total_slots,
+            "n_ctx": p.default_generation_settings.n_ctx,
             "chat_template_source": "server /props",
         }
 
     def served_context(self) -> int | None:
         """The context of one slot, as llama-server has it (the model's training context can cap -c)."""
-        return context_tokens((self.props().get("default_generation_settings") or {}).get("n_ctx"))
+        return context_tokens(self.props().default_generation_settings.n_ctx)
 
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         """The micro-batch (-ub) is what chunks a prompt: llama_decode splits the server's batch (-b) into
         micro-batches of -ub tokens (-ub capped at -b), each computed in one graph with the earlier ones read back
         from the KV cache. So a prompt longer than min(-b, -ub) is prefilled in several chunks."""
         props = self.props()
-        stated = {k: context_tokens(props.get(k, (props.get("default_generation_settings") or {}).get(k)))
-                  for k in ("n_batch", "n_ubatch")}
+        settings = props.default_generation_settings
+        stated = {"n_batch": context_tokens(props.n_batch if props.n_batch is not None else settings.n_batch),
+                  "n_ubatch": context_tokens(props.n_ubatch if props.n_ubatch is not None else settings.n_ubatch)}
         if stated["n_ubatch"]:  # builds that state their batch sizes in /props
             batch = stated["n_batch"] or stated["n_ubatch"]
             chunk = min(batch, stated["n_ubatch"])
@@ -168,12 +195,12 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         """What the server says about its speculation: a speculative slot (/slots: a draft model, and with this
         llama-server n-gram speculation too), or the speculative types in /props. None when it says nothing."""
         try:
-            slots = self._get_json("/slots")
+            slots = self._get_json("/slots", list)
         except RequestFailed:
             slots = []
         if isinstance(slots, list) and any(isinstance(x, dict) and x.get("speculative") for x in slots):
             return "speculative decoding on (/slots speculative: true)"
-        params = (self.props().get("default_generation_settings") or {}).get("params") or {}
+        params = self.props().default_generation_settings.params
         types = params.get("speculative.types") or params.get("speculative.type")
         return None if not types or types == "none" else f"speculative types {types} (/props)"
 
@@ -199,67 +226,87 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         return COMPLETION, {**self.request_body(request), "stream": False}
 
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
-        return [int(t) for t in answer.get("tokens") or []], str(answer.get("content", ""))
+        event = parse_object(answer, LlamaEvent, where=f"POST {COMPLETION}")
+        return list(event.tokens), event.content
 
     async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
-        final: dict | None = None
+        final: LlamaEvent | None = None
         text: list[str] = []
+        where = f"POST {COMPLETION}"
         try:
-            async with client.stream("POST", COMPLETION, json=body) as r:
+            async with asyncio.timeout(self._timeout.read), client.stream("POST", COMPLETION, json=body) as r:
                 if r.status_code != 200:
-                    raise refused(r.status_code, await r.aread(), route="/completion")
+                    raise refused(r.status_code, await r.aread(), route=COMPLETION)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
-                        chunk = loads(payload)
-                        if "error" in chunk:
-                            raise error_event(chunk, route="/completion", after=len(out.completion_ids))
-                        self._take_chunk(out, chunk, arrived - start)
+                        event = parse(payload, LlamaEvent, where=where)
+                        if event.error is not UNSET:
+                            raise error_event(event.error, route=COMPLETION, after=len(out.completion_ids))
+                        if event.content and not event.tokens:  # return_tokens asked: every piece has its ids
+                            raise AnswerBroken(f"{where}: the server's answer breaks the request: an event with text "
+                                               f"{event.content[:40]!r} and no token ids (field tokens is empty; "
+                                               f"return_tokens was asked) after {len(out.completion_ids)} tokens")
+                        _take_event(out, event, arrived - start)
+                        check_count(len(out.completion_ids), request, where=where)
                         if request.first_token is not None and out.token_times_s:
                             request.first_token.set()
-                        text.append(chunk.get("content", ""))
-                        if chunk.get("stop"):
-                            final = chunk
+                        text.append(event.content)
+                        if event.stop:
+                            final = event
                             break
+        except TimeoutError as exc:
+            raise overdue(url=f"{self.base_url}{COMPLETION}", after=len(out.completion_ids),
+                          total_s=self._timeout.read) from exc
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
-            raise broken(exc, url=f"{self.base_url}/completion", after=len(out.completion_ids),
+            raise broken(exc, url=f"{self.base_url}{COMPLETION}", after=len(out.completion_ids),
                          read_timeout_s=self._timeout.read) from exc
-        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
-            raise malformed(exc, route="/completion", after=len(out.completion_ids)) from exc
+        except MalformedEvent as exc:
+            raise malformed(exc, route=COMPLETION, after=len(out.completion_ids)) from exc
         if final is None:
             raise RequestFailed(f"POST /completion: the stream ended without its final message "
                                 f"after {len(out.completion_ids)} tokens (server died or connection cut)")
         out.text = "".join(text)
-        out.finish_reason = STOP_TYPES.get(final.get("stop_type", ""), final.get("stop_type", "stop"))
-        timings = final.get("timings") or {}
-        out.cached_prompt_tokens = timings.get("cache_n", final.get("tokens_cached_prompt"))
-        if "draft_n" in timings:
-            out.drafted = int(timings["draft_n"])
-            out.accepted = int(timings.get("draft_n_accepted", 0))
+        out.finish_reason = check_stop(final.stop_type, STOP_TYPES, engine="stop_type", where=where)
+        timings = final.timings if final.timings is not UNSET else LlamaTimings()
+        out.cached_prompt_tokens = timings.cache_n if timings.cache_n is not UNSET else final.tokens_cached_prompt
+        if timings.draft_n is not UNSET:
+            out.drafted = timings.draft_n
+            out.accepted = timings.draft_n_accepted if timings.draft_n_accepted is not UNSET else 0
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
-        out.server_timings = server_timings(timings)
+        out.server_timings = server_timings(timings.as_dict())
         return out
 
-    @staticmethod
-    def _take_chunk(out: Completion, chunk: dict, now: float) -> None:
-        ids = chunk.get("tokens") or []
-        probs = chunk.get("completion_probabilities") or []
-        for i, tid in enumerate(ids):
-            out.completion_ids.append(int(tid))
-            out.token_times_s.append(now)
-            p = probs[i] if i < len(probs) else None
-            if p is None:
-                out.logprobs.append(float("nan"))
-                out.top_ids.append([])
-                out.top_logprobs.append([])
-                continue
-            out.logprobs.append(float(p.get("logprob", float("nan"))))
-            tops = p.get("top_logprobs") or []
-            out.top_ids.append(list(map(int, map(_ID, tops))))  # map: C loops, the inner loop of every token
-            out.top_logprobs.append(list(map(float, map(_LOGPROB, tops))))
+
+def _take_event(out: Completion, event: LlamaEvent, now: float) -> None:
+    """One event's tokens, their time and logprobs into the completion (the inner loop of every token)."""
+    ids, probs = event.tokens, event.completion_probabilities
+    if not ids:
+        return
+    out.completion_ids.extend(ids)
+    out.token_times_s.extend([now] * len(ids))
+    for i in range(len(ids)):
+        p = probs[i] if i < len(probs) else None
+        if p is None:
+            out.logprobs.append(NAN)
+            out.top_ids.append([])
+            out.top_logprobs.append([])
+            continue
+        out.logprobs.append(NAN if p.logprob is None else p.logprob)
+        tops = p.top_logprobs
+        out.top_ids.append(list(map(_ID, tops)))  # map: C loops, the inner loop of every token
+        out.top_logprobs.append(list(map(_LOGPROB, tops)))
+
+
+def _answer(content: bytes, shape, *, where: str):
+    """An administrative answer parsed as its shape; bytes that are not JSON are an AnswerBroken too."""
+    try:
+        return parse(content, shape, where=where)
+    except MalformedEvent as exc:
+        raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
 
 
 FAMILY = FamilyDescriptor(name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend)

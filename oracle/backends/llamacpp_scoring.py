@@ -10,6 +10,8 @@ from __future__ import annotations
 import httpx
 
 from oracle.backends.base import RequestFailed, TeacherForced
+from oracle.backends.faults import MalformedEvent
+from oracle.backends.schemas import UNSET, AnswerBroken, LlamaEvent, parse
 
 __all__ = ["LlamaCppScoring"]
 
@@ -35,7 +37,7 @@ class LlamaCppScoring:
             ids, lps = _top_row(answer, f"teacher-forced position {i}")
             rows_ids.append(ids)
             rows_lps.append(lps)
-            cached += int((answer.get("timings") or {}).get("cache_n", 0) or 0)
+            cached += _timing(answer, "cache_n") or 0
         return TeacherForced(rows_ids, rows_lps, method=self.teacher_forcing_method, requests=len(rows_ids),
                              cached_prompt_tokens=cached)
 
@@ -47,11 +49,11 @@ class LlamaCppScoring:
             where = f"scoring sampled position {i}"
             answer = self._scoring_request(list(prompt_ids) + list(completion_ids[:i]), logprobs=logprobs, seed=0,
                                            cache=True, n_predict=1, where=where, forced=int(token))
-            probs = answer.get("completion_probabilities") or [{}]
-            if list(answer.get("tokens") or [])[:1] != [token] or "logprob" not in probs[0]:
+            probs = answer.completion_probabilities
+            if answer.tokens[:1] != [token] or not probs or probs[0].logprob is None:
                 raise RequestFailed(f"POST /completion ({where}): the forced token {token} was not predicted with "
                                     "its logprob (logit_bias ignored?)")
-            own.append(float(probs[0]["logprob"]))
+            own.append(probs[0].logprob)
             ids, lps = _top_row(answer, where)
             rows_ids.append(ids)
             rows_lps.append(lps)
@@ -65,7 +67,7 @@ class LlamaCppScoring:
         return None
 
     def _scoring_request(self, prompt: list[int], *, logprobs: int, seed: int, cache: bool, n_predict: int,
-                         where: str, forced: int | None = None) -> dict:
+                         where: str, forced: int | None = None) -> LlamaEvent:
         """One non-streamed /completion that scores `prompt` (top-k of the next token when n_predict is 1; with
         `forced`, that token is the one predicted, its logprob from the raw logits); a failure is a RequestFailed
         naming `where`, never retried."""
@@ -79,7 +81,14 @@ class LlamaCppScoring:
             raise RequestFailed(f"POST {self.base_url}/completion ({where}): {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST /completion ({where}): HTTP {r.status_code}: {r.text[:300]}")
-        return r.json()
+        try:
+            answer = parse(r.content, LlamaEvent, where=f"POST /completion ({where})")
+        except MalformedEvent as exc:
+            raise AnswerBroken(f"POST /completion ({where}): the server's answer is not JSON: {exc}") from None
+        if len(answer.tokens) > n_predict:
+            raise AnswerBroken(f"POST /completion ({where}): the server's answer breaks the request: "
+                               f"{len(answer.tokens)} tokens for n_predict {n_predict}")
+        return answer
 
     def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
                        positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced:
@@ -104,15 +113,14 @@ class LlamaCppScoring:
                 rows_lps.append([])
                 continue
             bounds = [len(full)] if chunk is None else [*range(chunk, len(full), chunk), len(full)]
-            done, answer = 0, {}
+            done, answer = 0, LlamaEvent()
             for k, end in enumerate(bounds):
                 last = k == len(bounds) - 1
                 # The first chunk never reuses the slot (whatever it holds); each later one continues it.
                 answer = self._scoring_request(full[:end], logprobs=logprobs, seed=seed, cache=k > 0,
                                                n_predict=1 if last else 0, where=where)
                 requests += 1
-                timings = answer.get("timings") or {}
-                cached, fresh = timings.get("cache_n"), timings.get("prompt_n")
+                cached, fresh = _timing(answer, "cache_n"), _timing(answer, "prompt_n")
                 if (cached, fresh) != (done, end - done):
                     raise RequestFailed(f"POST /completion ({where}, tokens {done}..{end}): the server reports "
                                         f"{cached} cached and {fresh} processed prompt tokens, expected {done} and "
@@ -126,10 +134,16 @@ class LlamaCppScoring:
                   "true), each request's cache_n / prompt_n checked against the chunk boundaries")
         return TeacherForced(rows_ids, rows_lps, method=method, requests=requests, cached_prompt_tokens=None)
 
-def _top_row(answer: dict, where: str) -> tuple[list[int], list[float]]:
+def _timing(answer: LlamaEvent, name: str) -> int | None:
+    """One of the answer's `timings` counts (cache_n, prompt_n), None when it sent none."""
+    value = getattr(answer.timings, name, UNSET) if answer.timings is not UNSET else UNSET
+    return None if value is UNSET else value
+
+
+def _top_row(answer: LlamaEvent, where: str) -> tuple[list[int], list[float]]:
     """The top-k (ids, logprobs) of a scoring request's one predicted token."""
-    probs = answer.get("completion_probabilities") or []
-    tops = (probs[0].get("top_logprobs") if probs else None) or []
+    probs = answer.completion_probabilities
+    tops = probs[0].top_logprobs if probs else []
     if not tops:
         raise RequestFailed(f"POST /completion ({where}): the server returned no top logprobs (n_probs ignored?)")
-    return [int(t["id"]) for t in tops], [float(t["logprob"]) for t in tops]
+    return [t.id for t in tops], [t.logprob for t in tops]

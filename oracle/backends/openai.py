@@ -16,6 +16,7 @@ unique `cache_salt` for vLLM); servers ignore fields they do not know.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -25,15 +26,18 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, BackendBase, CacheEvidence, Capabilities, Completion,
-                                 CompletionRequest, Counters, RequestFailed, context_tokens,
-                                 server_timings, status_words, stop_reason)
+from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence,
+                                 Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
+                                 context_tokens, server_timings, status_words)
+from oracle.backends.conformance import check_count, check_stop
 from oracle.backends.family import FamilyDescriptor
-from oracle.backends.faults import broken, error_event, malformed, refused
+from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
-from oracle.backends.stream import DONE, loads, sse_events
+from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
+                                     ServedModel, Tokenized, parse, parse_object)
+from oracle.backends.stream import DONE, sse_events
 
 __all__ = ["FAMILY", "OpenAIBackend"]
 
@@ -55,7 +59,7 @@ class OpenAIBackend(HttpClients, BackendBase):
                  async_transport: httpx.AsyncBaseTransport | None = None, timeout_s: float | None = None) -> None:
         self._connect(base_url, transport=transport, async_transport=async_transport, timeout_s=timeout_s)
         self.platform = platform
-        self._models: list[dict] | None = None
+        self._models: list[ServedModel] | None = None
         self._fingerprints: set[str] = set()
         self._key_tokenizer = None
         self.route = "completions"  # or "chat" (see choose_route)
@@ -67,11 +71,11 @@ class OpenAIBackend(HttpClients, BackendBase):
         except httpx.HTTPError as exc:
             raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
 
-    def _get_json(self, path: str) -> dict:
+    def _get_json(self, path: str, shape):
         r = self._get(path)
         if r.status_code != 200:
             raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
-        return r.json()
+        return _answer(r.content, shape, where=f"GET {path}")
 
     def healthy(self) -> bool:
         for path in ("/health", "/v1/models"):
@@ -82,20 +86,20 @@ class OpenAIBackend(HttpClients, BackendBase):
                 continue
         return False
 
-    def models(self) -> list[dict]:
+    def models(self) -> list[ServedModel]:
         if self._models is None:
-            self._models = self._get_json("/v1/models").get("data") or []
+            self._models = self._get_json("/v1/models", ModelList).data
             if not self._models:
                 raise RequestFailed(f"GET {self.base_url}/v1/models lists no model")
         return self._models
 
     def model_name(self) -> str:
-        return self.models()[0]["id"]
+        return self.models()[0].id
 
     def model_folder(self) -> Path | None:
         """The served model's folder when it is reachable from here (vLLM's `root`, or the id as a path)."""
         m = self.models()[0]
-        for candidate in (m.get("root"), m.get("id")):
+        for candidate in (m.root, m.id):
             if candidate and Path(candidate).is_dir() and (Path(candidate) / "config.json").is_file():
                 return Path(candidate)
         return None
@@ -142,14 +146,21 @@ class OpenAIBackend(HttpClients, BackendBase):
         if r.status_code != 200:
             raise RequestFailed(f"POST /tokenize: HTTP {r.status_code}: {r.text[:200]}; this server has no tokenizer "
                                 "endpoint: give the model's tokenizer with --tokenizer PATH")
-        return [t if isinstance(t, int) else t["id"] for t in r.json()["tokens"]]
+        return _answer(r.content, Tokenized, where="POST /tokenize").ids()
 
     def detokenize(self, ids: list[int]) -> str:
-        r = self._client.post("/detokenize", json={"model": self.model_name(), "tokens": list(ids)})
+        try:
+            r = self._client.post("/detokenize", json={"model": self.model_name(), "tokens": list(ids)})
+        except httpx.HTTPError as exc:
+            raise RequestFailed(f"POST /detokenize: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
-        body = r.json()
-        return body.get("prompt", body.get("content", ""))
+        answer = _answer(r.content, Detokenized, where="POST /detokenize")
+        text = answer.prompt if answer.prompt is not None else answer.content
+        if text is None:
+            raise AnswerBroken("POST /detokenize: the server's answer breaks its schema: neither field prompt nor "
+                               "content")
+        return text
 
     def server_identity(self) -> dict:
         m = self.models()[0]
@@ -157,16 +168,21 @@ class OpenAIBackend(HttpClients, BackendBase):
         try:
             r = self._get("/version", timeout=5.0)
             version = r.json().get("version") if r.status_code == 200 else None
-        except (RequestFailed, ValueError):
+        except (RequestFailed, ValueError, AttributeError):  # a version is identity only: never required
             pass
-        return {"server": "openai-compatible", "build": version, "model": m.get("id"),
-                "model_path": str(self.model_folder()) if self.model_folder() else m.get("root"),
-                "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by"),
+        return {"server": "openai-compatible", "build": version if isinstance(version, str) else None,
+                "model": m.id, "model_path": str(self.model_folder()) if self.model_folder() else m.root,
+                "max_model_len": m.max_model_len, "owned_by": m.owned_by,
                 "chat_template_source": self.chat_template_source() or "none (ChatML fallback)"}
 
     def served_context(self) -> int | None:
         """max_model_len of the served model in /v1/models (vLLM lists it; a server that does not: None)."""
-        return context_tokens(self.models()[0].get("max_model_len"))
+        return context_tokens(self.models()[0].max_model_len)
+
+    def vocab_size(self) -> int | None:
+        """n_vocab when /v1/models states it (llama-server's OpenAI routes do, in `meta`); else None."""
+        meta = self.models()[0].meta
+        return context_tokens(meta.n_vocab) if meta else None
 
     def _metrics(self, timeout: float | None = None) -> str | None:
         try:
@@ -251,8 +267,9 @@ class OpenAIBackend(HttpClients, BackendBase):
 
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
         """vLLM's `choices[0].token_ids` (return_token_ids); a server without them gives no ids."""
-        choice = (answer.get("choices") or [{}])[0]
-        return [int(t) for t in choice.get("token_ids") or []], str(choice.get("text", ""))
+        chunk = parse_object(answer, OpenAIChunk, where=f"POST {self.path}")
+        choice = chunk.choices[0] if chunk.choices else OpenAIChoice()
+        return list(choice.token_ids or []), choice.text or ""
 
     def _refused(self, status: int, detail: str, request: CompletionRequest, *, after: int | None = None
                  ) -> RequestFailed:
@@ -269,8 +286,9 @@ class OpenAIBackend(HttpClients, BackendBase):
         text: list[str] = []
         finish: str | None = None
         done = False
+        where = f"POST {self.path}"
         try:
-            async with client.stream("POST", self.path, json=body) as r:
+            async with asyncio.timeout(self._timeout.read), client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
@@ -278,25 +296,29 @@ class OpenAIBackend(HttpClients, BackendBase):
                         if payload.strip() == DONE:
                             done = True
                             break
-                        chunk = loads(payload)
-                        if "error" in chunk:
-                            error = chunk["error"]
+                        chunk = parse(payload, OpenAIChunk, where=where)
+                        if chunk.error is not UNSET:
+                            error = chunk.error
                             code = error.get("code") if isinstance(error, dict) else None
-                            raise self._refused(code if isinstance(code, int) else 0, json.dumps(chunk), request,
-                                                after=len(out.completion_ids))
+                            raise self._refused(code if isinstance(code, int) else 0, json.dumps({"error": error}),
+                                                request, after=len(out.completion_ids))
                         finish = self._take_chunk(out, chunk, arrived - start, text) or finish
+                        check_count(len(out.completion_ids), request, where=where)
                         if request.first_token is not None and out.token_times_s:
                             request.first_token.set()
+        except TimeoutError as exc:
+            raise overdue(url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
+                          total_s=self._timeout.read) from exc
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise broken(exc, url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
                          read_timeout_s=self._timeout.read) from exc
-        except ValueError as exc:  # MalformedEvent, or a field of the wrong type in an event
+        except MalformedEvent as exc:
             raise malformed(exc, route=self.path, after=len(out.completion_ids)) from exc
         if not done or finish is None:
             raise RequestFailed(f"POST {self.path}: the stream ended without its finish reason and "
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
         out.text = "".join(text)
-        out.finish_reason = stop_reason("openai", finish)
+        out.finish_reason = check_stop(finish, STOP_REASONS["openai"], engine="finish_reason", where=where)
         if out.text and not out.completion_ids:
             out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
         if out.system_fingerprint:
@@ -304,22 +326,23 @@ class OpenAIBackend(HttpClients, BackendBase):
         out.ttft_s = out.token_times_s[0] if out.token_times_s else None
         return out
 
-    def _take_chunk(self, out: Completion, chunk: dict, now: float, text: list[str]) -> str | None:
+    def _take_chunk(self, out: Completion, chunk: OpenAIChunk, now: float, text: list[str]) -> str | None:
         """One streamed chunk into the completion, its tokens at time `now`; its finish reason, if any."""
         finish = None
-        if chunk.get("system_fingerprint"):
-            out.system_fingerprint = chunk["system_fingerprint"]
-        _take_usage(out, chunk.get("usage"))
-        if chunk.get("timings"):  # llama-server's OpenAI routes add its own clock to the last chunk
-            out.server_timings = server_timings(chunk["timings"]) or out.server_timings
-        for choice in chunk.get("choices") or []:
-            if "delta" in choice:  # a chat chunk: the text is the delta's content
-                choice = dict(choice, text=(choice.get("delta") or {}).get("content") or "")
-            text.append(choice.get("text") or "")
-            if choice.get("prompt_token_ids") is not None and self.route != "chat":
-                out.prompt_ids = [int(t) for t in choice["prompt_token_ids"]]
-            self._take_tokens(out, choice, now)
-            finish = choice.get("finish_reason") or finish
+        if chunk.system_fingerprint:
+            out.system_fingerprint = chunk.system_fingerprint
+        details = chunk.usage.prompt_tokens_details if chunk.usage else None
+        if details is not None and details.cached_tokens is not None:
+            out.cached_prompt_tokens = details.cached_tokens
+        if chunk.timings:  # llama-server's OpenAI routes add its own clock to the last chunk
+            out.server_timings = server_timings(chunk.timings.as_dict()) or out.server_timings
+        for choice in chunk.choices:
+            piece = (choice.delta.content or "") if choice.delta is not None else (choice.text or "")
+            text.append(piece)
+            if choice.prompt_token_ids is not None and self.route != "chat":
+                out.prompt_ids = list(choice.prompt_token_ids)
+            self._take_tokens(out, choice, piece, now)
+            finish = choice.finish_reason or finish
         return finish
 
     def _key_to_id(self, key: str) -> int | None:
@@ -335,32 +358,41 @@ class OpenAIBackend(HttpClients, BackendBase):
         ids = self._key_tokenizer.encode(key, add_special_tokens=False).ids
         return ids[0] if len(ids) == 1 else None
 
-    def _take_tokens(self, out: Completion, choice: dict, now: float) -> None:
-        lp = choice.get("logprobs") or {}
-        ids = choice.get("token_ids")
-        content = lp.get("content") if isinstance(lp, dict) else None
-        if ids is None and content and all("id" in c for c in content):
-            ids = [c["id"] for c in content]
-        if ids is None and lp.get("tokens") and all(str(t).startswith(TOKEN_ID) for t in lp["tokens"]):
-            ids = [int(str(t)[len(TOKEN_ID):]) for t in lp["tokens"]]
+    def _take_tokens(self, out: Completion, choice: OpenAIChoice, piece: str, now: float) -> None:
+        lp = choice.logprobs
+        ids = choice.token_ids
+        content = lp.content if lp is not None else None
+        if ids is None and content and all(c.id is not UNSET for c in content):
+            ids = [c.id for c in content]
+        if ids is None and lp is not None and lp.tokens and all(t.startswith(TOKEN_ID) for t in lp.tokens):
+            ids = [_token_id(t) for t in lp.tokens]
         if not ids:
-            if choice.get("text"):
+            if piece:
                 out.token_times_s.append(now)
             return
         chosen, top_ids, top_logprobs = logprob_rows(lp, len(ids), self._key_to_id)
-        out.completion_ids.extend(map(int, ids))
+        out.completion_ids.extend(ids)
         out.token_times_s.extend([now] * len(ids))
         out.logprobs.extend(chosen)
         out.top_ids.extend(top_ids)
         out.top_logprobs.extend(top_logprobs)
 
 
-def _take_usage(out: Completion, usage: dict | None) -> None:
-    if not usage:
-        return
-    details = usage.get("prompt_tokens_details") or {}
-    if details.get("cached_tokens") is not None:
-        out.cached_prompt_tokens = int(details["cached_tokens"])
+def _token_id(key: str) -> int:
+    """vLLM's `token_id:N` as N; AnswerBroken for a key that is no id."""
+    tail = key[len(TOKEN_ID):]
+    if not tail.isdigit():
+        raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
+                           f"{TOKEN_ID}N id")
+    return int(tail)
+
+
+def _answer(content: bytes, shape, *, where: str):
+    """An administrative answer parsed as its shape; bytes that are not JSON are an AnswerBroken too."""
+    try:
+        return parse(content, shape, where=where)
+    except MalformedEvent as exc:
+        raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
 
 
 FAMILY = FamilyDescriptor(name="openai", help="any OpenAI-compatible server", backend=OpenAIBackend)

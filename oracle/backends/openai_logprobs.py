@@ -8,12 +8,14 @@ served tokenizer (never guessed).
 from __future__ import annotations
 
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter
+
+from oracle.backends.schemas import UNSET, OpenAILogprobs
 
 __all__ = ["TOKEN_ID", "logprob_rows"]
 
 TOKEN_ID = "token_id:"
-_ID, _LOGPROB = itemgetter("id"), itemgetter("logprob")
+_ID, _LOGPROB = attrgetter("id"), attrgetter("logprob")
 
 
 def _key_id(key, key_to_id) -> int | None:
@@ -41,24 +43,25 @@ def _keyed_row(row: dict, key_to_id) -> tuple[list[int], list[float]]:
     return ids, values
 
 
-def logprob_rows(lp: dict, n: int, key_to_id) -> tuple[list[float], list[list[int]], list[list[float]]]:
+def logprob_rows(lp: OpenAILogprobs | None, n: int, key_to_id
+                 ) -> tuple[list[float], list[list[int]], list[list[float]]]:
     """(chosen-token logprob, top-k ids best first, their logprobs) for n tokens; NaN / [] where absent.
     A row whose token-string keys do not all map to one id each is left empty, never guessed."""
     chosen = [float("nan")] * n
     top_ids: list[list[int]] = [[] for _ in range(n)]
     top_logprobs: list[list[float]] = [[] for _ in range(n)]
-    if not lp:
+    if lp is None:
         return chosen, top_ids, top_logprobs
-    if lp.get("content") is not None:  # llama.cpp: per-token objects with ids
-        for i, c in enumerate(lp["content"][:n]):
-            chosen[i] = float(c.get("logprob", float("nan")))
-            tops = [t for t in c.get("top_logprobs") or [] if "id" in t]
-            top_ids[i] = list(map(int, map(_ID, tops)))
-            top_logprobs[i] = list(map(float, map(_LOGPROB, tops)))
+    if lp.content is not None:  # llama.cpp: per-token objects with ids
+        for i, c in enumerate(lp.content[:n]):
+            chosen[i] = float("nan") if c.logprob is None else c.logprob
+            tops = [t for t in c.top_logprobs if t.id is not UNSET]
+            top_ids[i] = list(map(_ID, tops))
+            top_logprobs[i] = list(map(_LOGPROB, tops))
         return chosen, top_ids, top_logprobs
-    for i, v in enumerate((lp.get("token_logprobs") or [])[:n]):
+    for i, v in enumerate((lp.token_logprobs or [])[:n]):
         chosen[i] = float("nan") if v is None else float(v)
-    for i, row in enumerate((lp.get("top_logprobs") or [])[:n]):
+    for i, row in enumerate((lp.top_logprobs or [])[:n]):
         if row:
             top_ids[i], top_logprobs[i] = _keyed_row(row, key_to_id)
     return chosen, top_ids, top_logprobs

@@ -186,15 +186,25 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     def _call(self, method: str, *args):
         try:
             return getattr(self.runner, method)(*args)
-        except Exception as exc:  # the user's code: named, never retried
+        except KeyboardInterrupt:  # Ctrl-C stops the run as Ctrl-C does
+            raise
+        except BaseException as exc:  # the user's code (SystemExit too): named, never retried
             raise RequestFailed(f"{self.name}: {method}() raised {type(exc).__name__}: {exc}") from exc
 
     def _logits(self, method: str, *args, rows: int | None = None) -> np.ndarray:
         """The runner's logits in its own float type (a long prompt's rows are large; each row goes to float64 when
         it is used): (vocab,) or, from prefill, (rows, vocab); else a clear error."""
-        value = np.asarray(self._call(method, *args))
-        if not np.issubdtype(value.dtype, np.floating):
-            value = value.astype(np.float64)
+        given = self._call(method, *args)
+        try:
+            value = np.asarray(given)
+            if not np.issubdtype(value.dtype, np.floating):
+                if not (np.issubdtype(value.dtype, np.integer) or value.dtype == np.bool_):
+                    raise TypeError(f"dtype {value.dtype}")
+                value = value.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # strings, objects, ragged rows: no logits
+            raise RequestFailed(f"{self.name}: {method}() returned {type(given).__name__} {repr(given)[:60]}, which "
+                                f"is no array of numbers ({exc}); return the logits as floats of shape "
+                                f"({self.vocab_size},)") from None
         if value.ndim == 2 and value.shape[0] == 1 and rows != 1:
             value = value[0]  # a batch axis of one
         fits = value.shape == (self.vocab_size,) or (rows is not None and value.shape == (rows, self.vocab_size))

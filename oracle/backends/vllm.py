@@ -19,8 +19,10 @@ import httpx
 from oracle.backends.base import (CacheEvidence, Capabilities, Completion, CompletionRequest, OnePassPrefill,
                                   PrefillChunk, RequestFailed, TeacherForced, status_words)
 from oracle.backends.family import FamilyDescriptor
+from oracle.backends.faults import MalformedEvent
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.openai import OpenAIBackend
+from oracle.backends.schemas import AnswerBroken, ScoredAnswer, parse
 
 __all__ = ["FAMILY", "VLLMBackend", "VLLM_CPU_MAX_NUM_BATCHED_TOKENS", "VLLM_MAX_LOGPROBS"]
 
@@ -113,22 +115,25 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
             fix = (f"; vLLM returns at most {VLLM_MAX_LOGPROBS} unless started with --max-logprobs N: lower "
                    "--logprobs or restart it" if logprobs > VLLM_MAX_LOGPROBS else "")
             raise RequestFailed(f"{where}: {status_words(r)}{fix}")
-        answer = r.json()
-        rows = ((answer.get("choices") or [{}])[0]).get("prompt_logprobs")
-        if not isinstance(rows, list) or len(rows) != len(path):
+        try:
+            answer = parse(r.content, ScoredAnswer, where=where)
+        except MalformedEvent as exc:
+            raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
+        rows = answer.choices[0].prompt_logprobs if answer.choices else None
+        if rows is None or len(rows) != len(path):
             raise RequestFailed(f"{where}: the answer holds no prompt_logprobs for the {len(path)} path tokens "
                                 "(vLLM older than 0.5, or not vLLM): gate logits on this server with the "
                                 "reference's path only, or use an engine that teacher-forces")
         top_ids, top_lps = [], []
         for i in wanted:
-            ranked = sorted((int(v["rank"]), int(k), float(v["logprob"]))
-                            for k, v in (rows[len(prompt_ids) + i] or {}).items() if v.get("rank") is not None)
+            ranked = sorted((v.rank, k, v.logprob) for k, v in (rows[len(prompt_ids) + i] or {}).items()
+                            if v.rank is not None)
             kept = [(token, lp) for rank, token, lp in ranked if rank <= logprobs][:logprobs]
             top_ids.append([t for t, _ in kept])
             top_lps.append([lp for _, lp in kept])
-        details = (answer.get("usage") or {}).get("prompt_tokens_details") or {}
+        details = answer.usage.prompt_tokens_details if answer.usage else None
         return TeacherForced(top_ids, top_lps, method=self.teacher_forcing_method, requests=1,
-                             cached_prompt_tokens=details.get("cached_tokens"))
+                             cached_prompt_tokens=details.cached_tokens if details else None)
 
     def server_identity(self) -> dict:
         identity = super().server_identity()

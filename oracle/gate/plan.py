@@ -87,6 +87,7 @@ class GatePlan:
         """A sampled run's suite (one prompt per seed); a gate whose sampling differs from its reference's is
         refused, naming both settings (run/sampling.py)."""
         if reference is not None:
+            _same_length(options, reference)
             recorded = Sampling.from_json((reference.manifest.get("run") or {}).get("sampling"))
             refusal = settings_refusal(recorded, options.sampling)
             if refusal:
@@ -135,3 +136,18 @@ class GatePlan:
             for note in self.reference.notes:
                 state.note(note)
         return state
+
+
+def _same_length(options: GateOptions, reference: Reference) -> None:
+    """A gate generates as many tokens as its reference did: a completion cut at another --max-tokens differs
+    from the reference's by its length alone, which is no regression. Refused before any request."""
+    run = reference.manifest.get("run")
+    if not isinstance(run, dict) or "max_tokens" not in run or run["max_tokens"] == options.max_tokens:
+        return
+    def said(value) -> str:
+        return f"--max-tokens {value}" if value is not None else "the suite's own max_tokens (no --max-tokens)"
+    fix = f"--max-tokens {run['max_tokens']}" if run["max_tokens"] is not None else "no --max-tokens"
+    raise pytest.UsageError(f"--reference {reference.path}: the reference was recorded with {said(run['max_tokens'])} "
+                            f"and this gate asks for {said(options.max_tokens)}: completions of other lengths "
+                            f"cannot be compared token for token; gate with {fix}, or re-record the reference "
+                            f"with {said(options.max_tokens)}")

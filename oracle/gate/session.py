@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.backends.schemas import AnswerBroken
 from oracle.canary.context import ServedContext
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
@@ -96,6 +97,7 @@ class GateSession(ReportOwner):
                                           model_path=self.target.model_path)
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
                                                launch_command=self.target.configured_command)
+            self.backend.vocab_size()  # read once here: every answer's ids are checked against it
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
             chunk = self.backend.prefill_chunk(self.target.configured_command)  # for the chunked-prefill condition
@@ -106,6 +108,9 @@ class GateSession(ReportOwner):
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
             raise self._refused(str(exc)) from None
+        except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
+            raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "
+                                f"to it: {exc}; check that --url / --backend name this kind of server") from None
         except (RequestFailed, EmbeddedError) as exc:
             raise self._refused(f"could not read the server's template or tokenizer: {exc}") from None
         for note in self.target.notes + self.prompts.notes:

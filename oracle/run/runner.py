@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from oracle.backends import Backend, CompletionRequest, Counters, RequestFailed
+from oracle.backends.conformance import check_completion
 from oracle.run.overlap import achieved_concurrency
 from oracle.run.prompting import RenderedPrompt
 from oracle.run.sampling import Sampling
@@ -56,13 +57,16 @@ class RunResult:
 
 
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int,
-                          first_token: asyncio.Event | None = None, sampling: Sampling | None = None):
+                          first_token: asyncio.Event | None = None, sampling: Sampling | None = None,
+                          vocab: int | None = None):
     # A sampled run's prompt carries its own seed (run/sampling.py); greedy requests send the run's.
     sampled = {} if sampling is None else {"temperature": sampling.temperature, "top_p": sampling.top_p}
     request = CompletionRequest(prompt_ids=p.ids, max_tokens=p.prompt.max_tokens, logprobs=logprobs,
                                 seed=seed if p.prompt.seed is None else p.prompt.seed, **sampled,
                                 messages=tuple(p.prompt.messages), first_token=first_token)
     c = await backend.complete(client, request)
+    # The answer checked against the request: garbage stops the run (not-run), never reaches a verdict.
+    check_completion(c, request, vocab=vocab, where=f"the answer to prompt {p.id!r}")
     if c.prompt_ids is not None and tuple(c.prompt_ids) != p.ids:
         raise RequestFailed(f"the server echoed other prompt token ids than were sent "
                             f"({len(c.prompt_ids)} vs {len(p.ids)} tokens)")
@@ -94,6 +98,7 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                  staggered: bool = False, sampling: Sampling | None = None) -> None:
     width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
+    vocab = await asyncio.to_thread(backend.vocab_size)  # read once per run (the server states it, or None)
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
         async with backend.async_client(connections=width) as client:
@@ -105,7 +110,7 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                         await after.wait()
                     started = time.time()
                     c = await client_complete(backend, client, p, logprobs=logprobs, seed=seed, first_token=first,
-                                              sampling=sampling)
+                                              sampling=sampling, vocab=vocab)
                 finally:
                     if first is not None:  # a request that failed or streamed nothing releases the next one
                         first.set()

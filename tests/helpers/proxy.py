@@ -17,7 +17,8 @@ Planted server faults on the request_index-th /completion request (counted from 
 
 StreamFault kinds, after that many data events have passed: "error-event" (an error event, then the stream
 ends), "malformed" (an event that is not JSON), "non-utf8" (an event with bytes that are not UTF-8), "reset"
-(the socket closed abruptly: a TCP reset).
+(the socket closed abruptly: a TCP reset), "keep-alive" (SSE comments every 0.2 s, never another event, until the
+client goes).
 """
 
 from __future__ import annotations
@@ -182,6 +183,14 @@ class FaultProxy:
                 self.wfile.write(body)
 
             def _plant(self, fault: StreamFault) -> None:
+                if fault.kind == "keep-alive":  # a stream kept open by comments alone
+                    try:
+                        while True:
+                            self.wfile.write(b": keep-alive\n\n")
+                            self.wfile.flush()
+                            time.sleep(0.2)
+                    except OSError:  # the client went
+                        return
                 if fault.kind == "reset":  # SO_LINGER 0: close() sends a TCP reset instead of a clean end
                     self.wfile.flush()
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -50,6 +50,16 @@ class RaisesOnSecondPrompt(ToyRunner):
         return super().prefill(ids, start)
 
 
+class StringLogits(ToyRunner):
+    def step(self, token):
+        return [str(x) for x in super().step(token)[:4]]  # text, not numbers
+
+
+class ExitsOnStep(ToyRunner):
+    def step(self, token):
+        raise SystemExit(3)  # a runner that calls sys.exit: named, never the end of the gate
+
+
 class ChunkDrift(ToyRunner):
     def prefill(self, ids, start):
         rows = super().prefill(ids, start)
@@ -68,6 +78,14 @@ def wrong_size():
 
 def raises_on_second_prompt():
     return RaisesOnSecondPrompt()
+
+
+def string_logits():
+    return StringLogits()
+
+
+def exits_on_step():
+    return ExitsOnStep()
 
 
 def chunk_drift():

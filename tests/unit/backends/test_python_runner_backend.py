@@ -56,6 +56,16 @@ def test_wrong_sized_logits_and_a_raising_runner_fail_the_request_naming_the_run
         raising.teacher_forced([1, 2], [3, 4], logprobs=5)
 
 
+@pytest.mark.parametrize("factory, words", [
+    ("string_logits", r"string_logits: step\(\) returned list \['.*, which is no array of numbers \(dtype <U.*\); "
+                      r"return the logits as floats of shape \(49152,\)"),
+    ("exits_on_step", r"exits_on_step: step\(\) raised SystemExit: 3"),
+])
+def test_string_logits_and_a_runner_that_exits_fail_the_request_naming_the_runner(tmp_path, factory, words):
+    with pytest.raises(RequestFailed, match=words):
+        _backend(tmp_path, factory).teacher_forced([1, 2, 3], [4, 5, 6], logprobs=5)
+
+
 def test_teacher_forcing_and_prefill_scoring_agree_on_a_model_that_does_not_care_how_it_is_fed(tmp_path):
     backend = _backend(tmp_path)
     prompt, completion = [11, 12, 13, 14, 15], [21, 22, 23, 24, 25, 26]

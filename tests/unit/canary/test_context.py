@@ -4,8 +4,10 @@ and the `dropped` status in verdicts, counts, notes and the reports (the real se
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from oracle.backends import make_backend
+from oracle.backends.schemas import AnswerBroken
 from oracle.canary.context import DROPPED_NOTE, ServedContext, context_words
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.report import markdown_lines
@@ -42,8 +44,11 @@ def test_a_server_that_does_not_state_its_context_keeps_the_planned_lengths_and_
     assert plain.unknown_note().startswith("needle lengths were not checked against the server's real context: the "
                                            "server does not state its context")
     assert "give --context N" in plain.unknown_note()
-    for odd in (0, -1, "2048", True, None):  # not a stated context
+    for odd in (0, -1, None):  # not a stated context
         assert served("llamacpp", {"/props": {"default_generation_settings": {"n_ctx": odd}}}).tokens is None
+    for garbage in ("2048", True):  # another type: the answer breaks /props' schema, named (refused at start)
+        with pytest.raises(AnswerBroken, match=r"GET /props: .*field default_generation_settings.n_ctx = "):
+            served("llamacpp", {"/props": {"default_generation_settings": {"n_ctx": garbage}}})
 
 
 def test_a_needle_is_beyond_the_context_when_its_answer_tokens_do_not_fit():

@@ -1,0 +1,155 @@
+"""Server answers that break their schema or the request, planted by the fault proxy in front of the real
+llama-server: each stops the run `not-run` (exit 2) naming the field and the value, never `divergent`; a record
+run seals no reference from it; garbage from a startup probe is refused before any completion request (exit 4);
+a stream kept open past --request-timeout is stopped by the total deadline. docs/faults.md lists them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import NO_WARMUP
+from proxy import FaultProxy, StreamFault
+
+pytestmark = pytest.mark.slow
+
+USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED
+VOCAB = 49152  # SmolLM2's, as llama-server states it in /v1/models meta.n_vocab
+
+
+def _literal(text: str) -> str:
+    """text as an fnmatch pattern that matches it literally."""
+    return "".join(f"[{c}]" if c in "[]*?" else c for c in text)
+
+
+def _on_second(change, *, final: bool = False, event: int = 3):
+    """A rewrite_chunk that changes the 2nd /completion's `event`-th event (final: its last one)."""
+    def rewrite(chunk: dict, ctx: dict):
+        if ctx.get("index") != 2:
+            return chunk
+        ctx["events"] = ctx.get("events", 0) + 1
+        hit = chunk.get("stop") if final else ctx["events"] == event
+        return change(chunk) if hit else chunk
+    return rewrite
+
+
+def _stopped_not_run(result, said: str) -> dict:
+    """Exit 2 at the 2nd prompt, the message naming what was wrong, the first record and a partial report kept."""
+    out = result.stdout.str()
+    assert result.ret == INTERRUPTED, out[-3000:]
+    result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-hashmap' (boot1-c1, request 2 of 3): "
+                                 f"{_literal(said)}*"])
+    result.stdout.fnmatch_lines(["*= 1 passed, 4 not-run in *"])
+    assert "divergent" not in out and "Traceback" not in out
+    rep = json.loads((result.folder / "identity.json").read_text())
+    assert rep["verdict"] == "partial" and said in rep["interruption"]
+    assert rep["missing"] == ["code-hashmap", "math-derivative"]
+    assert sorted(p.name for p in (result.folder / "records" / "boot1-c1").iterdir()) == [
+        "code-palindrome.json", "code-palindrome.npz"]
+    return rep
+
+
+SCHEMA = "POST /completion: the server's answer breaks its schema: "
+GARBAGE = {
+    "a-list": (_on_second(lambda c: [c]), SCHEMA + "the answer is [{"),
+    "object-ids": (_on_second(lambda c: c | {"tokens": [{"id": t} for t in c["tokens"]]}),
+                   SCHEMA + "field tokens[0] = {\"id\": "),
+    "timings-a-list": (_on_second(lambda c: c | {"timings": [1, 2]}, final=True),
+                       SCHEMA + "field timings = [1, 2] (Expected `object`, got `array`)"),
+    "draft-n-null": (_on_second(lambda c: c | {"timings": c["timings"] | {"draft_n": None}}, final=True),
+                     SCHEMA + "field timings.draft_n = null (Expected `int`, got `null`)"),
+    "negative-id": (_on_second(lambda c: c | {"tokens": [-5]}), SCHEMA + "field tokens[0] = -5 (Expected `int` >= 0)"),
+    "id-beyond-vocab": (_on_second(lambda c: c | {"tokens": [VOCAB + 7]}),
+                        "the answer to prompt 'code-hashmap': the server's answer breaks the request: field "
+                        f"completion token 2 = {VOCAB + 7} is outside the vocabulary's {VOCAB} ids (0..{VOCAB - 1})"),
+    "text-without-ids": (_on_second(lambda c: c | {"tokens": [], "content": "planted"}),
+                         "POST /completion: the server's answer breaks the request: an event with text 'planted' "
+                         "and no token ids (field tokens is empty; return_tokens was asked) after 2 tokens"),
+    "unknown-stop-type": (_on_second(lambda c: c | {"stop_type": "exploded"}, final=True),
+                          SCHEMA + "field stop_type: stop reason 'exploded' is neither a stop nor the length limit"),
+}
+
+
+@pytest.mark.parametrize("kind", list(GARBAGE))
+def test_an_answer_of_another_shape_stops_the_run_not_run_naming_field_and_value(gate_run, shared_server,
+                                                                                shared_reference, kind):
+    rewrite, said = GARBAGE[kind]
+    with FaultProxy(shared_server.url, rewrite_chunk=rewrite) as proxy:
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", report=kind)
+    _stopped_not_run(result, said)
+    assert proxy.completions == 2  # nothing was retried
+
+
+def _more_tokens(path: str, body: dict) -> dict:
+    """The 2nd /completion asks the real server for 450 tokens past the end of generation (oracle asked 32)."""
+    if path.startswith("/completion"):
+        _more_tokens.seen = getattr(_more_tokens, "seen", 0) + 1
+        if _more_tokens.seen == 2:
+            return body | {"n_predict": 450, "ignore_eos": True}
+    return body
+
+
+def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_the_records(gate_run, shared_server,
+                                                                                          tmp_path):
+    _more_tokens.seen = 0
+    ref = tmp_path / "never-sealed"
+    started = time.monotonic()
+    with FaultProxy(shared_server.url, rewrite_request=_more_tokens) as proxy:
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--record={ref}", report="more-tokens")
+    rep = _stopped_not_run(result, "POST /completion: the server's answer breaks the request: 33 completion tokens "
+                                   "(and counting) for max_tokens 32")
+    assert time.monotonic() - started < 60  # the 450 tokens were never read to their end
+    assert not ref.exists() and rep["mode"] == "record"
+    result.stdout.fnmatch_lines([f"*no reference written to {ref}*"])
+
+
+def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_run, shared_server):
+    fault = StreamFault(request_index=2, after_events=3, kind="keep-alive")
+    with FaultProxy(shared_server.url, stream_fault=fault) as proxy:
+        started = time.monotonic()
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=4", report="keep-alive")
+    assert time.monotonic() - started < 40
+    _stopped_not_run(result, f"POST {proxy.url}/completion: the request took longer than --request-timeout 4 s in "
+                             "all (3 tokens received): the server streams without end, or is slow; raise it with "
+                             "--request-timeout 16 if the server is only slow")
+
+
+STARTUP = {
+    "props-a-list": ("/props", [1, 2], "GET /props: the server's answer breaks its schema: the answer is [1, 2] "
+                                       "(Expected `object`, got `array`)"),
+    "props-n-ctx-a-string": ("/props", {"default_generation_settings": {"n_ctx": "big"}},
+                             "GET /props: the server's answer breaks its schema: field default_generation_settings."
+                             "n_ctx = \"big\" (Expected `int | null`, got `str`)"),
+    "tokenize-strings": ("/tokenize", {"tokens": ["a", "b"]},
+                         "POST /tokenize: the server's answer breaks its schema: field tokens[0] = \"a\""),
+    "models-a-list": ("/v1/models", [{"id": "m"}], "GET /v1/models: the server's answer breaks its schema: the "
+                                                   "answer is [{\"id\": \"m\"}] (Expected `object`, got `array`)"),
+}
+
+
+@pytest.mark.parametrize("kind", list(STARTUP))
+def test_garbage_from_a_startup_probe_is_refused_before_any_completion_request(gate_run, shared_server, kind):
+    route, answer, said = STARTUP[kind]
+    with FaultProxy(shared_server.url, answer=lambda path, body: (200, answer) if path == route else None) as proxy:
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=kind)
+    assert result.ret == USAGE, result.stdout.str()[-3000:]
+    err = result.stderr.str()
+    assert "the server's answer at start is not what its API declares, so nothing was sent to it: " in err
+    assert said in err and "Traceback" not in err + result.stdout.str()
+    assert proxy.completions == 0 and not (result.folder / "records").exists()
+    rep = json.loads((result.folder / "identity.json").read_text())
+    assert rep["verdict"] == "partial" and said in rep["interruption"]
+
+
+def test_a_greedy_gate_at_another_max_tokens_is_refused_before_any_request(gate_run, shared_server, shared_reference):
+    with FaultProxy(shared_server.url) as proxy:
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", max_tokens=16,
+                          report="other-length")
+    assert result.ret == USAGE
+    result.stderr.fnmatch_lines([f"*--reference {shared_reference}: the reference was recorded with --max-tokens 32 "
+                                 "and this gate asks for --max-tokens 16: completions of other lengths cannot be "
+                                 "compared token for token; gate with --max-tokens 32, or re-record the reference "
+                                 "with --max-tokens 16*"])
+    assert proxy.completions == 0

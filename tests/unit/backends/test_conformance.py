@@ -1,0 +1,154 @@
+"""Answers checked against the request (oracle/backends/conformance.py) and the total deadline per request, on
+scripted streams a real server does not send on demand (httpx.MockTransport): a stream that goes past max_tokens
+ends at the first token too many, one kept open by comments ends at --request-timeout, and ids outside the
+vocabulary, unknown stop types and text without ids are `AnswerBroken` naming the field and the value."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+
+from oracle.backends import CompletionRequest, RequestFailed, make_backend
+from oracle.backends.base import Completion
+from oracle.backends.conformance import check_completion
+from oracle.backends.schemas import AnswerBroken
+
+MODELS = {"object": "list", "data": [{"id": "m", "meta": {"n_vocab": 100}}]}
+REQUEST = CompletionRequest(prompt_ids=(1, 2), max_tokens=4, logprobs=0)
+
+
+def _event(chunk) -> bytes:
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+class Stream(httpx.AsyncByteStream):
+    """An answer's events, counted as they are read; `forever` yields comments after them until the client goes."""
+
+    def __init__(self, events: list, *, forever: bool = False) -> None:
+        self.events, self.forever, self.sent = events, forever, 0
+
+    async def __aiter__(self):
+        for e in self.events:
+            self.sent += 1
+            yield e if isinstance(e, bytes) else _event(e)
+        while self.forever:
+            await asyncio.sleep(0.05)
+            yield b": keep-alive\n\n"
+
+
+def _backend(family: str, stream: Stream, **kw):
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json=MODELS)
+        return httpx.Response(200, stream=stream, headers={"content-type": "text/event-stream"})
+
+    return make_backend(family, "http://test", transport=httpx.MockTransport(handler),
+                        async_transport=httpx.MockTransport(handler), **kw)
+
+
+def _complete(b, request: CompletionRequest = REQUEST) -> Completion:
+    async def go():
+        async with b.async_client() as client:
+            return await b.complete(client, request)
+    return asyncio.run(go())
+
+
+def _token(i: int) -> dict:
+    return {"content": f"t{i}", "tokens": [i], "stop": False}
+
+
+FINAL = {"content": "", "tokens": [], "stop": True, "stop_type": "limit", "timings": {"cache_n": 0}}
+
+
+def test_a_stream_past_max_tokens_ends_at_the_first_token_too_many():
+    stream = Stream([_token(i) for i in range(450)] + [FINAL])
+    with pytest.raises(AnswerBroken, match=r"POST /completion: the server's answer breaks the request: 5 completion "
+                                           r"tokens \(and counting\) for max_tokens 4"):
+        _complete(_backend("llamacpp", stream))
+    assert stream.sent == 5  # the other 445 were never read
+
+
+def test_keep_alive_comments_do_not_extend_the_total_request_timeout():
+    stream = Stream([_token(1)], forever=True)
+    started = time.monotonic()
+    with pytest.raises(RequestFailed, match=r"POST http://test/completion: the request took longer than "
+                                            r"--request-timeout 1 s in all \(1 tokens received\): the server streams "
+                                            r"without end, or is slow; raise it with --request-timeout 4"):
+        _complete(_backend("llamacpp", stream, timeout_s=1))
+    assert time.monotonic() - started < 5
+
+
+def test_openai_keep_alive_and_extra_tokens_alike():
+    chunk = lambda i: {"choices": [{"text": f"t{i}", "token_ids": [i], "finish_reason": None}]}  # noqa: E731
+    with pytest.raises(AnswerBroken, match=r"POST /v1/completions: .*5 completion tokens \(and counting\) for "
+                                           r"max_tokens 4"):
+        _complete(_backend("openai", Stream([chunk(i) for i in range(50)])))
+    with pytest.raises(RequestFailed, match=r"the request took longer than --request-timeout 1 s in all"):
+        _complete(_backend("openai", Stream([chunk(1)], forever=True), timeout_s=1))
+
+
+@pytest.mark.parametrize("events, said", [
+    ([_token(1), {"content": "x", "tokens": [], "stop": False}, FINAL],
+     "an event with text 'x' and no token ids (field tokens is empty; return_tokens was asked) after 1 tokens"),
+    ([_token(1), FINAL | {"stop_type": "exploded"}],
+     "field stop_type: stop reason 'exploded' is neither a stop nor the length limit (known: eos, limit, none, word)"),
+    ([_token(1), {"content": "", "tokens": [], "stop": True, "timings": {}}],
+     "field stop_type: stop reason absent is neither a stop nor the length limit"),
+    ([_token(1), {"tokens": [2, -1]}, FINAL], "field tokens[1] = -1 (Expected `int` >= 0)"),
+], ids=["text-without-ids", "unknown-stop-type", "no-stop-type", "negative-id"])
+def test_llamacpp_answers_that_break_the_request_name_field_and_value(events, said):
+    with pytest.raises(AnswerBroken) as caught:
+        _complete(_backend("llamacpp", Stream(events)))
+    assert said in str(caught.value) and str(caught.value).startswith("POST /completion: the server's answer breaks")
+
+
+def test_a_completion_is_checked_against_the_vocabulary_and_the_request():
+    ok = Completion(completion_ids=[1, 99], finish_reason="stop", top_ids=[[1, 2], [99]])
+    check_completion(ok, REQUEST, vocab=100, where="W")
+    for bad, said in ((Completion([1, 100], "stop"), "field completion token 1 = 100 is outside the vocabulary's "
+                                                     "100 ids (0..99)"),
+                      (Completion([1], "stop", top_ids=[[3, 250]]), "field top_logprobs of token 0 holds id 250"),
+                      (Completion([-4], "stop"), "field completion token 0 = -4 is outside the vocabulary (ids are "
+                                                 "never negative)"),
+                      (Completion([1] * 5, "stop"), "5 completion tokens for max_tokens 4"),
+                      (Completion([1], "stop", prompt_ids=[1, 100]), "field prompt_token_ids holds id 100")):
+        with pytest.raises(AnswerBroken) as caught:
+            check_completion(bad, REQUEST, vocab=None if "negative" in said else 100, where="W")
+        assert str(caught.value).startswith("W: the server's answer breaks the request: ") and said in str(caught.value)
+
+
+def test_llamacpp_reads_the_vocabulary_size_from_v1_models_and_refuses_garbage_there():
+    assert _backend("llamacpp", Stream([])).vocab_size() == 100
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=[{"id": "m"}])
+
+    garbage = make_backend("llamacpp", "http://test", transport=httpx.MockTransport(handler))
+    with pytest.raises(AnswerBroken, match=r"GET /v1/models: the server's answer breaks its schema: the answer is "):
+        garbage.vocab_size()
+    with pytest.raises(AnswerBroken, match=r"GET /props: the server's answer breaks its schema: the answer is "):
+        garbage.served_context()
+
+
+def test_vllm_teacher_forcing_reads_ranked_rows_and_refuses_another_shape():
+    def answering(body):
+        def handler(request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/v1/models":
+                return httpx.Response(200, json=MODELS)
+            return httpx.Response(200, json=body)
+        return httpx.MockTransport(handler)
+
+    row = {"5": {"logprob": -0.1, "rank": 1}, "9": {"logprob": -2.0, "rank": 2}, "3": {"logprob": -4.0, "rank": 7}}
+    good = make_backend("vllm", "http://test", transport=answering({"choices": [{"prompt_logprobs": [None, None,
+                                                                                                     row]}]}))
+    forced = good.teacher_forced([1, 2], [5], logprobs=2)
+    assert forced.top_ids == [[5, 9]] and forced.top_logprobs == [[-0.1, -2.0]]
+    bad = make_backend("vllm", "http://test", transport=answering({"choices": [{"prompt_logprobs": [None, None,
+                                                                                                    {"5": -0.1}]}]}))
+    with pytest.raises(AnswerBroken, match=r"teacher forcing.*field choices\[0\].prompt_logprobs\[2\]\[...\] = "
+                                           r"\{\"5\": -0.1\} \(Expected `object`, got `float`\)"):
+        bad.teacher_forced([1, 2], [5], logprobs=2)
