@@ -207,7 +207,7 @@ def _verify_files(path: Path, files: dict[str, str]) -> None:
 def _verify_records(path: Path, manifest: dict) -> None:
     """Every record the manifest lists reads back (InputFileError naming the file if not), and each case's tokens
     are the ones its manifest entry names: `oracle diff` and the gate compare by those hashes."""
-    records = path / "records"
+    records, read = path / "records", {}
     for rel in manifest["files"]:
         rel_path = Path(rel)
         if rel_path.suffix == ".json":
@@ -215,13 +215,12 @@ def _verify_records(path: Path, manifest: dict) -> None:
             if not re.fullmatch(r"boot[0-9]+-c[0-9]+(-r[0-9]+)?", condition):
                 raise ReferenceError(f"--reference {path}: tainted: {rel} is in no condition's folder "
                                      "(boot1-c1, ...); re-record the reference")
-            load_record(records, Condition.from_key(condition), rel_path.stem)
+            read[(condition, rel_path.stem)] = load_record(records, Condition.from_key(condition), rel_path.stem)
     for rid, case in manifest["cases"].items():
-        try:
-            record = load_record(records, PRIMARY, rid)
-        except FileNotFoundError:
+        record = read.get((PRIMARY.key, rid))
+        if record is None:
             raise ReferenceError(f"--reference {path}: tainted: case {rid!r} of manifest.json has no record "
-                                 f"records/{PRIMARY.key}/{rid}.json; re-record the reference") from None
+                                 f"records/{PRIMARY.key}/{rid}.json; re-record the reference")
         if record.completion_sha256 != case["completion_sha256"]:
             raise ReferenceError(f"--reference {path}: tainted: case {rid!r}: its completion_sha256 in "
                                  f"manifest.json is not the hash of records/{PRIMARY.key}/{rid}.npz's tokens; "
