@@ -2,7 +2,7 @@
 folders, gate option values and suite files (tests/helpers/fuzz.py, the checks the tests run), each gate as its
 own `python -m pytest` process (as a user runs it), each `oracle` command through its main().
 
-    python benchmarks/fuzz_inputs.py [--examples 50] [--seed 0]
+    python benchmarks/fuzz_inputs.py [--examples 50] [--seed 0] [--kinds references,reports,options,suites]
 
 Prints, per kind of input and in all: cases run, tracebacks, wrong exit codes, changed input folders, bad input
 taken to the server, and the first example of each failure. The goal is 0 of each.
@@ -61,6 +61,8 @@ def fuzz(name: str, strategy, check, examples: int, seed: int, tally: dict) -> N
             if any(p.startswith(key) for p in words):
                 tally[name][label] += 1
                 tally["examples"].setdefault((name, label), f"{case!r}: {words}")
+        if words:
+            tally["failures"].append(f"{name}: {case!r}: {words}")
 
     each()
 
@@ -69,6 +71,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--examples", type=int, default=50, help="cases per kind of input (default 50)")
     ap.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    ap.add_argument("--kinds", default="references,reports,options,suites",
+                    help="the kinds of input to fuzz, comma-separated (default: all four)")
+    ap.add_argument("--all-failures", action="store_true", help="print every failing case, not the first of each")
     args = ap.parse_args()
     names = gate_option_names()
     kinds = {
@@ -77,7 +82,11 @@ def main() -> int:
         "options": (option_args(names), lambda case, tmp: check_options(case, tmp, gate_in(tmp))),
         "suites": (suite_files(), lambda case, tmp: check_suite(case[1], tmp, gate_in(tmp))),
     }
-    tally: dict = {name: Counter() for name in kinds} | {"examples": {}}
+    unknown = set(args.kinds.split(",")) - set(kinds)
+    if unknown:
+        ap.error(f"--kinds {args.kinds}: unknown {', '.join(sorted(unknown))}; give some of {', '.join(kinds)}")
+    kinds = {name: kinds[name] for name in args.kinds.split(",")}
+    tally: dict = {name: Counter() for name in kinds} | {"examples": {}, "failures": []}
     for name, (strategy, check) in kinds.items():
         fuzz(name, strategy, check, args.examples, args.seed, tally)
         row = tally[name]
@@ -87,6 +96,9 @@ def main() -> int:
     print(f"total: {total['cases']} cases run, " + ", ".join(f"{total[label]} {label}" for _, label in PROPERTIES))
     for (name, label), example in tally["examples"].items():
         print(f"first of {label} ({name}): {example[:400]}")
+    if args.all_failures:
+        for line in tally["failures"]:
+            print(f"failure: {line[:400]}")
     return 0
 
 

@@ -92,7 +92,8 @@ def byte_damage():
         st.integers(min_value=0, max_value=10 ** 6).map(
             lambda i: ("flipped", lambda b: b[: i % len(b)] + bytes([b[i % len(b)] ^ 0xA5]) + b[i % len(b) + 1:]
                        if b else b"\xa5")),
-        st.binary(min_size=1, max_size=8).map(lambda junk: ("not-utf8", lambda b: b[:20] + b"\xff\xfe" + junk + b[20:])),
+        st.binary(min_size=1, max_size=8).map(
+            lambda junk: ("not-utf8", lambda b: b[:20] + b"\xff\xfe" + junk + b[20:])),
         st.just(("empty", lambda b: b"")),
         st.sampled_from([b"[]", b"null", b"42", b'"text"', b"[1, 2]"]).map(lambda j: ("other-kind", lambda b: j)),
         st.just(("deep", lambda b: b"[" * 100_000 + b"]" * 100_000)),

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from fuzz import (Outcome, check_options, check_reference, check_report, check_suite, gate_option_names,
                   option_args, reference_cases, report_cases, suite_files)
@@ -65,12 +65,19 @@ OPTION_NAMES = gate_option_names()
 
 @budget(20)
 @given(args=option_args(OPTION_NAMES))
-@example(args=["--url", "http://[::1"])  # values users gave, that once ended in a traceback
-@example(args=[f"--report-dir={'x' * 300}"])
-@example(args=["--sweep", "-ctk=f16,q8_0"])
 def test_generated_option_values_end_in_a_clean_usage_error(gate, args):
     """One to three gate options with generated values (empty, starting with '-', huge, NUL, surrogates, odd
     URLs), as --opt=value or as two words."""
+    found = check_options(args, gate.folder(), gate)
+    assert not found, f"{args!r}: {found}"
+
+
+@pytest.mark.parametrize("args", [["--url", "http://[::1"], [f"--report-dir={'x' * 300}"],
+                                  ["--sweep", "-ctk=f16,q8_0"], ["--server-args", "-np 4"]],
+                         ids=["url-unclosed-bracket", "report-dir-300-characters", "sweep-value-with-dash",
+                              "server-args-with-dash"])
+def test_option_values_users_gave_end_in_a_clean_usage_error(gate, args):
+    """Values users gave that once ended in a traceback or in pytest's own parser, beside the generated ones."""
     found = check_options(args, gate.folder(), gate)
     assert not found, f"{args!r}: {found}"
 

@@ -40,14 +40,17 @@ def test_a_folder_or_a_missing_file_is_named(tmp_path):
 
 @pytest.mark.parametrize("shape, data, said", [
     (ManifestShape, {"schema_version": 1, "kind": "mtp0"}, "missing key cases"),
-    (ManifestShape, {"schema_version": "1", "kind": "mtp0", "cases": {}}, r"expected int, got str at \$.schema_version"),
-    (ManifestShape, {"schema_version": 1, "kind": "mtp0", "cases": {"a": []}}, r"expected object, got array at \$.cases"),
+    (ManifestShape, {"schema_version": "1", "kind": "mtp0", "cases": {}},
+     r"expected int, got str at \$.schema_version"),
+    (ManifestShape, {"schema_version": 1, "kind": "mtp0", "cases": {"a": []}},
+     r"expected object, got array at \$.cases"),
     (ManifestShape, {"schema_version": 1, "kind": "mtp0", "cases": {}, "run": {"sampling": {"seeds": [1]}}},
      r"missing key temperature at \$.run.sampling"),
     (RecordShape, {"id": "a", "condition": "first boot", "finish_reason": "length", "completion_sha256": "ab"},
      r"expected str matching regex .* at \$.condition"),
     (ReportShape, {"checks": [{"id": "tokens[a]", "verdict": 3}]}, r"expected str, got int at \$.checks\[0\].verdict"),
-    (ReportShape, {"records": {"finished": {"no-condition": {}}}}, r"expected str matching regex .* at a key of \$.records.finished; FIX"),
+    (ReportShape, {"records": {"finished": {"no-condition": {}}}},
+     r"expected str matching regex .* at a key of \$.records.finished; FIX"),
 ])
 def test_a_shape_error_names_the_key_and_the_type(tmp_path, shape, data, said):
     (tmp_path / "x.json").write_text(json.dumps(data))
