@@ -34,6 +34,7 @@ from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.stream import DONE, loads, sse_events
+from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "OpenAIBackend"]
 
@@ -103,7 +104,7 @@ class OpenAIBackend(HttpClients, BackendBase):
     def _tokenizer_config(self) -> dict:
         folder = self.model_folder()
         path = folder / "tokenizer_config.json" if folder else None
-        return json.loads(path.read_text()) if path and path.is_file() else {}
+        return read_json(path, dict, fix=MODEL_FILE_FIX) if path and path.is_file() else {}
 
     def tokenizer_path(self) -> Path | None:
         """tokenizer.json of the served model folder, for local tokenization (None when unreachable)."""

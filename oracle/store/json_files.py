@@ -17,7 +17,10 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["InputFileError", "bad_file", "read_json", "read_text", "validated"]
+__all__ = ["InputFileError", "MODEL_FILE_FIX", "bad_file", "read_json", "read_text", "validated"]
+
+# A model folder's own JSON files (config.json, tokenizer_config.json), read by the in-process families.
+MODEL_FILE_FIX = "the model folder is damaged: download or export the model again"
 
 
 class InputFileError(ValueError):

@@ -165,3 +165,17 @@ def test_a_servers_file_that_is_not_utf8_is_named(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--servers servers.txt: not UTF-8 text (invalid start byte at byte 19); write the "
                                  "file as UTF-8 text, one server URL per line*"])
+
+
+def test_a_model_folders_damaged_json_is_named_with_the_fix(tmp_path):
+    """The in-process families read a model folder's config.json and tokenizer_config.json through the same
+    reader: bytes that are not UTF-8 name the file and the fix, and the gate's start turns that into a usage error."""
+    from pathlib import Path
+
+    from oracle.backends import make_in_process_backend
+
+    toy = Path(__file__).resolve().parents[2] / "helpers" / "toy_runner.py"
+    (tmp_path / "config.json").write_bytes(b'{"max_position_embeddings": \xff}')
+    with pytest.raises(InputFileError, match=r"config.json: not UTF-8 text \(invalid start byte at byte 29\); the "
+                                             "model folder is damaged: download or export the model again"):
+        make_in_process_backend(f"python:{toy}:toy", tmp_path)
