@@ -176,6 +176,6 @@ def test_a_model_folders_damaged_json_is_named_with_the_fix(tmp_path):
 
     toy = Path(__file__).resolve().parents[2] / "helpers" / "toy_runner.py"
     (tmp_path / "config.json").write_bytes(b'{"max_position_embeddings": \xff}')
-    with pytest.raises(InputFileError, match=r"config.json: not UTF-8 text \(invalid start byte at byte 29\); the "
+    with pytest.raises(InputFileError, match=r"config.json: not UTF-8 text \(invalid start byte at byte 28\); the "
                                              "model folder is damaged: download or export the model again"):
         make_in_process_backend(f"python:{toy}:toy", tmp_path)
