@@ -50,7 +50,7 @@ class CaseShape(_Shape):
 
 class CanaryShape(_Shape):
     verdict: str | None = None
-    ok: bool | None = None
+    ok: Any = None  # read for its truth only
 
 
 class NoiseShape(_Shape):
