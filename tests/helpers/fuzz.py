@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import io
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ SHIPPED_REFERENCE = REPO / "references" / "smollm2-135m-q4_1-llamacpp-cpu"
 NO_SERVER = "--url=http://127.0.0.1:9"  # nothing answers there: a gate that accepts its input stops with 4
 GATE_BAD_INPUT, COMMAND_BAD_INPUT = 4, 2
 TRACE_MARKS = ("Traceback (most recent call last)", "INTERNALERROR")
+# pytest's own form of a traceback (an exception that escaped into a test item): "path/x.py:240: TypeError".
+PYTEST_TRACE = re.compile(r"^\S+\.py:\d+: [A-Z]\w*(Error|Exception|Exit)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ def problems(outcome: Outcome, *, expected: set[int], before: dict | None = None
              after: dict | None = None) -> list[str]:
     """What broke a property: "traceback", "exit N (expected ...)", "input folder changed"; [] when all held."""
     out = []
-    if any(mark in outcome.output for mark in TRACE_MARKS):
+    if any(mark in outcome.output for mark in TRACE_MARKS) or PYTEST_TRACE.search(outcome.output):
         out.append("traceback")
     if int(outcome.code) not in expected:
         out.append(f"exit {int(outcome.code)} (expected {' or '.join(map(str, sorted(expected)))})")
