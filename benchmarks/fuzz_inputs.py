@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, setti
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "helpers"))  # the fuzz strategies and checks
 
-from fuzz import (Outcome, check_options, check_reference, check_report, check_suite,  # noqa: E402
-                  gate_option_names, option_args, reference_cases, report_cases, suite_files)
+from fuzz import Outcome, check_reference, check_report, reference_cases, report_cases  # noqa: E402
+from fuzz_gate import check_options, check_suite, gate_option_names, option_args, suite_files  # noqa: E402
 
 PROPERTIES = (("traceback", "tracebacks"), ("exit", "wrong exit codes"), ("input folder changed",
                                                                           "changed input folders"),

@@ -2,13 +2,14 @@
 benchmarks/fuzz_inputs.py share them).
 
     case = draw(reference_cases())               # a mutated copy of a real recorded reference, and how
-    outcome = Outcome(code, output)              # from the gate (pytester or pytest.main) or `oracle` (cli.main)
+    outcome = Outcome(code, output)              # from the gate (pytester, or a process) or `oracle` (cli.main)
     problems(outcome, expected={4}, before=tree_digest(folder), after=tree_digest(folder))   # [] when it held
 
 The properties: no Python traceback reaches the user (no "Traceback", no "INTERNALERROR"), the exit code is the
 one docs/faults.md gives for the class (bad input to the gate 4, to an `oracle` command 2), and every folder
 given as input is byte-identical afterwards. Every generated input here is bad by construction (or refused for
 want of a server: the gates run against http://127.0.0.1:9, where nothing answers), so no case may exit 0.
+Gate options and suites: fuzz_gate.py; server answers: fuzz_answers.py.
 """
 
 from __future__ import annotations
@@ -315,145 +316,6 @@ def report_cases(draw) -> ReportCase:
     return ReportCase(kind, f"identity.json {'.'.join(map(str, path))} = {value!r}", apply)
 
 
-# -- gate options and suites ---------------------------------------------------------------------------------
-
-PATH_OPTIONS = {"--report-dir", "--record", "--reference", "--suite", "--tokenizer", "--model", "--servers",
-                "--haystack", "--code-set", "--rootdir", "--basetemp"}
-# Options that start a process or reach another host: their values come from a list, never from free text.
-LISTED_VALUES = {
-    "--url": ["http://[::1", "127.0.0.1:9", "", "-", "http://user:pw@127.0.0.1:9", "http://127.0.0.1:99999",
-              "http://127.0.0.1:9/" + "x" * 300],
-    "--launch": ["", "-", "llama-server", "echo {port", "'unclosed"],
-    "--reference-launch": ["", "recorded", "-", "'unclosed"],
-    "--score-url": ["", "http://[::1", "ftp://127.0.0.1:9"],
-}
-ODD_VALUES = ["", "-", "--", "-1", "-np 4", "-ctk=f16,q8_0", "0", "nan", "inf", "1e309", "x" * 5000, "\udcff\udcfe",
-              "\x00", "a\nb", "..", "/", "1,2,,3", "=", "-" * 3 + "backend"]
-
-
-def gate_option_names() -> list[str]:
-    """Every gate option that takes a value (from the plugin's own declarations)."""
-    import pytest
-
-    from oracle.options import add_options
-
-    parser = pytest.Parser(_ispytest=True)
-    add_options(parser)
-    return sorted(name for group in parser._groups for opt in group.options for name in opt.names()
-                  if name.startswith("--") and opt.attrs().get("action") not in ("store_true", "store_false"))
-
-
-def _relative(value: str) -> str:
-    """A path option's value kept inside the test's own folder."""
-    value = value.replace("..", "__").lstrip("/") or "x"
-    return value
-
-
-@st.composite
-def option_args(draw, names: list[str]) -> list[str]:
-    """One to three options with generated values, each as --opt=value or as two words; half of them the options
-    that name a path, a URL or a command (where a value goes furthest), most values from the odd ones."""
-    out = []
-    pointed = sorted((PATH_OPTIONS | set(LISTED_VALUES)) & set(names))
-    for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        name = draw(st.one_of(st.sampled_from(pointed), st.sampled_from(names)))
-        if name in LISTED_VALUES:
-            value = draw(st.sampled_from(LISTED_VALUES[name]))
-        else:
-            value = draw(st.one_of(st.sampled_from(ODD_VALUES), st.sampled_from(ODD_VALUES), st.text(max_size=30)))
-        if name in PATH_OPTIONS:
-            value = _relative(value)
-        out += [f"{name}={value}"] if draw(st.booleans()) else [name, value]
-    return out
-
-
-SUITE_ROW = {"id": "p1", "class": "chat", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}
-ODD_IDS = ["", "a\nb", "x" * 300, "../up", "a/b", "@", "nul\x00", "é" * 40, " ", "con", ".hidden"]
-
-
-@st.composite
-def suite_files(draw) -> tuple[str, bytes]:
-    """(what, the bytes of a suite file) that no gate may run: wrong types, missing keys, odd ids, bytes."""
-    kind = draw(st.sampled_from(["missing", "wrong-type", "odd-id", "bytes", "duplicate", "odd-max-tokens"]))
-    row = json.loads(json.dumps(SUITE_ROW))
-    if kind == "missing":
-        key = draw(st.sampled_from(sorted(row)))
-        del row[key]
-        what = f"a row without {key}"
-    elif kind == "wrong-type":
-        key = draw(st.sampled_from(sorted(row)))
-        row[key] = draw(json_values().filter(lambda v: type(v) is not type(SUITE_ROW[key])))
-        what = f"{key} = {row[key]!r}"
-    elif kind == "odd-id":
-        row["id"] = draw(st.one_of(st.sampled_from(ODD_IDS), st.none(), st.integers(), st.lists(st.text(), max_size=2)))
-        what = f"id = {row['id']!r}"
-    elif kind == "odd-max-tokens":
-        row["max_tokens"] = draw(st.sampled_from([True, False, 0, -1, 2 ** 70, 1.5, "8", None, [8]]))
-        what = f"max_tokens = {row['max_tokens']!r}"
-    elif kind == "duplicate":
-        return "the same id twice", (json.dumps(row) + "\n" + json.dumps(row) + "\n").encode()
-    else:
-        name, damage = draw(byte_damage())
-        return f"suite bytes {name}", damage((json.dumps(row) + "\n").encode())
-    return what, (json.dumps(row) + "\n").encode()
-
-
-# -- server answers ------------------------------------------------------------------------------------------
-
-def _events(*events) -> bytes:
-    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
-
-
-def _final(**fields) -> dict:
-    return {"content": "", "tokens": [], "stop": True, "stop_type": "limit", "tokens_predicted": 4,
-            "timings": {"prompt_n": 3, "predicted_n": 4}} | fields
-
-
-BAD_TOKEN_LISTS = [[-5], ["a"], [1.5], [2 ** 40], None, {"a": 1}, "7", [[1]], [True]]
-
-
-@st.composite
-def completion_answers(draw, max_tokens: int = 32) -> tuple[str, bytes]:
-    """(what, the bytes of a POST /completion stream) that no server following llama.cpp's API sends for a
-    request of max_tokens: garbage, JSON of another schema, fields of wrong types, more tokens than asked,
-    an unknown stop type, text without token ids."""
-    kind = draw(st.sampled_from(["bytes", "other-json", "wrong-tokens", "wrong-content", "too-many", "stop-type",
-                                 "timings", "text-only"]))
-    ok = {"content": "a", "tokens": [42], "stop": False}
-    if kind == "bytes":
-        body = draw(st.binary(max_size=60))
-        return f"bytes {body!r}", body
-    if kind == "other-json":
-        value = draw(json_values().filter(lambda v: not isinstance(v, dict)))
-        return f"an event that is {value!r}", _events(ok, value, _final())
-    if kind == "wrong-tokens":
-        tokens = draw(st.sampled_from(BAD_TOKEN_LISTS))
-        return f"tokens {tokens!r}", _events(ok, dict(ok, tokens=tokens), _final())
-    if kind == "wrong-content":
-        content = draw(st.sampled_from([5, [], None, {"t": 1}]))
-        return f"content {content!r}", _events(dict(ok, content=content), _final())
-    if kind == "too-many":
-        n = draw(st.integers(min_value=max_tokens + 1, max_value=4 * max_tokens))
-        return f"{n} tokens for max_tokens {max_tokens}", _events(*[ok] * n, _final(tokens_predicted=n))
-    if kind == "stop-type":
-        stop_type = draw(st.sampled_from(["exploded", "", 3, None]))
-        return f"stop_type {stop_type!r}", _events(ok, _final(stop_type=stop_type))
-    if kind == "timings":
-        timings = draw(st.sampled_from([[], "fast", {"prompt_n": "x"}, {"draft_n": None, "predicted_n": []}]))
-        return f"timings {timings!r}", _events(ok, _final(timings=timings))
-    return "text without token ids", _events({"content": "hello", "stop": False}, _final(tokens=None))
-
-
-@st.composite
-def probe_answers(draw) -> tuple[str, str, bytes]:
-    """(route, what, the body of a 200 answer) for a start-up probe (/props, /tokenize) of a wrong shape."""
-    route = draw(st.sampled_from(["/props", "/tokenize"]))
-    value = draw(st.one_of(json_values(), st.just({"tokens": "abc"}), st.just({"tokens": [-1, "x"]}),
-                           st.just({"default_generation_settings": []}), st.just({"n_ctx": "big"})))
-    body = draw(st.one_of(st.just(json.dumps(value).encode()), st.binary(max_size=30)))
-    return route, f"{route} answered {body[:80]!r}", body
-
-
 # -- the checks, one per kind of input (the tests and the benchmark run the same) ----------------------------
 
 REFUSED_AT_THE_SERVER = "does not answer its health check"  # the gate took its input and turned to the server
@@ -507,24 +369,3 @@ def check_report(case: ReportCase, folder: Path) -> dict[str, list[str]]:
         found["repro"] = problems(oracle_command("repro", str(report)), expected={COMMAND_BAD_INPUT},
                                   before=before, after=tree_digest(report))
     return {k: v for k, v in found.items() if v}
-
-
-def check_options(args: list[str], folder: Path, gate) -> list[str]:
-    """Gate options with generated values: exit 4 (a bad value, or no server), the suite folder untouched."""
-    suite = folder / "suites" / "tiny.jsonl"
-    suite.parent.mkdir(parents=True)
-    suite.write_text(json.dumps(SUITE_ROW) + "\n")
-    before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}", *args])
-    return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent))
-
-
-def check_suite(payload: bytes, folder: Path, gate) -> list[str]:
-    """A bad suite file: refused naming it (4) before the gate turns to the server; the file untouched."""
-    suite = folder / "suites" / "fuzz.jsonl"
-    suite.parent.mkdir(parents=True)
-    suite.write_bytes(payload)
-    before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
-    return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent)) + \
-        _accepted(outcome)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from fuzz import (Outcome, check_options, check_reference, check_report, check_suite, gate_option_names,
-                  option_args, reference_cases, report_cases, suite_files)
+from fuzz import Outcome, check_reference, check_report, reference_cases, report_cases
+from fuzz_gate import check_options, check_suite, gate_option_names, option_args, suite_files
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

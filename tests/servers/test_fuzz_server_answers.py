@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from conftest import NO_WARMUP, tree_digest
-from fuzz import Outcome, completion_answers, probe_answers, problems
+from fuzz import Outcome, problems
+from fuzz_answers import completion_answers, probe_answers
 from garbage_server import GarbageServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]
