@@ -20,7 +20,8 @@ from oracle.redaction import public_text
 from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
-from oracle.store.reference import SELF_HASH, ReferenceError, seal
+from oracle.store.json_files import InputFileError
+from oracle.store.reference import SELF_HASH, seal
 from oracle.targets.cache import EmbeddedError
 from oracle.targets.models import LISTED, MODELS, model_path
 
@@ -76,8 +77,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.reference}: manifest sealed ({SELF_HASH} {seal(args.reference)})")
             return 0
         result = diff_runs(args.a, args.b)
-    except (DiffError, ReferenceError, EmbeddedError) as exc:
+    except (InputFileError, EmbeddedError) as exc:  # a DiffError or ReferenceError too: the file and the fix
         _say(f"oracle {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # what it writes (identity.html, a sealed manifest.json) cannot be written
+        _say(f"oracle {args.command}: cannot write {exc.filename or 'its output'} ({exc.strerror or exc}); "
+             "make the folder writable", file=sys.stderr)
         return 2
     _say(json.dumps(result.as_json(), indent=1) if args.json else result.table())
     return 0 if result.outputs_identical else 1

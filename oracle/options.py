@@ -21,6 +21,7 @@ from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
 from oracle.run.sampling import Sampling
 from oracle.speed_options import InterleaveOptions, speed_settings
+from oracle.store.json_files import InputFileError, read_text
 
 __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
            "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -136,7 +137,11 @@ def _server_urls(o) -> tuple[str, ...]:
         path = Path(o.servers)
         if not path.is_file():
             raise pytest.UsageError(f"--servers {o.servers}: no such file; give a file with one server URL per line")
-        urls += [line.split("#")[0].strip() for line in path.read_text().splitlines() if line.split("#")[0].strip()]
+        try:
+            text = read_text(path, fix="write the file as UTF-8 text, one server URL per line")
+        except InputFileError as exc:
+            raise pytest.UsageError(f"--servers {exc}") from None
+        urls += [line.split("#")[0].strip() for line in text.splitlines() if line.split("#")[0].strip()]
         if not urls:
             raise pytest.UsageError(f"--servers {o.servers}: the file lists no URL; write one URL per line, "
                                     "e.g. http://127.0.0.1:8080")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import time
 from contextlib import asynccontextmanager
 from importlib import metadata
@@ -24,6 +23,7 @@ from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Comp
                                   OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import EOG_TEXTS, InProcessTokenizer
+from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["DTYPES", "FAMILY", "HfBackend", "HfLoadError"]
 
@@ -101,7 +101,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
         config = {}
         path = self.model_path / "tokenizer_config.json"
         if path.is_file():
-            config = json.loads(path.read_text())
+            config = read_json(path, dict, fix=MODEL_FILE_FIX)
         template, source = config.get("chat_template"), "tokenizer_config.json"
         jinja = self.model_path / "chat_template.jinja"
         if template is None and jinja.is_file():

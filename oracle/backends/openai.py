@@ -38,6 +38,7 @@ from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
                                      ServedModel, Tokenized, parse, parse_object)
 from oracle.backends.stream import DONE, sse_events
+from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "OpenAIBackend"]
 
@@ -107,7 +108,7 @@ class OpenAIBackend(HttpClients, BackendBase):
     def _tokenizer_config(self) -> dict:
         folder = self.model_folder()
         path = folder / "tokenizer_config.json" if folder else None
-        return json.loads(path.read_text()) if path and path.is_file() else {}
+        return read_json(path, dict, fix=MODEL_FILE_FIX) if path and path.is_file() else {}
 
     def tokenizer_path(self) -> Path | None:
         """tokenizer.json of the served model folder, for local tokenization (None when unreachable)."""

@@ -13,7 +13,6 @@ so the records' generating intervals prove the overlap. A new backend is a new p
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Comp
                                  RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import InProcessTokenizer
+from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["DEVICES", "FAMILY", "OpenVINOBackend", "OpenVINOLoadError"]
 
@@ -84,7 +84,7 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
             raise OpenVINOLoadError(f"OpenVINO could not load {self.model_path} on {self.device} with "
                                     f"{self.ov_config or 'the default properties'}: {str(exc)[-600:]}") from None
         self.load_s = time.perf_counter() - start
-        self._config = json.loads((self.model_path / "config.json").read_text()) \
+        self._config = read_json(self.model_path / "config.json", dict, fix=MODEL_FILE_FIX) \
             if (self.model_path / "config.json").is_file() else {}
         self._lock = threading.Lock()
         self._waiting: dict[int, tuple] = {}
@@ -95,7 +95,7 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
     # -- what the session reads instead of a server's /props ---------------------------------
     def _tokenizer_config(self) -> dict:
         path = self.model_path / "tokenizer_config.json"
-        return json.loads(path.read_text()) if path.is_file() else {}
+        return read_json(path, dict, fix=MODEL_FILE_FIX) if path.is_file() else {}
 
     def chat_template(self) -> str | None:
         template = self._tokenizer_config().get("chat_template")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import json
 import sys
 import threading
 import time
@@ -40,6 +39,7 @@ from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Comp
                                   RequestFailed, TeacherForced, context_tokens)
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import InProcessTokenizer
+from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "PythonRunnerBackend", "RUNNER_METHODS", "RunnerLoadError", "load_runner"]
 
@@ -136,7 +136,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     # -- what the session reads instead of a server's /props ---------------------------------
     def _folder_json(self, name: str) -> dict:
         path = self.model_path / name if self.model_path.is_dir() else None
-        return json.loads(path.read_text()) if path is not None and path.is_file() else {}
+        return read_json(path, dict, fix=MODEL_FILE_FIX) if path is not None and path.is_file() else {}
 
     def _gguf(self) -> dict:
         from oracle.backends.gguf import gguf_metadata

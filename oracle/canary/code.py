@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from oracle.store.json_files import read_json
+from oracle.store.shapes import CodeSetShape
+
 __all__ = ["ANSWER_PREFIX", "CODE_SET", "EXTRACTION_RULE", "MAX_TOKENS", "CodeItem", "Extraction", "PROGRAMS", "SandboxError", "build_set", "code_prompt",
            "extract_answer", "load_set", "run_sandboxed", "stale_items", "score_answer"]
 
@@ -145,7 +148,9 @@ def build_set(path: Path = CODE_SET, programs: list[tuple[str, int, str]] = PROG
 
 
 def load_set(path: Path = CODE_SET) -> list[CodeItem]:
-    data = json.loads(Path(path).read_text())
+    """The set's items; InputFileError naming the file and the fix when it is not a code set."""
+    data = read_json(Path(path), CodeSetShape, fix="give --code-set a set built by `python -m oracle.canary.code "
+                                                    "build`, or leave it out for the shipped one")
     return [CodeItem(d["id"], int(d["level"]), d["program"], d["program_sha256"], str(d["expected"]))
             for d in data["items"]]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import family_of, parse_backend
+from oracle.canary.code import load_set
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
@@ -22,7 +23,8 @@ from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.speed_options import resolve_reference_launch
 from oracle.store.folders import fresh_report_dir
-from oracle.store.reference import Reference, ReferenceError, check_record_target, load_reference
+from oracle.store.json_files import InputFileError
+from oracle.store.reference import Reference, check_record_target, load_reference
 
 __all__ = ["GatePlan"]
 
@@ -52,7 +54,9 @@ class GatePlan:
             reference = load_reference(options.reference) if options.reference else None
             if options.record:
                 check_record_target(options.record, overwrite=options.record_overwrite)
-        except ReferenceError as exc:
+            if options.canary.code_set:  # read at collection: checked here, before any server starts
+                load_set(Path(options.canary.code_set))
+        except InputFileError as exc:  # a ReferenceError too
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"
         if options.interleave.on:  # `recorded`: the reference's own command, refused before any server starts

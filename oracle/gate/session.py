@@ -39,6 +39,7 @@ from oracle.backends.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
 from oracle.store.identity import run_identity
+from oracle.store.json_files import InputFileError
 from oracle.targets import TargetError, make_target
 from oracle.targets.cache import EmbeddedError
 
@@ -106,7 +107,7 @@ class GateSession(ReportOwner):
                                            preemption_counter=self.backend.capabilities.preemption_counter)
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
-        except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
+        except (TargetError, PromptMismatch, OSError, GGUFError, InputFileError) as exc:  # each names its fix
             raise self._refused(str(exc)) from None
         except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
             raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "

@@ -23,8 +23,10 @@ from oracle.speed.launch_match import launch_match
 from oracle.speed.report import speed_words
 from oracle.speed.validity import NOT_COMPARABLE
 from oracle.speed.versus import compare_cards, hardware
-from oracle.store.records import PRIMARY, RecordKey, load_record
-from oracle.store.reference import ReferenceError, load_reference
+from oracle.store.json_files import InputFileError, read_json
+from oracle.store.records import PRIMARY, RECORD_FIX, RecordKey, load_record
+from oracle.store.reference import Reference, ReferenceError, load_reference
+from oracle.store.shapes import REPORT_FIX, RecordShape, ReportShape
 
 __all__ = ["DiffError", "RunSide", "diff_runs", "identity_changes", "load_side", "speed_change"]
 
@@ -33,7 +35,7 @@ __all__ = ["DiffError", "RunSide", "diff_runs", "identity_changes", "load_side",
 _VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers")
 
 
-class DiffError(ValueError):
+class DiffError(InputFileError):
     """Bad input: the message names the path and what was expected there."""
 
 
@@ -55,22 +57,29 @@ class RunSide:
 
 
 def load_side(path: Path) -> RunSide:
+    """A reference (verified: every file against its manifest, every record read) or a report (identity.json
+    checked against its shape); DiffError or InputFileError, naming the file and the fix, for anything else."""
     if (path / "manifest.json").is_file():
-        m = _json(path / "manifest.json")
-        cases = m.get("cases") or {}
-        card, why = _reference_card(path, list(cases))
+        try:
+            reference = load_reference(path)
+        except ReferenceError as exc:
+            raise DiffError(str(exc).removeprefix("--reference ")) from None
+        m = reference.manifest
+        cases = m["cases"]
+        card, why = _reference_card(reference, list(cases))
         return RunSide(path, "reference", {k: v["completion_sha256"] for k, v in cases.items()},
                        {k: v.get("finish_reason") for k, v in cases.items()},
                        canaries={k: _canary(v) for k, v in (m.get("canaries") or {}).items()},
                        identity=m.get("identity") or {}, speed=card, no_speed=why)
     if (path / "identity.json").is_file():
-        rep = _json(path / "identity.json")
+        rep = read_json(path / "identity.json", ReportShape, fix=REPORT_FIX)
         hashes, finish, folders = {}, {}, {}
         # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
         finished = ((rep.get("records") or {}).get("finished") or {}).items()
         metas = [m for k, m in finished if (key := RecordKey.parse(k)).condition == PRIMARY and key.server is None]
         if not metas:
-            metas = [_json(m) for m in sorted((path / "records" / PRIMARY.key).glob("*.json"))]
+            metas = [read_json(m, RecordShape, fix=RECORD_FIX)
+                     for m in sorted((path / "records" / PRIMARY.key).glob("*.json"))]
         for row in metas:
             if row.get("repeat", 0) == 0:
                 hashes[row["id"]], finish[row["id"]] = row["completion_sha256"], row.get("finish_reason")
@@ -86,11 +95,11 @@ def load_side(path: Path) -> RunSide:
                     "give a folder written by `pytest --backend=...` or `--record`")
 
 
-def _reference_card(path: Path, prompt_ids: list[str]) -> tuple[dict | None, str | None]:
+def _reference_card(reference: Reference, prompt_ids: list[str]) -> tuple[dict | None, str | None]:
     try:
-        return reference_card(load_reference(path), prompt_ids)
-    except (ReferenceError, OSError) as exc:
-        return None, f"{path}: its token times cannot be read ({exc})"
+        return reference_card(reference, prompt_ids)
+    except (InputFileError, OSError) as exc:
+        return None, f"{reference.path}: its token times cannot be read ({exc})"
 
 
 def speed_change(a: RunSide, b: RunSide) -> dict:
@@ -108,13 +117,6 @@ def speed_change_words(change: dict) -> str:
         return (f"{change['label']} ({'; '.join(change.get('reasons') or []) or 'no prompt timed on both sides'})"
                 + launch)
     return speed_words(change) + launch
-
-
-def _json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DiffError(f"{path}: cannot be read as JSON ({exc}); the folder is damaged") from None
 
 
 def _canary(row: dict) -> str:

@@ -18,7 +18,9 @@ from oracle.report.html import render_html
 from oracle.report.markdown import markdown
 from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
 from oracle.store.folders import FolderError, preflight
+from oracle.store.json_files import bad_file, read_json
 from oracle.store.records import atomic_write_text
+from oracle.store.shapes import REPORT_FIX, ReportShape
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", "write_html", "write_report"]
 
@@ -75,9 +77,19 @@ def write_report(folder: Path, state: ReportState) -> dict:
 
 
 def write_html(folder: Path, data: dict | None = None) -> Path:
-    """identity.html from identity.json (read from folder when data is not given)."""
+    """identity.html from identity.json (read from folder when data is not given: an InputFileError naming the
+    file when it is not a report oracle can render, and nothing written)."""
     if data is None:
-        data = json.loads((folder / "identity.json").read_text())
+        source = folder / "identity.json"
+        data = read_json(source, ReportShape, fix=REPORT_FIX)
+        try:
+            page = render_html(data)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # The shape declares the keys the readers share; the page reads many more, of every section.
+            raise bad_file(source, f"holds what no oracle report holds ({type(exc).__name__}: {exc})",
+                           REPORT_FIX) from None
+    else:
+        page = render_html(data)
     path = folder / "identity.html"
-    atomic_write_text(path, render_html(data))
+    atomic_write_text(path, page)
     return path

@@ -9,15 +9,16 @@ Every refusal is a `ReproInput` whose message names the fix (the command exits 2
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.backends import family_of
 from oracle.compare.verdicts import EXACT
 from oracle.redaction import MASK
+from oracle.store.json_files import InputFileError, read_json
 from oracle.store.records import PRIMARY, Record, load_record
 from oracle.store.reference import ReferenceError, load_reference
+from oracle.store.shapes import REPORT_FIX, ReportShape
 
 __all__ = ["ReproInput", "ReproSource", "diverged_prompts", "read_source", "resolve_reference"]
 
@@ -105,7 +106,9 @@ def read_source(report_dir: Path, *, prompt: str | None = None, reference: Path 
     for pid in order:
         try:
             records[pid] = load_record(ref_dir / "records", PRIMARY, pid)
-        except (OSError, KeyError, ValueError):
+        except InputFileError as exc:
+            raise ReproInput(f"--reference {ref_dir}: {exc}") from None
+        except OSError:
             raise ReproInput(f"--reference {ref_dir}: no record of prompt {pid!r} in {PRIMARY.key}; give the "
                              "reference this report was gated against with --reference DIR") from None
     check = next(c for c in report["checks"] if c.get("id") == f"tokens[{target}]")
@@ -119,7 +122,8 @@ def read_source(report_dir: Path, *, prompt: str | None = None, reference: Path 
         prompt_ids={p: tuple(r.prompt_ids) for p, r in records.items()}, target=target, expected=expected,
         gated=_gated_record(report_dir, target), check=check,
         max_tokens=int(run.get("max_tokens") or len(expected.completion_ids)),
-        seed=int(request.get("seed", run.get("seed", 1234))), logprobs=int(request.get("logprobs", 0) or 0))
+        seed=next((int(s) for s in (request.get("seed"), run.get("seed")) if s is not None), 1234),
+        logprobs=int(request.get("logprobs", 0) or 0))
 
 
 def _report(report_dir: Path) -> dict:
@@ -128,12 +132,11 @@ def _report(report_dir: Path) -> dict:
         raise ReproInput(f"{report_dir}: no identity.json there; give the report folder a gate run wrote "
                          f"({GATE_HINT})")
     try:
-        report = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ReproInput(f"{path}: not valid JSON ({exc.msg}); give a report folder oracle wrote, or rewrite it "
-                         "by running the gate again") from None
-    if not isinstance(report, dict) or report.get("mode") != "gate":
-        mode = report.get("mode") if isinstance(report, dict) else None
+        report = read_json(path, ReportShape, fix=REPORT_FIX)
+    except InputFileError as exc:
+        raise ReproInput(str(exc)) from None
+    if report.get("mode") != "gate":
+        mode = report.get("mode")
         raise ReproInput(f"{report_dir}: a {mode or 'non-gate'} report; oracle repro needs a gate report, one run "
                          f"against a reference ({GATE_HINT})")
     return report
@@ -199,6 +202,6 @@ def _gated_record(report_dir: Path, target: str) -> Record | None:
         if (folder / PRIMARY.key / f"{target}.npz").is_file():
             try:
                 return load_record(folder, PRIMARY, target)
-            except (OSError, KeyError, ValueError):
+            except (OSError, InputFileError):  # the gate's own record is shown when it reads back; it is optional
                 return None
     return None

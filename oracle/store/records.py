@@ -11,15 +11,18 @@ import io
 import json
 import os
 import tempfile
+import zipfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
 from oracle.redaction import public_text
+from oracle.store.json_files import InputFileError, bad_file, read_json
+from oracle.store.shapes import RecordShape
 
-__all__ = ["Condition", "PRIMARY", "REPEAT", "Record", "RecordKey", "atomic_write_bytes", "atomic_write_text",
-           "load_record", "save_record", "token_sha256"]
+__all__ = ["Condition", "PRIMARY", "RECORD_FIX", "REPEAT", "Record", "RecordKey", "atomic_write_bytes",
+           "atomic_write_text", "load_record", "save_record", "token_sha256"]
 
 
 @dataclass(frozen=True)
@@ -221,34 +224,74 @@ def save_record(folder: Path, record: Record) -> list[Path]:
 
 
 def load_record(folder: Path, condition: Condition, rid: str) -> Record:
-    """rid: a record key (prompt id, or id~N for a copy)."""
+    """rid: a record key (prompt id, or id~N for a copy). A record that is not what oracle writes (ID.json of
+    another shape, ID.npz unreadable or of other arrays, the two disagreeing) is an InputFileError naming the
+    file; a missing ID.json is FileNotFoundError (a folder without records)."""
     base = folder / condition.key
-    meta = json.loads((base / f"{rid}.json").read_text())
-    with np.load(base / f"{rid}.npz") as arrays:
-        top_ids = arrays["top_ids"]
-        top_lp = arrays["top_logprobs"]
-        keep = top_ids >= 0
-        return Record(
-            id=meta["id"],
-            condition=condition,
-            prompt_ids=arrays["prompt_ids"].tolist(),
-            completion_ids=arrays["completion_ids"].tolist(),
-            finish_reason=meta["finish_reason"],
-            text=meta.get("text", ""),
-            logprobs=arrays["logprobs"].tolist(),
-            top_ids=[row[k].tolist() for row, k in zip(top_ids, keep)],
-            top_logprobs=[row[k].tolist() for row, k in zip(top_lp, keep)],
-            cached_prompt_tokens=meta.get("cached_prompt_tokens"),
-            drafted=meta.get("drafted"),
-            accepted=meta.get("accepted"),
-            ttft_s=meta.get("ttft_s"),
-            token_times_s=arrays["token_times_s"].tolist(),
-            started_at=meta.get("started_at", 0.0),
-            finished_at=meta.get("finished_at", 0.0),
-            repeat=meta.get("repeat", 0),
-            ids_source=meta.get("ids_source", "server"),
-            tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
-            server_timings=meta.get("server_timings"),
-            prompt_logprobs=arrays["prompt_logprobs"].tolist() if "prompt_logprobs" in arrays else [],
-            logit_shift=arrays["logit_shift"].tolist() if "logit_shift" in arrays else [],
-        )
+    if not (base / f"{rid}.json").is_file():
+        raise FileNotFoundError(2, "no such record", str(base / f"{rid}.json"))
+    meta = read_json(base / f"{rid}.json", RecordShape, fix=RECORD_FIX)
+    npz = base / f"{rid}.npz"
+    try:
+        with np.load(npz, allow_pickle=False) as arrays:
+            record = _record(meta, condition, {k: _array(arrays, k) for k in arrays.files if k in _ARRAYS})
+    except InputFileError:
+        raise
+    except FileNotFoundError:
+        raise bad_file(npz, "no such file (its ID.json is there)", RECORD_FIX) from None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:  # TypeError: a .npy
+        raise bad_file(npz, f"not a record's arrays ({type(exc).__name__}: {exc})", RECORD_FIX) from None
+    if record.completion_sha256 != meta["completion_sha256"]:
+        raise bad_file(base / f"{rid}.json", f"its completion_sha256 does not match the tokens in {npz.name}",
+                             RECORD_FIX)
+    return record
+
+
+RECORD_FIX = "the record is damaged: restore it from where it was copied, or run the gate again to record it"
+# The arrays of ID.npz: name -> (its dimensions, the kinds of number it holds).
+_ARRAYS = {"prompt_ids": (1, "iu"), "completion_ids": (1, "iu"), "logprobs": (1, "f"), "top_ids": (2, "iu"),
+           "top_logprobs": (2, "f"), "token_times_s": (1, "f"), "tail_mass": (1, "f"), "prompt_logprobs": (1, "f"),
+           "logit_shift": (1, "f")}
+
+
+def _array(arrays, name: str) -> np.ndarray:
+    ndim, kinds = _ARRAYS[name]
+    a = arrays[name]
+    if a.ndim != ndim or a.dtype.kind not in kinds:
+        raise ValueError(f"{name} is a {a.ndim}-dimensional {a.dtype} array, not {ndim}-dimensional "
+                         f"{'whole numbers' if kinds == 'iu' else 'floats'}")
+    return a
+
+
+def _record(meta: dict, condition: Condition, arrays: dict[str, np.ndarray]) -> Record:
+    for name in ("prompt_ids", "completion_ids", "logprobs", "top_ids", "top_logprobs", "token_times_s"):
+        if name not in arrays:
+            raise KeyError(f"{name} is missing")
+    top_ids, top_lp = arrays["top_ids"], arrays["top_logprobs"]
+    if top_ids.shape != top_lp.shape:
+        raise ValueError(f"top_ids {top_ids.shape} and top_logprobs {top_lp.shape} differ in shape")
+    keep = top_ids >= 0
+    return Record(
+        id=meta["id"],
+        condition=condition,
+        prompt_ids=arrays["prompt_ids"].tolist(),
+        completion_ids=arrays["completion_ids"].tolist(),
+        finish_reason=meta["finish_reason"],
+        text=meta.get("text", ""),
+        logprobs=arrays["logprobs"].tolist(),
+        top_ids=[row[k].tolist() for row, k in zip(top_ids, keep)],
+        top_logprobs=[row[k].tolist() for row, k in zip(top_lp, keep)],
+        cached_prompt_tokens=meta.get("cached_prompt_tokens"),
+        drafted=meta.get("drafted"),
+        accepted=meta.get("accepted"),
+        ttft_s=meta.get("ttft_s"),
+        token_times_s=arrays["token_times_s"].tolist(),
+        started_at=meta.get("started_at", 0.0),
+        finished_at=meta.get("finished_at", 0.0),
+        repeat=meta.get("repeat", 0),
+        ids_source=meta.get("ids_source", "server"),
+        tail_mass=arrays["tail_mass"].tolist() if "tail_mass" in arrays else [],
+        server_timings=meta.get("server_timings"),
+        prompt_logprobs=arrays["prompt_logprobs"].tolist() if "prompt_logprobs" in arrays else [],
+        logit_shift=arrays["logit_shift"].tolist() if "logit_shift" in arrays else [],
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.redaction import public_data
-from oracle.store.records import Condition, Record, atomic_write_bytes, load_record, save_record
+from oracle.store.json_files import InputFileError, read_json, validated
+from oracle.store.records import PRIMARY, Condition, Record, atomic_write_bytes, load_record, save_record
+from oracle.store.shapes import ManifestShape
 from oracle.store.stamps import utc_now
 
 __all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
@@ -33,7 +36,7 @@ UNSEALED_NOTE = ("the reference {path} was written before manifests carried thei
                  "`oracle seal {path}`")
 
 
-class ReferenceError(ValueError):
+class ReferenceError(InputFileError):
     """A reference that cannot be used or written; the message names the path and the fix."""
 
 
@@ -145,19 +148,18 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
 
 
 def load_reference(path: Path) -> Reference:
-    """Load and verify a reference; raise ReferenceError naming the file and the fix."""
+    """Load and verify a reference: its manifest's own hash, schema version and shape, every file against its
+    hash, every record readable and agreeing with the manifest; raise ReferenceError naming the file and the fix."""
     manifest_path = path / "manifest.json"
     if not manifest_path.is_file():
         raise ReferenceError(f"--reference {path}: no manifest.json there; record one first with "
                              f"`pytest --backend=... --record {path}`")
+    rerecord = (f"the reference is damaged: restore it from version control or re-record it with "
+                f"`pytest --backend=... --record {path} --record-overwrite`")
     try:
-        manifest = json.loads(manifest_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ReferenceError(f"--reference {path}: manifest.json is not valid JSON ({exc.msg}); "
-                             "the reference is damaged: re-record it") from None
-    if not isinstance(manifest, dict):
-        raise ReferenceError(f"--reference {path}: manifest.json holds a JSON {type(manifest).__name__}, not the "
-                             "manifest object; the reference is damaged: re-record it")
+        manifest = read_json(manifest_path, dict, fix=rerecord)
+    except InputFileError as exc:
+        raise ReferenceError(f"--reference {path}: {exc}") from None
     notes = ()
     if SELF_HASH not in manifest:
         notes = (UNSEALED_NOTE.format(path=path, key=SELF_HASH),)
@@ -170,8 +172,24 @@ def load_reference(path: Path) -> Reference:
         raise ReferenceError(f"--reference {path}: schema version {version}, this oracle reads "
                              f"{REFERENCE_SCHEMA_VERSION}; re-record with `pytest --backend=... --record {path} "
                              "--record-overwrite`")
-    files = manifest.get("files", {})
+    try:
+        validated(manifest_path, manifest, ManifestShape, fix=rerecord)
+        _verify_files(path, manifest["files"])
+        _verify_records(path, manifest)
+    except ReferenceError:
+        raise
+    except InputFileError as exc:
+        raise ReferenceError(f"--reference {path}: {exc}") from None
+    return Reference(path, manifest, notes)
+
+
+def _verify_files(path: Path, files: dict[str, str]) -> None:
+    """Every file the manifest lists is there, inside records/, with its hash; no other file is in records/."""
     for rel, digest in files.items():
+        parts = Path(rel).parts
+        if Path(rel).is_absolute() or ".." in parts or parts[:1] != ("records",):
+            raise ReferenceError(f"--reference {path}: tainted: manifest.json lists {rel!r}, a file outside its "
+                                 "records/ folder; re-record the reference")
         f = path / rel
         if not f.is_file():
             raise ReferenceError(f"--reference {path}: tainted: {f} is missing; restore it from version "
@@ -185,13 +203,34 @@ def load_reference(path: Path) -> Reference:
     if extra:
         raise ReferenceError(f"--reference {path}: tainted: {extra[0]} is not in manifest.json; "
                              "remove it or re-record the reference")
-    return Reference(path, manifest, notes)
+
+
+def _verify_records(path: Path, manifest: dict) -> None:
+    """Every record the manifest lists reads back (InputFileError naming the file if not), and each case's tokens
+    are the ones its manifest entry names: `oracle diff` and the gate compare by those hashes."""
+    records, read = path / "records", {}
+    for rel in manifest["files"]:
+        rel_path = Path(rel)
+        if rel_path.suffix == ".json":
+            condition = rel_path.parent.name
+            if not re.fullmatch(r"boot[0-9]+-c[0-9]+(-r[0-9]+)?", condition):
+                raise ReferenceError(f"--reference {path}: tainted: {rel} is in no condition's folder "
+                                     "(boot1-c1, ...); re-record the reference")
+            read[(condition, rel_path.stem)] = load_record(records, Condition.from_key(condition), rel_path.stem)
+    for rid, case in manifest["cases"].items():
+        record = read.get((PRIMARY.key, rid))
+        if record is None:
+            raise ReferenceError(f"--reference {path}: tainted: case {rid!r} of manifest.json has no record "
+                                 f"records/{PRIMARY.key}/{rid}.json; re-record the reference")
+        if record.completion_sha256 != case["completion_sha256"]:
+            raise ReferenceError(f"--reference {path}: tainted: case {rid!r}: its completion_sha256 in "
+                                 f"manifest.json is not the hash of records/{PRIMARY.key}/{rid}.npz's tokens; "
+                                 f"re-record with --record {path} --record-overwrite")
 
 
 def seal(path: Path) -> str:
     """Add its own hash to the manifest of an older reference whose files still match (verified first)."""
-    load_reference(path)
-    manifest = json.loads((path / "manifest.json").read_text())
+    manifest = load_reference(path).manifest
     atomic_write_bytes(path / "manifest.json", sealed_manifest(manifest))
     return manifest_digest(manifest)
 

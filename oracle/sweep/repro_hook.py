@@ -6,10 +6,11 @@ issue-ready repro.md. `oracle.repro` is imported when called: a sweep without a 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from oracle.redaction import public_text
+from oracle.store.json_files import read_json
+from oracle.store.shapes import ReproOutcomeShape
 
 __all__ = ["run_repro_for"]
 
@@ -20,7 +21,7 @@ def run_repro_for(point_folder: Path) -> dict:
         from oracle.repro import run_repro
 
         path = run_repro(point_folder)
-        outcome = json.loads((path.parent / "repro.json").read_text())
+        outcome = read_json(path.parent / "repro.json", ReproOutcomeShape, fix="run oracle repro on the point again")
         return {"path": str(path), "status": outcome.get("status"), "exit_code": outcome.get("exit_code")}
     except KeyboardInterrupt:
         return {"error": "interrupted (Ctrl-C) while the repro ran"}

@@ -14,7 +14,6 @@ report of what finished. The report is rewritten after every point.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -32,6 +31,8 @@ from oracle.tool_run import StopWords, run_stopping
 from oracle.redaction import public_text, redact_command, remember_secrets
 from oracle.ledger.connect import default_ledger
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
+from oracle.store.json_files import InputFileError, read_json
+from oracle.store.shapes import REPORT_FIX, ReportShape
 from oracle.sweep.classes import signature
 from oracle.sweep.grid import Axis, Point, SweepUsageError, grid
 from oracle.sweep.points import PointTarget
@@ -220,8 +221,15 @@ class SweepSession(TerminalLines):
 
     def _judge(self, run: PointRun, code: int, log_path: Path) -> None:
         report = run.folder / "identity.json"
-        run.identity = json.loads(report.read_text()) if report.is_file() else {}
+        try:
+            run.identity = read_json(report, ReportShape, fix=REPORT_FIX) if report.is_file() else {}
+            unreadable = ""
+        except InputFileError as exc:  # the point's gate wrote it: a point that broke it is reported, not fatal
+            run.identity, unreadable = {}, str(exc)
         why = run.identity.get("interruption") or ""
+        if unreadable and not self.interruption:
+            run.status, run.why = "error", f"the point's report cannot be read: {unreadable}"
+            return
         if self.interruption:
             run.status, run.why = "interrupted", self.interruption
         elif code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and run.identity.get("complete"):

@@ -37,6 +37,10 @@ SMOKE = {
                   r"^clean gates after a fault that passed: 1 of 1$"]),
     "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4", "--prompts", "4"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
+    "fuzz_inputs.py": (["--examples", "2"],
+                       [r"^references: 2 cases, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders",
+                        r"^total: 8 cases run, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders, "
+                        r"\d+ bad input taken to the server$"]),
 }
 
 

@@ -97,13 +97,14 @@ def test_an_edited_manifest_is_tainted_and_a_reformatted_one_is_not(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("{not json", r"manifest.json is not valid JSON .*re-record it"),
-    ("[1, 2]", r"manifest.json holds a JSON list, not the manifest object; .*re-record it"),
+    ("{not json", r"manifest.json: not valid JSON \(.*\); the reference is damaged: .*re-record it"),
+    ("[1, 2]", r"manifest.json: not what oracle writes there: expected object, got array; .*re-record it"),
+    (b"\xff\xfe{}", r"manifest.json: not UTF-8 text \(invalid start byte at byte 0\); .*re-record it"),
 ])
 def test_a_manifest_that_is_not_a_manifest_is_refused(tmp_path, text, message):
     ref = tmp_path / "ref"
     write_reference(ref, [rec("a", [5])], kind="mtp0", identity={}, run={})
-    (ref / "manifest.json").write_text(text)
+    (ref / "manifest.json").write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ReferenceError, match=message):
         load_reference(ref)
 
