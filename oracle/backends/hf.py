@@ -234,4 +234,4 @@ def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
 
 FAMILY = FamilyDescriptor(
     name="hf", help="transformers in this process", backend=HfBackend, planned_context=_model_context,
-    default_model=_embedded_gguf, load_errors=(HfLoadError,))
+    default_model=_embedded_gguf, load_errors=(HfLoadError,), load_options=("--dtype",))

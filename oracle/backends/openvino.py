@@ -240,4 +240,5 @@ def _model_context(model: str | None, server_args: str) -> tuple[int, str]:
 
 FAMILY = FamilyDescriptor(
     name="openvino", help="an OpenVINO IR on GenAI's pipeline in this process", backend=OpenVINOBackend,
-    planned_context=_model_context, default_model=_embedded_ir, load_errors=(OpenVINOLoadError,))
+    planned_context=_model_context, default_model=_embedded_ir, load_errors=(OpenVINOLoadError,),
+    load_options=("--ov-config",))

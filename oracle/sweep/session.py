@@ -101,6 +101,7 @@ def sweep_config(config: pytest.Config) -> SweepConfig | None:
     if o.backend is None:
         raise SweepUsageError("--sweep gates each point against a reference: add --backend NAME (and --reference DIR)")
     from oracle.backends import family_of
+    from oracle.option_folders import check_run_folders
     from oracle.options import gate_options
     from oracle.store.reference import ReferenceError, load_reference
 
@@ -122,6 +123,7 @@ def sweep_config(config: pytest.Config) -> SweepConfig | None:
     except ReferenceError as exc:
         raise SweepUsageError(f"--reference {options.reference}: {exc}") from None
     report_dir = options.report_dir or fresh_report_dir("sweep")
+    check_run_folders(options, report_dir, default=options.report_dir is None, marker="sweep.json")
     try:
         preflight(report_dir, "--report-dir")
     except FolderError as exc:
