@@ -17,11 +17,11 @@ from oracle.store.folder_safety import Place, earlier_report_refusal, folder_ref
 __all__ = ["check_run_folders", "read_places"]
 
 
-def _runner_folder(backend: str) -> Path | None:
-    """The folder of a python runner given as a file (python:path/runner.py:FACTORY): the runner reads beside it."""
+def _runner_file(backend: str) -> Path | None:
+    """The file of a python runner given as one (python:path/runner.py:FACTORY); None for a module name."""
     _, colon, locator = backend.partition(":")
     module = locator.rpartition(":")[0]
-    return Path(module).parent if colon and module.endswith(".py") else None
+    return Path(module) if colon and module.endswith(".py") else None
 
 
 def read_places(options: GateOptions) -> list[Place]:
@@ -33,9 +33,9 @@ def read_places(options: GateOptions) -> list[Place]:
                           ("--tokenizer", options.tokenizer), ("--model", options.model)):
         if value:
             reads.append(Place(option, Path(value), file=Path(value).is_file()))
-    runner = _runner_folder(options.backend)
+    runner = _runner_file(options.backend)
     if runner is not None:
-        reads.append(Place("the runner's folder of --backend", runner))
+        reads.append(Place("the runner of --backend", runner, file=True))
     return reads
 
 

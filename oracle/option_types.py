@@ -108,7 +108,12 @@ def seed(value: str) -> int:
 def existing_path(flag: str, what: str):
     """A file (or folder) that must be there when the run starts; the message says what to give."""
     def parse(value: str) -> str:
-        if not Path(value).exists():
+        try:
+            there = Path(value).exists()
+        except OSError as exc:  # a name longer than the filesystem allows, a folder that cannot be looked into
+            raise pytest.UsageError(f"{flag} {value[:60]}: cannot be looked at ({exc.strerror or exc}); give "
+                                    f"{what}") from None
+        if not there:
             raise pytest.UsageError(f"{flag} {value}: no such file or folder; give {what}")
         return value
     return parse

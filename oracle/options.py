@@ -23,6 +23,7 @@ from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
 from oracle.run.sampling import Sampling
 from oracle.speed_options import InterleaveOptions, speed_settings
+from oracle.store.folder_safety import Place, name_refusal
 
 __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
            "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -170,6 +171,11 @@ def _server_urls(o) -> tuple[str, ...]:
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
+    for option in ("--report-dir", "--record", "--reference", "--suite", "--servers"):  # before any path is looked at
+        value = getattr(o, option[2:].replace("-", "_"))
+        refusal = name_refusal(Place(option, Path(value))) if value else None
+        if refusal:
+            raise pytest.UsageError(refusal)
     urls = _server_urls(o)
     workers = xdist_workers(config)
     if urls and o.launch:
