@@ -53,7 +53,7 @@ def _check_load_options(o, family) -> None:
         raise pytest.UsageError(f"{flag} means nothing for --backend {o.backend}: only --backend "
                                 f"{' or '.join(takers)} loads the model with it (a server's own settings go in its "
                                 "command); drop it")
-    if o.floor_dtype is not None and not family.capabilities.precision_floor:
+    if o.floor_dtype not in (None, "none") and not family.capabilities.precision_floor:  # none: nothing asked
         takers = sorted(name for name, f in FAMILIES.items() if f.capabilities.precision_floor)
         raise pytest.UsageError(f"--floor-dtype means nothing for --backend {o.backend}: only --backend "
                                 f"{' or '.join(takers)} reloads the same weights in another dtype for a precision "

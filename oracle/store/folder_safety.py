@@ -66,7 +66,7 @@ def folder_refusal(writes: list[Place], reads: list[Place]) -> str | None:
         for read in reads:
             relation = _relation(written, read)
             if relation:
-                return (f"{relation}: oracle reads {read.named} and would write into it with {written.option}; "
+                return (f"{relation}: oracle would write with {written.option} where it reads {read.option}; "
                         f"nothing was written or sent; give {written.option} a folder apart from {read.path}")
     return None
 

@@ -36,8 +36,8 @@ def given(pytester):
     (["--report-dir=earlier"], "*--report-dir earlier holds an earlier report (earlier/identity.json): oracle never "
                                "writes over a report; nothing was written or sent; give --report-dir a new folder*"),
     (["--suite=inputs/suite.jsonl", "--report-dir=inputs"],
-     "*--suite inputs/suite.jsonl lies inside --report-dir inputs (*): oracle reads --suite inputs/suite.jsonl and "
-     "would write into it with --report-dir; nothing was written or sent; give --report-dir a folder apart from*"),
+     "*--suite inputs/suite.jsonl lies inside --report-dir inputs (*): oracle would write with --report-dir where it "
+     "reads --suite; nothing was written or sent; give --report-dir a folder apart from inputs/suite.jsonl*"),
     (["--haystack=inputs/hay.txt", "--report-dir=inputs/.."],
      "*--haystack inputs/hay.txt lies inside --report-dir inputs/.. (*)*"),
     (["--suite=inputs/suite.jsonl", "--report-dir=link"],  # a symlink to the folder is the folder
