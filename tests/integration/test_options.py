@@ -159,8 +159,9 @@ import pytest
     (["--backend=llamacpp", "--record=new", "--reference=ref"],
      "*--record new and --reference ref both given: --record saves this run as a new reference, --reference gates "
      "it against one; give one of them*"),
-    (["--backend=llamacpp", "--url=http://[::1"], "*server URL 'http://[[]::1': not a valid URL (*); write "
-                                                  "http://HOST:PORT, e.g. http://127.0.0.1:8080 or http://[[]::1]:8080*"),
+    (["--backend=llamacpp", "--url=http://[::1"],
+     "*server URL 'http://[[]::1': not a valid URL (*); write http://HOST:PORT, e.g. http://127.0.0.1:8080 or "
+     "http://[[]::1]:8080*"),
     (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--report-dir=" + "r" * 300],
      "*--report-dir rrrr*: a name of 300 bytes, longer than the 255 a file or folder name may have; nothing was "
      "written or sent; give --report-dir a shorter name*"),

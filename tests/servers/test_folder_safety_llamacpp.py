@@ -16,7 +16,8 @@ from conftest import tiny_rows, tree_digest, write_suite
 def _prompt_tokens_total(url: str) -> float:
     """llama-server's own count of the prompt tokens it has processed (its --metrics)."""
     text = httpx.get(f"{url}/metrics", timeout=30).text
-    return float(next(line.split()[-1] for line in text.splitlines() if line.startswith("llamacpp:prompt_tokens_total")))
+    return float(next(line.split()[-1] for line in text.splitlines()
+                      if line.startswith("llamacpp:prompt_tokens_total")))
 
 
 @pytest.fixture
