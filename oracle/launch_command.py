@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from oracle.redaction import MASK, redact_command, secret_name
 
-__all__ = ["Change", "Launch", "LaunchError", "apply", "differences", "describe", "parse_launch"]
+__all__ = ["Change", "Launch", "LaunchError", "apply", "differences", "describe", "parse_launch", "port_refusal"]
 
 _NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -29,6 +29,15 @@ PLACEHOLDERS = ("{port}", "{worker}")
 
 class LaunchError(ValueError):
     """A launch command bisect cannot take apart; the message names the fix."""
+
+
+def port_refusal(flag: str, command: str) -> str | None:
+    """Why a launch command cannot be started by oracle (no `{port}`: oracle picks the port and waits on it, so a
+    command that does not take it would never be found healthy); None when it can."""
+    if "{port}" not in command:
+        return (f"{flag}: no {{port}} in the command: put {{port}} where the port goes (e.g. --port {{port}}), so "
+                "that each server start gets a free port")
+    return None
 
 
 def is_flag(word: str) -> bool:

@@ -7,6 +7,9 @@ into the frozen `GateOptions` and cross-checks them.
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
@@ -14,12 +17,14 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ledger_target, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
-                                 reference_kind, runner_arg, shell_command, speed_cells)
+                                 reference_kind, runner_arg, seed, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
 from oracle.option_sampling import add_sampling_options
+from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options"]
+__all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+           "dash_value_refusal", "gate_options_given"]
 
 DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
@@ -35,6 +40,44 @@ _prompt_lp = bounded("--prompt-logprob-max-delta", "a log-prob difference in nat
 def add_options(parser: pytest.Parser) -> None:
     _gate_options(parser)
     _canary_options(parser)
+
+
+def _declared(*, with_value: bool = False) -> set[str]:
+    """The gate's option names (only those that take a value: with_value)."""
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    return {name for group in parser._groups for opt in group.options for name in opt.names()
+            if not with_value or opt.attrs().get("nargs") != 0}
+
+
+_NEGATIVE = re.compile(r"-\d+(\.\d*)?([eE][-+]?\d+)?")
+
+
+def dash_value_refusal(args) -> str | None:
+    """A gate option whose value starts with '-' given as a separate word (`--sweep -ctk=f16,q8_0`, `--server-args
+    "-np 4"`): pytest reads that word as another option (`-c tk=...`, "expected one argument"); the refusal shows
+    the --opt=value form that works. None when there is none."""
+    takes_value = _declared(with_value=True)
+    words = [str(a) for a in args]
+    for option, value in zip(words, words[1:]):
+        if option == "--":
+            break
+        # A negative number is read as a value; a long flag with a space in it (--flag x) is read as a value too.
+        taken_as_option = value.startswith("-") and not _NEGATIVE.fullmatch(value) and not (
+            value.startswith("--") and " " in value)
+        if option in takes_value and taken_as_option:
+            value = redact_command(value)  # a --server-args or --launch value may hold a key
+            return (f"{option} {shlex.quote(value)}: pytest reads a separate word that starts with '-' as another "
+                    f"option, not as the value of {option}; join them with '=': {option}={shlex.quote(value)}")
+    return None
+
+
+def gate_options_given(args) -> list[str]:
+    """The gate's options among command-line words `args` (e.g. ["--record", "r"] -> ["--record"]), in order."""
+    declared = _declared()
+    words = [str(a).split("=", 1)[0] for a in args]
+    words = words[:words.index("--")] if "--" in words else words  # after "--" every word is a file or test
+    return list(dict.fromkeys(w for w in words if w in declared))
 
 
 def _canary_options(parser: pytest.Parser) -> None:
@@ -119,7 +162,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
                 help="seconds a launched or embedded server may take to answer its health check; it is then "
                      "stopped and the run refused with the end of its log (default: 600)")
-    g.addoption("--seed", metavar="N", type=integer("--seed", 1234), default=1234, help="request seed (default: 1234)")
+    g.addoption("--seed", metavar="N", type=seed, default=1234, help="request seed (default: 1234)")
     g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
@@ -157,7 +200,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "how to cause it (default: coverage reported, not required)")
     g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
-    g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
+    g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")
     g.addoption("--ov-config", metavar="KEY=VALUE,...", type=ov_config, default=(),
@@ -171,7 +214,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="fail the prompt-logprob item (a runner's mean log-prob of the prompts' own tokens, teacher "
                      "forced, against the reference's) when the two differ by more than this (default: none, "
                      "reported only)")
-    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
+    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default=None,
                 help="when recording an f16 reference with the hf backend, also score the reference path with "
                      "the same weights in this dtype and store it as the reference's noise floor; none to skip "
                      "(default: bfloat16)")

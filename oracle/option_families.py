@@ -35,6 +35,26 @@ def check_family_options(o, urls: tuple[str, ...]) -> None:
                                     "model folder")
     elif o.model and not Path(o.model).is_file():
         raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    _check_load_options(o, family)
     if o.runner_arg and not family.locator:
         raise pytest.UsageError(f"--runner-arg is for --backend=python:MODULE:FACTORY (the runner's factory); "
                                 f"--backend {o.backend} takes none: drop it")
+
+
+def _check_load_options(o, family) -> None:
+    """--dtype, --ov-config and --floor-dtype configure one family's in-process load: given to another, they would
+    be ignored without a word."""
+    from oracle.backends import FAMILIES
+
+    given = [flag for flag, used in (("--dtype", o.dtype is not None), ("--ov-config", bool(o.ov_config)))
+             if used and flag not in family.load_options]
+    for flag in given:
+        takers = sorted(name for name, f in FAMILIES.items() if flag in f.load_options)
+        raise pytest.UsageError(f"{flag} means nothing for --backend {o.backend}: only --backend "
+                                f"{' or '.join(takers)} loads the model with it (a server's own settings go in its "
+                                "command); drop it")
+    if o.floor_dtype not in (None, "none") and not family.capabilities.precision_floor:  # none: nothing asked
+        takers = sorted(name for name, f in FAMILIES.items() if f.capabilities.precision_floor)
+        raise pytest.UsageError(f"--floor-dtype means nothing for --backend {o.backend}: only --backend "
+                                f"{' or '.join(takers)} reloads the same weights in another dtype for a precision "
+                                "floor; drop it")

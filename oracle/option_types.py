@@ -22,7 +22,7 @@ __all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "L
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
-           "runner_arg", "SERVED_BATCH", "SAMPLING_CHECKS",
+           "runner_arg", "seed", "SERVED_BATCH", "SAMPLING_CHECKS",
            "sampling_check", "temperature", "top_p",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "power_mode", "reference_kind",
            "shell_command", "speed_cells", "speedup", "POWER_MODES"]
@@ -96,10 +96,24 @@ def integer(flag: str, example: int):
     return parse
 
 
+def seed(value: str) -> int:
+    """--seed: a whole number, 0 or more (a negative seed is llama-server's "random each time")."""
+    number = integer("--seed", 1234)(value)
+    if number < 0:
+        raise pytest.UsageError(f"--seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
+                                "seed each time, which no run can repeat (e.g. --seed 1234)")
+    return number
+
+
 def existing_path(flag: str, what: str):
     """A file (or folder) that must be there when the run starts; the message says what to give."""
     def parse(value: str) -> str:
-        if not Path(value).exists():
+        try:
+            there = Path(value).exists()
+        except OSError as exc:  # a name longer than the filesystem allows, a folder that cannot be looked into
+            raise pytest.UsageError(f"{flag} {value[:60]}: cannot be looked at ({exc.strerror or exc}); give "
+                                    f"{what}") from None
+        if not there:
             raise pytest.UsageError(f"{flag} {value}: no such file or folder; give {what}")
         return value
     return parse

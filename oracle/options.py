@@ -14,14 +14,17 @@ from pathlib import Path
 import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.launch_command import port_refusal
 from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
                                         add_options)
 from oracle.option_families import check_family_options
+from oracle.option_inputs import check_canary_inputs
 from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
 from oracle.run.sampling import Sampling
 from oracle.speed_options import InterleaveOptions, speed_settings
 from oracle.store.json_files import InputFileError, read_text
+from oracle.store.folder_safety import Place, name_refusal
 
 __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
            "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
@@ -131,6 +134,20 @@ def xdist_workers(config: pytest.Config) -> int:
     return len(config.option.tx) if role == "controller" else 1
 
 
+def _url_refusal(url: str) -> str | None:
+    """Why httpx cannot use the URL (an unclosed IPv6 bracket, a bad port, no host), with the fix; None if it can."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+        if not parsed.host:
+            raise httpx.InvalidURL("no host")
+    except (httpx.InvalidURL, ValueError) as exc:
+        return (f"not a valid URL ({exc}); write http://HOST:PORT, e.g. http://127.0.0.1:8080 or "
+                "http://[::1]:8080")
+    return None
+
+
 def _server_urls(o) -> tuple[str, ...]:
     urls = [u.strip() for u in (o.url or "").split(",") if u.strip()]
     if o.servers:
@@ -148,6 +165,9 @@ def _server_urls(o) -> tuple[str, ...]:
     for u in urls:
         if not u.startswith(("http://", "https://")):
             raise pytest.UsageError(f"server URL {u!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
+        url_refusal = _url_refusal(u)
+        if url_refusal:
+            raise pytest.UsageError(f"server URL {u!r}: {url_refusal}")
     dupes = sorted({u for u in urls if urls.count(u) > 1})
     if dupes:
         raise pytest.UsageError(f"server URL {dupes[0]} is listed twice: each worker needs a server of its own")
@@ -157,6 +177,11 @@ def _server_urls(o) -> tuple[str, ...]:
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
+    for option in ("--report-dir", "--record", "--reference", "--suite", "--servers"):  # before any path is looked at
+        value = getattr(o, option[2:].replace("-", "_"))
+        refusal = name_refusal(Place(option, Path(value))) if value else None
+        if refusal:
+            raise pytest.UsageError(refusal)
     urls = _server_urls(o)
     workers = xdist_workers(config)
     if urls and o.launch:
@@ -168,11 +193,22 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if urls and workers > len(urls):
         raise pytest.UsageError(f"pytest -n {workers} with {len(urls)} server(s): each worker needs a server of its "
                                 f"own; use -n {len(urls)} or list more servers")
+    if o.launch is not None:
+        if not o.launch.strip():
+            raise pytest.UsageError("--launch '': an empty command; give the server's command with {port} where its "
+                                    "port goes (e.g. --launch 'llama-server -m MODEL --port {port}'), or leave "
+                                    "--launch out for the embedded default")
+        refusal = port_refusal("--launch", o.launch)
+        if refusal:
+            raise pytest.UsageError(refusal)
     if (urls or o.launch) and (o.model or o.server_args):
         raise pytest.UsageError("--model and --server-args configure the embedded default; with --url or "
                                 "--launch put the model and flags in the server's own command")
-    if o.record and o.reference and Path(o.record).resolve() == Path(o.reference).resolve():
-        raise pytest.UsageError("--record and --reference name the same folder; record into a new folder")
+    if o.record and o.reference:  # a gate writes no reference: --record would be silently ignored
+        raise pytest.UsageError(f"--record {o.record} and --reference {o.reference} both given: --record saves this "
+                                "run as a new reference, --reference gates it against one; give one of them "
+                                f"(record first with --record {o.record}, then gate with --reference "
+                                f"{o.record})")
     check_family_options(o, urls)
     if o.boots > 1 and urls:
         raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
@@ -198,7 +234,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     sampling = sampling_of(o, family, workers)
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
-    return GateOptions(
+    options = GateOptions(
         backend=o.backend, urls=urls, launch=o.launch, model=o.model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
         record=Path(o.record) if o.record else None, record_overwrite=o.record_overwrite,
@@ -207,7 +243,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
-        boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
+        boots=o.boots, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
+        floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         kld_max=o.kld_max,
         same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks),
         prefill_lengths=tuple(o.prefill_lengths), dvp_max_delta=o.dvp_max_delta,
@@ -222,3 +259,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
         score_url=o.score_url.rstrip("/") if o.score_url else None, ledger=o.ledger,
     )
+    check_canary_inputs(options.canary)  # read now: a bad file is refused before any request
+    return options

@@ -6,6 +6,8 @@ gate's items are collected instead (plus the canary modules), and the session do
 
 from __future__ import annotations
 
+import os
+import shlex
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -17,15 +19,29 @@ from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
+from oracle.option_declarations import dash_value_refusal, gate_options_given
+from oracle.option_folders import check_run_folders
 from oracle.options import OPTIONS_KEY, add_options, gate_options, options_of, xdist_role
 from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
+from oracle.run.stop_cause import catch_sigterm, stop_cause
 from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     add_options(parser)
+    # The first hook oracle gets, before pytest parses the command line: a value starting with '-' given as its own
+    # word would fail there with pytest's "expected one argument" and no word of the form that works.
+    config = pluginmanager.get_plugin("pytestconfig")
+    if config is not None:
+        try:
+            addopts = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+        except ValueError:  # pytest itself names an unclosed quote there
+            addopts = []
+        refusal = dash_value_refusal([*addopts, *config.invocation_params.args])
+        if refusal:
+            raise pytest.UsageError(public_text(refusal))
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -40,13 +56,19 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         from oracle.sweep.session import run_sweep
 
         with _public_errors():
-            return run_sweep(config, gate_options)
+            return run_sweep(config, gate_options, check_run_folders)
     return None
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "oracle_gate: an item of the oracle gate")
     if config.option.backend is None:
+        given = gate_options_given(config.invocation_params.args)
+        if given:  # without --backend pytest would run the tests of the current folder, ignoring them
+            need = "these options need" if len(given) > 1 else "this option needs"
+            raise pytest.UsageError(f"{', '.join(given)}: {need} --backend NAME (e.g. --backend=llamacpp): they "
+                                    "belong to the oracle gate, and "
+                                    "without --backend pytest runs the tests of the current folder instead")
         return
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
@@ -66,6 +88,25 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[GATE_KEY] = XdistController(options)
         else:
             config.stash[GATE_KEY] = GateSession(options)
+    if role != "worker":  # a worker's interruption is its controller's to name
+        config.pluginmanager.register(_StopWitness(), _StopWitness.name)
+
+
+class _StopWitness:
+    """Remembers what interrupted the run (pytest's pytest_keyboard_interrupt has no config to keep it on) and
+    turns SIGTERM into an interruption for the run's length."""
+
+    name = "oracle-stop-witness"
+
+    def __init__(self) -> None:
+        self.cause: str | None = None
+        self.restore = catch_sigterm()
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        self.cause = stop_cause(excinfo.value)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.restore()
 
 
 @contextmanager
@@ -197,7 +238,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if gate is None:
         return
     if exitstatus == pytest.ExitCode.INTERRUPTED and not gate.state.interruption:
-        gate.state.interruption = (f"interrupted (Ctrl-C); every record finished before it is kept under "
+        witness = session.config.pluginmanager.get_plugin(_StopWitness.name)
+        cause = witness.cause if witness is not None and witness.cause else "stopped (pytest gave no cause)"
+        gate.state.interruption = (f"{cause}; every record finished before it is kept under "
                                    f"{gate.report_dir}; no request was retried")
     message = gate.finish()
     ledger_note = _append_to_ledger(gate)

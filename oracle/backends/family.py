@@ -34,6 +34,8 @@ class FamilyDescriptor:
     load_errors: tuple[type[Exception], ...] = ()  # in process: what a failed load raises
     # What follows `family:` in --backend (python's MODULE:FACTORY, the runner to load); None: nothing may follow.
     locator: str | None = None
+    # The options its in-process load honours (--dtype, --ov-config); any other family refuses them.
+    load_options: tuple[str, ...] = ()
 
     @property
     def capabilities(self) -> Capabilities:

@@ -221,4 +221,5 @@ def _cache_of(output):
 
 
 FAMILY = FamilyDescriptor(
-    name="hf", help="transformers in this process", backend=HfBackend, load_errors=(HfLoadError,))
+    name="hf", help="transformers in this process", backend=HfBackend, load_errors=(HfLoadError,),
+    load_options=("--dtype",))

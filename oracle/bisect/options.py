@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.backends import is_in_process, parse_backend, server_families
-from oracle.launch_command import Launch, LaunchError, parse_launch
-from oracle.run.suite import Suite, SuiteError, load_suite
+from oracle.launch_command import Launch, LaunchError, parse_launch, port_refusal
+from oracle.run.suite import Suite, SuiteError, builtin_suite_path, load_suite
+from oracle.store.folder_safety import Place, earlier_report_refusal, folder_refusal, name_refusal
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 
 __all__ = ["BisectConfig", "BisectUsage", "add_parser", "bisect_config"]
@@ -104,13 +105,13 @@ def bisect_config(args) -> BisectConfig:
     numbers = {name: _int(args, name, least) for name, least in
                (("max_tokens", 1), ("concurrency", 1), ("trials", 1), ("max_probes", 1), ("request_timeout", 1),
                 ("launch_timeout", 1))}
-    seed = _int(args, "seed", -(1 << 31))
+    seed = _int(args, "seed", 0)  # a negative seed is the server's "random each time"
     a, b = _launch("--good", args.good), _launch("--bad", args.bad)
     if a != b:
         for flag, command in (("--good", args.good), ("--bad", args.bad)):
-            if "{port}" not in command:
-                raise BisectUsage(f"{flag}: no {{port}} in the command: put {{port}} where the port goes "
-                                  "(e.g. --port {port}), so that each server start gets a free port")
+            refusal = port_refusal(flag, command)
+            if refusal:
+                raise BisectUsage(refusal)
     try:
         suite = load_suite(args.suite).with_max_tokens(numbers["max_tokens"])
     except SuiteError as exc:
@@ -123,6 +124,12 @@ def bisect_config(args) -> BisectConfig:
                               f"{suite.name}; its ids: {', '.join(suite.ids())}")
         suite = suite.only(set(wanted))
     folder = Path(args.report_dir) if args.report_dir else fresh_report_dir("bisect")
+    written = Place("--report-dir", folder)
+    reads = [] if builtin_suite_path(args.suite) else [Place("--suite", Path(args.suite), file=True)]
+    refusal = (name_refusal(written) or earlier_report_refusal(written, marker="bisect.json")
+               or folder_refusal([written], reads))
+    if refusal:
+        raise BisectUsage(refusal)
     try:
         preflight(folder, "--report-dir")
     except FolderError as exc:

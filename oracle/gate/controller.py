@@ -38,6 +38,7 @@ class XdistController(ReportOwner):
         self.plan = GatePlan.open(options)
         self.options = self.plan.options
         self.report = ReportFile(self.plan.report_dir(), self.plan.new_state())
+        self.plan.check_folders(self.report.folder)
         self.payloads: dict[int, dict | None] = {}
         if len(self.options.urls) > 1:
             self._check_servers()

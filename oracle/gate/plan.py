@@ -17,6 +17,7 @@ from oracle.backends import family_of, parse_backend
 from oracle.canary.code import load_set
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
+from oracle.option_folders import check_run_folders
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
 from oracle.report.state import ReportState
 from oracle.run.sampling import Sampling, settings_refusal
@@ -122,6 +123,11 @@ class GatePlan:
     def report_dir(self, given: Path | None = None) -> Path:
         """--report-dir, else a fresh reports/<UTC time>-<backend>/."""
         return given or self.options.report_dir or fresh_report_dir(self.options.backend)
+
+    def check_folders(self, report_dir: Path) -> None:
+        """Before anything is written: the report folder and --record apart from every path read and from each
+        other, and no earlier report written over (a usage error naming both)."""
+        check_run_folders(self.options, report_dir, default=self.options.report_dir is None)
 
     def new_state(self) -> ReportState:
         """The report as it starts: mode, suite, reference."""

@@ -58,6 +58,8 @@ class GateSession(ReportOwner):
         self.options = self.plan.options
         self.worker = worker  # None: no xdist; else the worker's index, which is its server's
         self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state())
+        if worker is None:  # an xdist worker's folder is its controller's, checked there
+            self.plan.check_folders(self.report.folder)
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then
         self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed,
                                  sampling=self.options.sampling)
@@ -101,6 +103,9 @@ class GateSession(ReportOwner):
             self.backend.vocab_size()  # read once here: every answer's ids are checked against it
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
+            beyond = self.prompts.beyond_context(self.context.tokens)
+            if beyond:
+                raise self._refused(beyond)
             chunk = self.backend.prefill_chunk(self.target.configured_command)  # for the chunked-prefill condition
             self.state.identity["prefill_chunk"] = chunk.as_json()
             self.coverage = CoverageChecks(self.plan, self.state, chunk,

@@ -18,6 +18,7 @@ from pathlib import Path
 from oracle.redaction import public_text, remember_secrets
 from oracle.repro.session import NOT_REPRODUCED, STOPPED, WRITTEN, ReproSession
 from oracle.repro.source import ReproInput, read_source
+from oracle.store.folder_safety import Place, folder_refusal
 
 __all__ = ["NOT_REPRODUCED", "STOPPED", "WRITTEN", "ReproInput", "add_parser", "run_cli", "run_repro"]
 
@@ -40,6 +41,12 @@ def _reproduce(report_dir: Path, *, prompt: str | None, reference: Path | None, 
         raise ReproInput(f"--max-probes {max_probes}: give at least 1 (each probe is one server start)")
     source = read_source(report_dir, prompt=prompt, reference=Path(reference) if reference else None, launch=launch)
     folder = Path(out) if out else report_dir / "repro"
+    # The repro goes beside the gate's report by default (REPORT_DIR/repro); never into the reference, never over
+    # the report itself.
+    reads = [Place("--reference", source.reference_dir)] + ([Place("REPORT_DIR", report_dir)] if out else [])
+    refusal = folder_refusal([Place("--out" if out else "the default --out", folder)], reads)
+    if refusal:
+        raise ReproInput(refusal)
     _preflight(folder)
     code = ReproSession(source, out=folder, max_probes=max_probes, stream=stream or sys.stdout).run()
     return code, folder / "repro.md"

@@ -67,6 +67,19 @@ class PromptSet:
         return {"source": tok.source if tok else "server endpoint", "path": str(tok.path) if tok else None,
                 "sha256": tok.sha256 if tok else None}
 
+    def beyond_context(self, context: int | None) -> str | None:
+        """Why the suite cannot be sent to a server holding `context` tokens per request (a prompt whose tokens and
+        max_tokens exceed it), or None (also when the server did not state its context)."""
+        if context is None:
+            return None
+        for p in self.rendered:
+            if len(p.ids) + p.prompt.max_tokens > context:
+                return (f"prompt {p.id!r} needs {len(p.ids)} prompt tokens + {p.prompt.max_tokens} max_tokens = "
+                        f"{len(p.ids) + p.prompt.max_tokens}, beyond the server's context of {context} tokens per "
+                        "request; nothing was sent; shorten the prompt or its max_tokens (--max-tokens N), or start "
+                        "the server with a larger context (llama-server -c, vLLM --max-model-len)")
+        return None
+
     def check_against(self, reference) -> None:
         """PromptMismatch unless every rendered prompt is in the reference with the same prompt token ids."""
         cases = reference.manifest["cases"]

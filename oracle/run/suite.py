@@ -13,8 +13,11 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Annotated, Literal
 
-__all__ = ["Prompt", "Suite", "SuiteError", "load_suite", "builtin_suite_path"]
+import msgspec
+
+__all__ = ["ID_MAX", "ID_RULE", "Prompt", "Suite", "SuiteError", "builtin_suite_path", "id_refusal", "load_suite"]
 
 _ROLES = {"system", "user", "assistant", "tool"}
 
@@ -99,6 +102,9 @@ def _read_rows(path: Path) -> list[tuple[str, dict]]:
             except json.JSONDecodeError as exc:
                 raise SuiteError(f"{path}:{lineno}: not valid JSON ({exc.msg}); "
                                  "each line must be one JSON object") from None
+            except RecursionError:  # json's reader recurses once per nesting level
+                raise SuiteError(f"{path}:{lineno}: nested too deeply to read; each line must be one flat JSON "
+                                 'object such as {"id": ..., "class": ..., "messages": [...], "max_tokens": ...}') from None
             if not isinstance(row, dict):
                 raise SuiteError(f"{path}:{lineno}: a JSON {type(row).__name__}, not an object; each line must be "
                                  'one JSON object such as {"id": ..., "class": ..., "messages": [...], '
@@ -110,10 +116,18 @@ def _read_rows(path: Path) -> list[tuple[str, dict]]:
     builder = {".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}.get(path.suffix)
     if builder is None:
         raise SuiteError(f"{path}: unknown suite format {path.suffix!r}; use .jsonl, .csv, .parquet or .arrow")
-    table = datasets.load_dataset(builder, data_files=str(path), split="train")
+    try:
+        table = datasets.load_dataset(builder, data_files=str(path), split="train")
+    except Exception as exc:  # noqa: BLE001 - datasets and its readers (arrow, pandas) raise many types
+        cause = exc.__cause__ or exc  # datasets wraps the reader's own error, which says what is wrong
+        reason = (str(cause).strip().splitlines() or ["no reason given"])[-1][:200]
+        raise SuiteError(f"{path}: cannot be read as a {path.suffix[1:]} suite ({type(cause).__name__}: {reason}); "
+                         "check that the file is whole and of that format, or write the suite as JSONL") from None
     rows = []
     for index, row in enumerate(table):
         row, where = dict(row), f"{path}:{index + 2}"  # line 1 of a CSV is its header
+        if isinstance(row.get("id"), int) and not isinstance(row["id"], bool):  # a column of numbers, as text
+            row["id"] = str(row["id"])
         if isinstance(row.get("messages"), str):
             try:
                 row["messages"] = json.loads(row["messages"])
@@ -124,24 +138,58 @@ def _read_rows(path: Path) -> list[tuple[str, dict]]:
     return rows
 
 
+class _Message(msgspec.Struct):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
+class _Row(msgspec.Struct):
+    """A suite row's declared shape (other keys are the suite's own notes, ignored). Strict: `true` is not a
+    token count, `null` not an id."""
+
+    id: str  # a CSV column of numbers is read as text where the CSV is read
+    klass: str = msgspec.field(name="class")
+    messages: Annotated[list[_Message], msgspec.Meta(min_length=1)]
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)]
+
+
+ID_MAX = 100  # characters: an id names record files (ID.json, ID~sSEED.npz) well within a 255-byte file name
+_ID_FORBIDDEN = set('/\\:*?"<>|@~')  # @ and ~ separate an id from its condition and seed in record keys
+ID_RULE = (f"an id names files in references: 1 to {ID_MAX} characters, without spaces, control characters or any "
+           'of / \\ : * ? " < > | @ ~, not starting with "."')
+_FIELD_RULES = {
+    "id": f"id must be a string; {ID_RULE}",
+    "class": "class must be a string, e.g. chat",
+    "messages": f"messages must be a non-empty list of {{role, content}} objects; role must be one of "
+                f"{sorted(_ROLES)} and content a string",
+    "max_tokens": "max_tokens must be a positive integer (a whole number of tokens, 1 or more; not true, 8.0 or "
+                  '"8")',
+}
+
+
+def id_refusal(pid: str) -> str | None:
+    """Why `pid` cannot name a prompt's files, or None."""
+    unsafe = (not pid or len(pid) > ID_MAX or pid.startswith(".") or any(c in _ID_FORBIDDEN for c in pid)
+              or any(not c.isprintable() or c.isspace() for c in pid))
+    return f"id {pid[:60]!r}{'...' if len(pid) > 60 else ''} ({len(pid)} characters): {ID_RULE}" if unsafe else None
+
+
 def _prompt(row: dict, where: str) -> Prompt:
     missing = [k for k in ("id", "class", "messages", "max_tokens") if k not in row]
     if missing:
         raise SuiteError(f"{where}: missing field(s) {', '.join(missing)}; "
                          "each prompt needs id, class, messages and max_tokens")
-    messages = row["messages"]
-    if not isinstance(messages, list) or not messages:
-        raise SuiteError(f"{where}: messages must be a non-empty list of {{role, content}} objects")
-    for m in messages:
-        if not isinstance(m, dict) or m.get("role") not in _ROLES or not isinstance(m.get("content"), str):
-            raise SuiteError(f"{where}: bad message {m!r}; role must be one of "
-                             f"{sorted(_ROLES)} and content a string")
-    max_tokens = row["max_tokens"]
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise SuiteError(f"{where}: max_tokens must be a positive integer, got {max_tokens!r}")
-    pid = str(row["id"])
-    if not pid or any(c in pid for c in "/\\ \t") or pid.startswith("."):
-        raise SuiteError(f"{where}: id {pid!r} must be non-empty, without spaces or slashes "
-                         "(it names files in references)")
-    return Prompt(id=pid, klass=str(row["class"]), messages=tuple(dict(m) for m in messages),
-                  max_tokens=max_tokens)
+    try:
+        parsed = msgspec.convert(row, _Row, strict=True)
+    except msgspec.ValidationError as exc:
+        field = str(exc).rpartition("at `$.")[2].split("`")[0].split("[")[0].split(".")[0]
+        rule = _FIELD_RULES.get(field, "each prompt needs id, class, messages and max_tokens")
+        got = f"; got {row[field]!r}"[:200] if field in row else ""
+        raise SuiteError(f"{where}: {rule}{got} ({exc})") from None
+    pid = str(parsed.id)
+    refusal = id_refusal(pid)
+    if refusal:
+        raise SuiteError(f"{where}: {refusal}")
+    return Prompt(id=pid, klass=parsed.klass,
+                  messages=tuple(dict(m) for m in row["messages"]),  # as written: a template may read more keys
+                  max_tokens=parsed.max_tokens)

@@ -2,7 +2,7 @@
 process (the user's other options, plus `--launch <point command>` and `--report-dir <sweep>/points/NN-<settings>/`),
 then the classes, the promotion answer and the sweep report.
 
-    code = run_sweep(config, gate_options)   # None: not a sweep; else 0 a point equals the reference, 1 none
+    code = run_sweep(config, gate_options, check_run_folders)   # None: not a sweep; else 0 a point equals the reference, 1 none
                                              # does, 2 interrupted or partial (--sweep-max, Ctrl-C), 4 usage (a
                                              # point's gate refused its options)
 
@@ -97,9 +97,11 @@ def _user_args(args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], Any]) -> SweepConfig | None:
+def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], Any],
+                 check_folders: Callable[..., None]) -> SweepConfig | None:
     """The sweep's options cross-checked (the gate's own checks first: `read_options` is the gate's reader,
-    `oracle.options.gate_options`, passed in by the plugin); None when this is not a sweep."""
+    `oracle.options.gate_options`, and `check_folders` its folder check, `option_folders.check_run_folders`, both
+    passed in by the plugin); None when this is not a sweep."""
     o = config.option
     if os.environ.get(POINT_ENV):
         return None
@@ -132,6 +134,7 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
     except ReferenceError as exc:
         raise SweepUsageError(f"--reference {options.reference}: {exc}") from None
     report_dir = options.report_dir or fresh_report_dir("sweep")
+    check_folders(options, report_dir, default=options.report_dir is None, marker="sweep.json")
     try:
         preflight(report_dir, "--report-dir")
     except FolderError as exc:
@@ -143,11 +146,12 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
                        ledger=options.ledger or str(default_ledger(report_dir)))
 
 
-def run_sweep(config: pytest.Config, read_options: Callable[[pytest.Config], Any], out=None) -> int | None:
+def run_sweep(config: pytest.Config, read_options: Callable[[pytest.Config], Any],
+              check_folders: Callable[..., None], out=None) -> int | None:
     """pytest_cmdline_main's work under --sweep: None when this is not a sweep (the gate runs as usual)."""
     o = config.option
     remember_secrets(commands=[o.launch, o.server_args], urls=[o.ledger])
-    sweep = sweep_config(config, read_options)
+    sweep = sweep_config(config, read_options, check_folders)
     return None if sweep is None else SweepSession(sweep, out).run()
 
 

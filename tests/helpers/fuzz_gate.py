@@ -65,7 +65,7 @@ def option_args(draw, names: list[str]) -> list[str]:
 
 
 SUITE_ROW = {"id": "p1", "class": "chat", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8}
-ODD_IDS = ["", "a\nb", "x" * 300, "../up", "a/b", "@", "nul\x00", "é" * 40, " ", "con", ".hidden"]
+ODD_IDS = ["", "a\nb", "x" * 300, "../up", "a/b", "@", "a~b", "nul\x00", " ", ".hidden"]  # "é" * 40 is a fine id
 
 
 @st.composite

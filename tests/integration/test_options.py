@@ -138,9 +138,52 @@ import pytest
     (["--backend=llamacpp", "--temperature=0.8", "--max-shift=-1"], "*--max-shift '-1': must be between 0 and 100 nats*"),
     (["--backend=llamacpp", "--temperature=0.8", "--sampling-check=distribution", "--reference=afile",
       "--score-url=localhost:8080"], "*--score-url 'localhost:8080': must start with http:// or https://*"),
+    # Options that meant nothing, or contradicted each other, were accepted without a word.
+    (["--backend=llamacpp", "--launch=llama-server -m m.gguf --port 8080"],
+     "*--launch: no {port} in the command: put {port} where the port goes (e.g. --port {port})*"),
+    (["--backend=llamacpp", "--launch="], "*--launch '': an empty command; give the server's command with {port}*"
+                                          "or leave --launch out for the embedded default*"),
+    (["--backend=llamacpp", "--seed=-1"], "*--seed '-1': must be 0 or more; a negative seed asks the server for a "
+                                          "random seed each time*"),
+    (["--backend=llamacpp", "--dtype=float16"], "*--dtype means nothing for --backend llamacpp: only --backend hf "
+                                                "loads the model with it*drop it*"),
+    (["--backend=vllm-cpu", "--ov-config=INFERENCE_PRECISION_HINT=f32"],
+     "*--ov-config means nothing for --backend vllm-cpu: only --backend openvino loads the model with it*"),
+    (["--backend=llamacpp", "--floor-dtype=float16"], "*--floor-dtype means nothing for --backend llamacpp: only "
+                                                      "--backend hf reloads the same weights*"),
+    (["--record=ref"], "*--record: this option needs --backend NAME (e.g. --backend=llamacpp)*without --backend "
+                       "pytest runs the tests of the current folder instead*"),
+    (["--canaries=none", "--ladder=2"], "*--canaries, --ladder: these options need --backend NAME*"),
+    (["--backend=llamacpp", "--server-args", "-np 4"],
+     "*--server-args '-np 4': pytest reads a separate word that starts with '-' as another option, not as the "
+     "value of --server-args; join them with '=': --server-args='-np 4'*"),
+    (["--backend=llamacpp", "--reference-launch", "-m x"], "*join them with '=': --reference-launch='-m x'*"),
+    (["--backend=llamacpp", "--record=new", "--reference=ref"],
+     "*--record new and --reference ref both given: --record saves this run as a new reference, --reference gates "
+     "it against one; give one of them*"),
+    (["--backend=llamacpp", "--url=http://[::1"],
+     "*server URL 'http://[[]::1': not a valid URL (*); write http://HOST:PORT, e.g. http://127.0.0.1:8080 or "
+     "http://[[]::1]:8080*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--report-dir=" + "r" * 300],
+     "*--report-dir rrrr*: a name of 300 bytes, longer than the 255 a file or folder name may have; nothing was "
+     "written or sent; give --report-dir a shorter name*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--record=" + "r" * 300],
+     "*--record rrrr*: a name of 300 bytes, longer than the 255*"),
+    (["--backend=llamacpp", "--haystack=afolder"], "*--haystack afolder: a folder, not a file; give a UTF-8 text "
+                                                   "file, one haystack paragraph a line*"),
+    (["--backend=llamacpp", "--haystack=binary.txt"], "*--haystack binary.txt: not UTF-8 text (byte 1 is*); give a "
+                                                      "UTF-8 text file*"),
+    (["--backend=llamacpp", "--code-set=notes.txt"], "*notes.txt: not valid JSON (*); give --code-set a set "
+                                                     "built by*"),
+    (["--backend=llamacpp", "--code-set=other.json"], "*other.json: not what oracle writes there: missing key "
+                                                      "items; give --code-set a set built by*"),
 ])
 def test_usage_errors_name_the_fix(pytester, args, message):
     (pytester.path / "afile").write_text("a file where a folder is needed (refused for root too)\n")
+    (pytester.path / "afolder").mkdir()
+    (pytester.path / "binary.txt").write_bytes(b"\x00\xff\xfe binary, not text")
+    (pytester.path / "notes.txt").write_text("not JSON\n")
+    (pytester.path / "other.json").write_text('{"programs": []}\n')
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])

@@ -125,7 +125,7 @@ def test_a_planted_secret_is_written_nowhere(carrier, plant, shared_reference):
 
 def test_a_launch_that_fails_names_its_command_and_log_without_the_secret(gate_run):
     secret, marker = _secret(), "plainmarkerfails"
-    result = gate_run(f"--launch=echo 'key {secret} beside {marker}'; ORACLE_TEST_TOKEN={secret} "
+    result = gate_run(f"--launch=: {{port}}; echo 'key {secret} beside {marker}'; ORACLE_TEST_TOKEN={secret} "
                       f"ORACLE_TEST_MARKER={marker} exit 3", report="report-fails")
     terminal = "\n".join(result.outlines + result.errlines)
     assert result.ret == 4, terminal

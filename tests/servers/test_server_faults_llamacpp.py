@@ -66,7 +66,7 @@ def _stopped_midway(result, *, failed: str) -> dict:
 def test_a_server_that_exits_at_once_is_named_within_seconds_with_the_last_20_lines_of_its_log(gate_run):
     lines = "; ".join(f"echo log line {i}" for i in range(1, 31))
     started = time.monotonic()
-    result = gate_run(f"--launch={lines}; exit 3", report="exits")
+    result = gate_run(f"--launch=: {{port}}; {lines}; exit 3", report="exits")  # {port} taken, never bound
     assert time.monotonic() - started < 20
     assert result.ret == USAGE
     log = result.folder / "server-boot1.log"
@@ -96,7 +96,8 @@ def test_a_port_in_use_is_named(gate_run, llama_tools, model_path):
         holder.listen()
         port = holder.getsockname()[1]
         command = launch_line(llama_tools, model_path).replace("{port}", str(port))
-        result = gate_run(f"--launch={command}", report="port")
+        # {port} is required: here a wrapper takes it and the server binds a fixed port (the fault planted).
+        result = gate_run(f"--launch=: {{port}}; {command}", report="port")
     assert result.ret == USAGE
     result.stderr.fnmatch_lines(["*the server could not bind its port *: the port is in use by another process "
                                  "(the server exited with code 1 before it was healthy); put {port} in the command "

@@ -37,6 +37,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
     # The gate's options, and the check kinds that declare them (`checks`: planned, see PLANNED).
     ("option_types", "option_families", "option_sampling", "speed_options", "option_declarations", "options",
+     "option_inputs", "option_folders",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller
     ("plugin", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API

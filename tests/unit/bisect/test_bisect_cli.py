@@ -66,3 +66,18 @@ def test_a_report_dir_that_cannot_be_written_is_refused_before_any_server(capsys
     out = capsys.readouterr().err
     assert code == 2 and f"oracle bisect: --report-dir {blocker / 'rep'}: cannot write there" in out, out
     assert "give --report-dir a folder you can write" in out
+
+
+def test_an_earlier_bisect_report_or_the_suites_folder_is_never_written_over(capsys, tmp_path):
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "bisect.json").write_text('{"answer": "earlier"}\n')
+    code, out = bisect(capsys, tmp_path, "--backend", "llamacpp", "--good", GOOD, "--bad", GOOD + " -x")
+    assert code == 2 and f"--report-dir {tmp_path / 'rep'} holds an earlier report" in out, out
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["bisect.json"]
+    suite = tmp_path / "rep" / "s.jsonl"
+    suite.write_text('{"id": "a", "class": "c", "messages": [{"role": "user", "content": "x"}], "max_tokens": 8}\n')
+    (tmp_path / "rep" / "bisect.json").unlink()
+    code, out = bisect(capsys, tmp_path, "--backend", "llamacpp", "--good", GOOD, "--bad", GOOD + " -x", "--suite",
+                       str(suite))
+    assert code == 2 and f"--suite {suite} lies inside --report-dir {tmp_path / 'rep'}" in out, out
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["s.jsonl"]

@@ -95,3 +95,16 @@ def test_bad_input_raises_before_any_start(tmp_path, plant):
         run_repro(planted_report(tmp_path, splits={}))
     with pytest.raises(ReproInput, match="--max-probes 0: give at least 1"):
         run_repro(planted_report(tmp_path / "x", splits={"b": 3}), max_probes=0)
+
+
+def test_out_in_the_reference_or_over_the_report_is_refused_before_any_start(tmp_path, plant):
+    plant(3, None)
+    report = planted_report(tmp_path, splits={"b": 3})
+    ref = tmp_path / "ref"
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(ReproInput, match=r"--out .*/ref/repro lies inside --reference .*/ref .*give --out a folder "
+                                         r"apart from"):
+        run_repro(report, out=ref / "repro")
+    with pytest.raises(ReproInput, match=r"--out .*/gate and REPORT_DIR .*/gate are the same folder"):
+        run_repro(report, out=report)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
