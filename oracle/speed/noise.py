@@ -71,6 +71,6 @@ def judge(versus: dict, *, bar: float, band: dict) -> tuple[str, str]:
 
 def ratio_words(ratio: float) -> str:
     """'1.42x faster', '0.66x slower', or 'same speed (0.9998x)' within SAME_SPEED of 1."""
-    if abs(ratio - 1) <= SAME_SPEED:
+    if abs(ratio - 1) <= SAME_SPEED + 1e-9:  # 0.995 is within half a percent, float rounding aside
         return f"same speed ({ratio:.4g}x)"
     return f"{ratio:.2f}x {'faster' if ratio >= 1 else 'slower'}"
