@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 from oracle.redaction import redact_command
 
 __all__ = ["CPU_MIN_S", "CPU_SHARE", "ISOLATED", "NOT_CHECKED", "NOT_ISOLATED", "CpuWindow", "Proc", "gpu_others",
-           "ServerProcesses", "host_crowded", "isolation_block", "listening_pid", "merge_isolation", "name_processes", "oracle_processes", "proc_table", "server_processes",
-           "xpu_smi_processes"]
+           "ServerProcesses", "host_crowded", "isolation_block", "listening_pid", "merge_isolation", "name_processes",
+           "oracle_processes", "proc_table", "server_processes", "xpu_smi_processes"]
 
 ISOLATED, NOT_ISOLATED, NOT_CHECKED = "isolated", "not isolated", "not checked"
 # A busy loop beside the server on a 2-core host gets ~0.3 to 1 core; background daemons of a quiet CI host stay

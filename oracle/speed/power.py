@@ -20,8 +20,8 @@ from oracle.speed.energy import Unavailable, intel_gpu_meters, pci_address, rapl
 from oracle.speed.host import HostWindow, host_words
 from oracle.speed.isolation import (CpuWindow, ServerProcesses, gpu_others, isolation_block, name_processes,
                                     oracle_processes, xpu_smi_processes)
-from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count, nvml_process_utilization,
-                               nvml_processes, query_nvidia_smi)
+from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count,
+                               nvml_process_utilization, nvml_processes, query_nvidia_smi)
 
 __all__ = ["SAMPLE_S", "PowerWindow", "choose_device", "power_block"]
 
@@ -192,7 +192,8 @@ class PowerWindow:
             return isolation_block(device=INTEL_GPU, method="-", others=None, window_s=None, excluded=excluded,
                                    reason="no xpu-smi on this host to list the GPU's processes")
         others, scope = gpu_others(list(self.gpu_seen.values()), server=self.server, oracle=self.oracle)
-        method = ("NVML compute processes and per-process utilization samples" if self.nv is not None else "nvidia-smi --query-compute-apps"
+        method = ("NVML compute processes and per-process utilization samples" if self.nv is not None
+                  else "nvidia-smi --query-compute-apps"
                   if self.device == NVIDIA else "xpu-smi ps") + f", on {scope}"
         return isolation_block(device=self.device, method=method, others=name_processes(others), window_s=None,
                                excluded=excluded)

@@ -12,7 +12,8 @@ import pytest
 from oracle.compare.verdicts import Check
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.report.header import _headline
-from oracle.speed.interleave import Measurement, between_run_ratio, control_summary, interleaved_comparison, round_medians
+from oracle.speed.interleave import (Measurement, between_run_ratio, control_summary, interleaved_comparison,
+                                     round_medians)
 from oracle.speed.noise import NOISE_FLOOR, judge, noise_band, ratio_words
 from oracle.speed.report import not_judged_words, speed_words
 
