@@ -11,12 +11,12 @@ from html import escape
 
 from oracle.speed.card import FIGURES
 from oracle.speed.interleave import BETWEEN_RUN, FIGURE_WORDS, WITHIN_RUN
-from oracle.speed.noise import ratio_words
+from oracle.speed.noise import percent, ratio_words
 from oracle.speed.versus import RECORDED_ELSEWHERE
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
 __all__ = ["comparison_words", "credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines",
-           "not_judged_words", "power_lines", "speculation_words", "speed_words"]
+           "band_words", "not_judged_words", "power_lines", "speculation_words", "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
@@ -44,6 +44,11 @@ def _label_words(versus: dict) -> str:
     """The comparison's label; a reference recorded while not isolated says so: `not headline: <why>`."""
     why = versus.get("not_headline")
     return f"{versus['label']}; not headline: {why}" if why else versus["label"]
+
+
+def band_words(band: dict) -> str:
+    """'noise band +-7.1% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
+    return f"noise band +-{percent(band['fraction'])} ({band['source']})"
 
 
 def not_judged_words(checks: list[dict]) -> str | None:
@@ -197,6 +202,8 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
         lines += ["", f"{title}: {said}"]
         if versus.get("launch"):
             lines.append(f"- launch: {versus['launch']}")
+        if versus.get("noise"):
+            lines.append(f"- {band_words(versus['noise'])}")
         lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
     lines += ["", "| prompt | tokens | TTFT s | conventional tok/s | after-TTFT tok/s | full-output tok/s | "
                   "events | event rate (events/s) | arrival spread | server tok/s | client / server |",
@@ -232,6 +239,7 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
     for title, said, versus in _comparisons(card):
         compared += (f"<p><b>{e(title)}:</b> {e(said)}</p>"
                     + (f"<p>launch: <span class=mono>{e(versus['launch'])}</span></p>" if versus.get("launch") else "")
+                    + (f"<p>{e(band_words(versus['noise']))}</p>" if versus.get("noise") else "")
                     + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
     rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"
                    f"<td>{e(_num(v['conventional_tok_s']))}</td><td>{e(_num(v['after_ttft_tok_s']))}</td>"
