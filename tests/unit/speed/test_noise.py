@@ -15,8 +15,10 @@ from oracle.report.header import _headline
 from oracle.speed.interleave import (Measurement, between_run_ratio, control_summary, interleaved_comparison,
                                      round_medians)
 from oracle.speed.noise import NOISE_FLOOR, judge, noise_band, ratio_words
-from oracle.speed.report import not_judged_words, speed_words
+from oracle.speed.report import markdown_lines, not_judged_words, speed_words
 
+CARD = {"label": "headline", "reasons": [], "token_times": "bytes-arrival", "condition": "boot1-c1",
+        "warmup": {"requests": 1}, "excluded": {}, "min_tokens": 101, "summary": {}, "prompts": {}}
 REFERENCE = [100.0, 96.0, 103.0, 99.0]  # replayed per-round medians of the reference config, tok/s
 
 
@@ -54,6 +56,8 @@ def test_the_same_config_with_a_control_is_within_the_measured_noise_though_its_
         check.detail
     assert check.evidence["not_judged"] == f"within the measured noise (+-{pct})"
     assert check.evidence["noise"] == band
+    shown = "\n".join(markdown_lines({**CARD, "vs_reference": {**versus, "noise": band}}))
+    assert f"- noise band +-{pct} (the A/A control (--speed-control): 2 interval(s)" in shown
     # without the control the stated floor (5%) is the band: the same verdict, its source said
     alone = gate({"vs_reference": versus})
     assert alone.verdict == "inconclusive" and "(+-5%)" in alone.detail and "--speed-noise-floor" in alone.detail
