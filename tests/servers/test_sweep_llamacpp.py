@@ -118,9 +118,12 @@ def test_an_interrupted_sweep_keeps_its_finished_points_and_exits_2(sweep_run):
 
 def test_the_reference_configuration_as_the_only_identical_point_keeps_the_reference(sweep_run):
     """Two points, each gated with its speed interleaved against the reference config (both servers up, 2 ABBA
-    rounds, warmed up): -ctk f16 is the reference's own configuration, -ctk q8_0 splits from its tokens."""
-    code, out, data, _ = sweep_run("keep", "--sweep=-ctk=f16,q8_0", f"--reference-launch={sweep_run.launch}",
-                                   "--interleave-servers=both-up", "--speed-rounds=2", "--warmup=1")
+    rounds, warmed up): -ctk f16 is the reference's own configuration, -ctk q8_0 splits from its tokens. Every
+    server runs one thread (`-t 1`, a fixed axis and the reference launch alike; the thread count does not change
+    the tokens): on a 2-core host shared with other jobs two threads wait on each other, ten times slower."""
+    code, out, data, _ = sweep_run("keep", "--sweep=-ctk=f16,q8_0", "--sweep=-t=1",
+                                   f"--reference-launch={sweep_run.launch} -t 1", "--interleave-servers=both-up",
+                                   "--speed-rounds=2", "--warmup=1")
     assert code == 1, out
     same, q8 = data["points"]
     assert same["status"] == "finished" and same["equals_reference"] is True and q8["equals_reference"] is False
@@ -128,7 +131,7 @@ def test_the_reference_configuration_as_the_only_identical_point_keeps_the_refer
     assert speed["ratio_how"].startswith("interleaved with the reference config, 2 rounds, between-run (headline)")
     assert speed["judged"] == "not faster", speed
     assert data["promotion"]["decision"] == "keep the reference" and data["promotion"]["point"] is None
-    assert data["answer"].startswith("identical, not faster: keep the reference (equal point(s) 1 (-ctk f16); "
+    assert data["answer"].startswith("identical, not faster: keep the reference (equal point(s) 1 (-ctk f16, -t 1); "
                                      "point 1: "), data["answer"]
     assert f"oracle sweep: {data['answer']}" in out
     print(data["answer"])
