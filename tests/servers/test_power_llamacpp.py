@@ -106,10 +106,13 @@ def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, 
     assert versus["label"] == "not isolated" and versus["ci95"][0] >= 0.1  # would pass the bar, but never judged
     check = next(c for c in rep["checks"] if c["id"] == "speed")
     assert (check["verdict"], check["outcome"]) == ("inconclusive", "failed")
-    assert check["detail"].startswith("speed comparison not isolated: candidate: not isolated: another process ran "
-                                      "on the cpu during the timed run: ")
+    # the first reason: the candidate's neighbour; on a host whose own load made the quiet record not isolated too,
+    # the reference's ("not headline: the reference was recorded not isolated (...)") comes first
+    assert check["detail"].startswith(("speed comparison not isolated: candidate: not isolated: ",
+                                       "speed comparison not isolated: not headline: the reference was recorded "))
+    assert "another process ran on the cpu during the timed run: " in " ".join(versus["reasons"])
     md = (result.folder / "identity.md").read_text()
-    assert "5 prompts, not isolated)" in md.splitlines()[0] and "- isolation: not isolated: " in md
+    assert "5 prompts, not isolated" in md.splitlines()[0] and "- isolation: not isolated: " in md
     assert_power_on_this_host(card, 5 * MAX_TOKENS)
     print(f"quiet record run {quiet_s:.1f} s; busy child at {child['cpu_share']:.0%} of a core")
 
