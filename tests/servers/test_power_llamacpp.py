@@ -101,7 +101,9 @@ def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, 
     child = next(o for o in iso["others"] if o["pid"] == busy.pid)
     assert child["name"].startswith("python") and child["command"].endswith("-c while 1: pass")
     assert child["cpu_share"] >= CPU_SHARE and child["source"] == "/proc"
-    assert card["reasons"][0] == iso["reason"] and f"(pid {busy.pid}, " in iso["reason"]
+    assert card["reasons"][0] == iso["reason"]
+    # named in the reason, unless a loaded host's other jobs took the five places before it ("and N more")
+    assert f"(pid {busy.pid}, " in iso["reason"] or (len(iso["others"]) > 5 and "more" in iso["reason"])
     versus = card["vs_reference"]
     assert versus["label"] == "not isolated" and versus["ci95"][0] >= 0.1  # would pass the bar, but never judged
     check = next(c for c in rep["checks"] if c["id"] == "speed")
