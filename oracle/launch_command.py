@@ -1,5 +1,6 @@
 """A launch command taken apart (by `oracle bisect`, and by the speed card's `matched_except` label): env prefixes,
-the program, its positional arguments and its flags; the differences between two commands as named changes; a subset
+the wrappers that run the program (`env`, `taskset`, `numactl`, `nice`), the program, its positional arguments and
+its flags; the differences between two commands as named changes; a subset
 of them applied to the first. A leaf module (it imports only `redaction`), so that any layer may read commands.
 
     a, b = parse_launch(good), parse_launch(bad)
@@ -8,7 +9,9 @@ of them applied to the first. A leaf module (it imports only `redaction`), so th
 
 A flag (`-x`, `--name`, not a negative number) takes the next word as its value unless that word is itself a
 flag; `--name=value` keeps its `=`; after `--` every word is positional. A flag given more than once is one
-change. Flags are compared by the name as written: `-fa` and `--flash-attn` are two names here.
+change. Flags are compared by the name as written: `-fa` and `--flash-attn` are two names here. The assignments of
+an `env` wrapper are environment variables as the prefixes are (`exec env X=1 srv` and `X=1 srv` differ in nothing
+but the wrapper); a wrapper's own options (`taskset -c 0-3`, `nice -n 5`) are one change per wrapper.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ from dataclasses import dataclass, field, replace
 
 from oracle.redaction import MASK, redact_command, secret_name
 
-__all__ = ["Change", "Launch", "LaunchError", "apply", "differences", "describe", "parse_launch", "port_refusal"]
+__all__ = ["WRAPPERS", "Change", "Launch", "LaunchError", "Wrapper", "apply", "differences", "describe", "parse_launch",
+           "port_refusal"]
 
 _NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATOR = set("();<>|&")
 PLACEHOLDERS = ("{port}", "{worker}")
+# Programs that run the next word as the command, and their options that take the next word as a value (a long
+# option written `--name=value` carries its own; numactl's long options take the next word unless bare).
+WRAPPERS = {"env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, "taskset": set(),
+            "nice": {"-n", "--adjustment"},
+            "numactl": {"-N", "-m", "-C", "-i", "-p", "-P", "-w", "-b", "--cpunodebind", "--membind",
+                        "--physcpubind", "--interleave", "--preferred", "--preferred-many", "--weighted-interleave"}}
 
 
 class LaunchError(ValueError):
@@ -62,11 +72,35 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """A program that runs the command after it: its name, its options, and (`env`) its NAME=VALUE assignments."""
+
+    name: str
+    options: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+    def words(self) -> list[str]:
+        return [self.name, *self.options, *(f"{k}={v}" for k, v in self.env)]
+
+
+@dataclass(frozen=True)
 class Launch:
     env: tuple[tuple[str, str], ...]  # NAME=VALUE prefixes, in order
     program: str
     items: tuple[Item, ...]
     exec_: bool = False  # written `exec PROGRAM ...`
+    wrappers: tuple[Wrapper, ...] = ()  # `env X=1`, `taskset -c 0-3`, ... between the prefixes and the program
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """Every variable the program gets from the command: the prefixes, then each `env` wrapper's assignments."""
+        out = dict(self.env)
+        for w in self.wrappers:
+            out.update(w.env)
+        return out
+
+    def wrapper(self, name: str) -> Wrapper | None:
+        return next((w for w in self.wrappers if w.name.rsplit("/", 1)[-1] == name), None)
 
     @property
     def positionals(self) -> list[str]:
@@ -80,8 +114,8 @@ class Launch:
         return list(dict.fromkeys(i.flag for i in self.items if i.flag is not None))
 
     def words(self) -> list[str]:
-        out = [f"{k}={v}" for k, v in self.env] + (["exec"] if self.exec_ else []) + ([self.program] if self.program
-                                                                                      else [])
+        out = [f"{k}={v}" for k, v in self.env] + (["exec"] if self.exec_ else [])
+        out += [word for w in self.wrappers for word in w.words()] + ([self.program] if self.program else [])
         for item in self.items:
             out += item.words()
         return out
@@ -126,8 +160,44 @@ def parse_launch(command: str) -> Launch:
         k += 1
     exec_ = k < len(words) and words[k] == "exec"
     k += exec_
+    wrappers = []
+    while k < len(words) and words[k].rsplit("/", 1)[-1] in WRAPPERS and k + 1 < len(words):
+        wrapper, k = _wrapper(words, k)
+        wrappers.append(wrapper)
     program = words[k] if k < len(words) else ""
-    return Launch(tuple(env), program, tuple(_items(words[k + 1:])), exec_)
+    return Launch(tuple(env), program, tuple(_items(words[k + 1:])), exec_, tuple(wrappers))
+
+
+def _wrapper(words: list[str], k: int) -> tuple[Wrapper, int]:
+    """The wrapper at words[k] and the index of the word after it: its options (a value taken where the option
+    needs one), `env`'s assignments, and taskset's mask (the first word that is not an option)."""
+    written = words[k]
+    name = written.rsplit("/", 1)[-1]
+    takes = WRAPPERS[name]
+    options, env = [], []
+    k += 1
+    while k < len(words):
+        w = words[k]
+        if w == "--":
+            options.append(w)
+            k += 1
+            break
+        if w.startswith("-") and len(w) > 1:
+            options.append(w)
+            if w in takes and k + 1 < len(words):
+                options.append(words[k + 1])
+                k += 1
+            k += 1
+        elif name == "env" and _ENV.match(w):
+            key, _, value = w.partition("=")
+            env.append((key, value))
+            k += 1
+        elif name == "taskset" and not any(not o.startswith("-") for o in options):
+            options.append(w)  # the mask or CPU list
+            k += 1
+        else:
+            break
+    return Wrapper(written, tuple(options), tuple(env)), k
 
 
 def _items(words: list[str]) -> list[Item]:
@@ -151,8 +221,8 @@ def _items(words: list[str]) -> list[Item]:
 
 @dataclass(frozen=True)
 class Change:
-    """One difference between A and B: kind "env", "program", "positional" or "flag"; key the variable's name, the
-    positional's index or the flag's name; a / b what each side has (None: absent)."""
+    """One difference between A and B: kind "env", "wrapper", "program", "positional" or "flag"; key the variable's
+    name, the wrapper's name, the positional's index or the flag's name; a / b what each side has (None: absent)."""
 
     kind: str
     key: str | int
@@ -172,6 +242,8 @@ def _side_words(change: Change, side) -> list[str]:
         return [f"{change.key}={side}"]
     if change.kind == "flag":
         return [w for item in side for w in item.words()]
+    if change.kind == "wrapper":
+        return list(side)
     return [str(side)]
 
 
@@ -188,10 +260,10 @@ def describe(change: Change) -> str:
             return f"{where} {shown} (removed)"
         return f"{where} {shown} (was {redact_command(render_words(a_words))})"
     if change.a is None:
-        return shown
+        return f"{shown} (added)" if change.kind == "wrapper" else shown
     if change.b is None:
         return f"{shown} (removed)"
-    if change.kind == "env":
+    if change.kind in ("env", "wrapper"):
         return f"{shown} (was {redact_command(render_words(a_words))})"
     old = [item.value for item in change.a if item.value is not None]
     was = (MASK if secret_name(str(change.key)) else render_words(old)) if old else "bare"
@@ -199,12 +271,16 @@ def describe(change: Change) -> str:
 
 
 def differences(a: Launch, b: Launch) -> list[Change]:
-    """Every difference, in the order: env, program, positionals, flags (A's order, then B's new ones)."""
+    """Every difference, in the order: env, wrappers, program, positionals, flags (A's order, then B's new ones)."""
     changes: list[Change] = []
-    a_env, b_env = dict(a.env), dict(b.env)
+    a_env, b_env = a.environment, b.environment
     for name in dict.fromkeys([*a_env, *b_env]):
         if a_env.get(name) != b_env.get(name):
             changes.append(Change("env", name, a_env.get(name), b_env.get(name)))
+    for name in dict.fromkeys([_short(w) for w in (*a.wrappers, *b.wrappers)]):
+        wa, wb = _wrapper_words(a, name), _wrapper_words(b, name)
+        if wa != wb:
+            changes.append(Change("wrapper", name, wa, wb))
     if a.program != b.program:
         changes.append(Change("program", 0, a.program, b.program))
     pa, pb = a.positionals, b.positionals
@@ -219,17 +295,38 @@ def differences(a: Launch, b: Launch) -> list[Change]:
     return changes
 
 
+def _short(w: Wrapper) -> str:
+    return w.name.rsplit("/", 1)[-1]
+
+
+def _wrapper_words(launch: Launch, name: str) -> tuple[str, ...] | None:
+    """What a wrapper adds besides environment variables: its name and options; None when it is absent (and an
+    `env` wrapper without options, which says nothing a prefix would not)."""
+    w = launch.wrapper(name)
+    if w is None or (name == "env" and not w.options):
+        return None
+    return (w.name, *w.options)
+
+
 def apply(a: Launch, changes: list[Change] | tuple[Change, ...]) -> Launch:
     """A with these changes made (each taken from B as it is): what a probe starts."""
     env = dict(a.env)
+    wrappers = list(a.wrappers)
     program = a.program
     items = list(a.items)
     for c in changes:
         if c.kind == "env":
-            if c.b is None:
+            held = next((k for k, w in enumerate(wrappers) if c.key in dict(w.env)), None)
+            if held is not None:  # the variable is an `env` wrapper's: changed (or dropped) there
+                w = wrappers[held]
+                kept = [(k, v if k != c.key else c.b) for k, v in w.env if k != c.key or c.b is not None]
+                wrappers[held] = replace(w, env=tuple(kept))
+            elif c.b is None:
                 env.pop(c.key, None)
             else:
                 env[c.key] = c.b
+        elif c.kind == "wrapper":
+            wrappers = _with_wrapper(wrappers, c)
         elif c.kind == "program":
             program = c.b
         elif c.kind == "flag":
@@ -237,7 +334,18 @@ def apply(a: Launch, changes: list[Change] | tuple[Change, ...]) -> Launch:
     positional = {c.key: c for c in changes if c.kind == "positional"}
     if positional:
         items = _with_positionals(items, positional)
-    return replace(a, env=tuple(env.items()), program=program, items=tuple(items))
+    return replace(a, env=tuple(env.items()), program=program, items=tuple(items), wrappers=tuple(wrappers))
+
+
+def _with_wrapper(wrappers: list[Wrapper], c: Change) -> list[Wrapper]:
+    """B's wrapper (its name and options) in place of A's, A's `env` assignments kept; a new one goes last."""
+    at = next((k for k, w in enumerate(wrappers) if _short(w) == c.key), None)
+    keep_env = wrappers[at].env if at is not None else ()
+    new = Wrapper(c.b[0], tuple(c.b[1:]), keep_env) if c.b is not None else (
+        Wrapper(wrappers[at].name, (), keep_env) if keep_env else None)
+    if at is None:
+        return wrappers + [new] if new is not None else wrappers
+    return wrappers[:at] + ([new] if new is not None else []) + wrappers[at + 1:]
 
 
 def _with_flag(items: list[Item], c: Change) -> list[Item]:

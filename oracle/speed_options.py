@@ -16,6 +16,7 @@ import pytest
 
 from oracle.option_types import power_mode, shell_command, speedup
 from oracle.redaction import MASK
+from oracle.speed.noise import NOISE_FLOOR
 
 __all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_speed_options",
            "resolve_reference_launch", "speed_settings"]
@@ -28,12 +29,14 @@ MAX_ROUNDS = 1000  # rounds and control pairs: a typo, not a plan, beyond this
 
 @dataclass(frozen=True)
 class InterleaveOptions:
-    """The interleaved A/B session: off unless --reference-launch is given."""
+    """The interleaved A/B session: off unless --reference-launch is given; and the speed verdict's noise floor,
+    which judges every comparison (interleaved or not)."""
 
     command: str | None = None  # the reference's launch command ({port}), or RECORDED until the plan resolves it
     rounds: int = DEFAULT_SPEED_ROUNDS  # ABBA rounds: each round measures reference and candidate once
     control: int = 0  # A/A pairs of the reference config against itself, each of `rounds` rounds
     servers: str = INTERLEAVE_SERVERS[0]  # one-at-a-time (each pass on its own boot) or both-up
+    noise_floor: float = NOISE_FLOOR  # --speed-noise-floor: the speed verdict's band without an A/A control
 
     @property
     def on(self) -> bool:
@@ -69,6 +72,17 @@ def _servers(value: str) -> str:
     return value
 
 
+def _noise_floor(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        x = -1.0
+    if not 0 <= x < 1:
+        raise pytest.UsageError(f"--speed-noise-floor {value!r}: expected a fraction of the speed ratio from 0 to "
+                                "below 1, e.g. --speed-noise-floor 0.05 (5%)")
+    return x
+
+
 def add_speed_options(g) -> None:
     g.addoption("--min-speedup", metavar="X", type=speedup, default=None,
                 help="add the speed item: pass when the 95%% interval of the speed-up over the reference (the "
@@ -76,6 +90,11 @@ def add_speed_options(g) -> None:
                      "conventional decode rate against the recorded reference) lies at or above X, fail when it lies "
                      "below; inconclusive (kind speed) when X is inside it or the comparison is not headline "
                      "(default: speed reported, not judged)")
+    g.addoption("--speed-noise-floor", metavar="F", type=_noise_floor, default=None,
+                help="the noise band of --min-speedup when no A/A control ran (--speed-control): a speed-up whose "
+                     "point lies within F of the bar (0.05: +-5%%) is inconclusive, whatever its interval; with "
+                     "--speed-control the band is the A/A intervals' farthest reach from 1.0 (default: 0.05, "
+                     "identical configs measured up to 3.7%% apart on an H100: docs/speed.md)")
     g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
                 help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
                      "clocks over the timed run, and whether another process shared the server's device (then "
@@ -113,7 +132,7 @@ def speed_settings(o, *, urls: tuple[str, ...], workers: int, in_process: bool) 
         if given:
             raise pytest.UsageError(f"{given[0]} belongs to the interleaved A/B session: add --reference-launch CMD "
                                     f"(or --reference-launch {RECORDED}), or drop {given[0]}")
-        return o.min_speedup, InterleaveOptions()
+        return o.min_speedup, InterleaveOptions(noise_floor=_floor(o))
     if not o.reference:
         raise pytest.UsageError("--reference-launch measures the reference config beside the candidate: add "
                                 "--reference DIR (the reference it gates against)")
@@ -129,7 +148,12 @@ def speed_settings(o, *, urls: tuple[str, ...], workers: int, in_process: bool) 
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
     return o.min_speedup, InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds or DEFAULT_SPEED_ROUNDS,
-                                            control=o.speed_control or 0, servers=servers)
+                                            control=o.speed_control or 0, servers=servers, noise_floor=_floor(o))
+
+
+def _floor(o) -> float:
+    given = getattr(o, "speed_noise_floor", None)
+    return NOISE_FLOOR if given is None else given
 
 
 def resolve_reference_launch(interleave: InterleaveOptions, reference) -> InterleaveOptions:

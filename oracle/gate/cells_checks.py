@@ -28,6 +28,7 @@ from oracle.speed.campaign import DROPPED, MEASURED, measure_cells, reference_ra
 from oracle.speed.cells import DECODE, Cell
 from oracle.speed.cells_ab import measure_cells_interleaved
 from oracle.speed.credible import NOT_CREDIBLE
+from oracle.speed.noise import NOISE_FLOOR, judge, noise_band, ratio_words
 from oracle.speed.power import PowerWindow
 from oracle.speed.validity import HEADLINE
 from oracle.targets import TargetError
@@ -75,8 +76,7 @@ def _ratio_words(name: str, v: dict) -> str:
     if v.get("median") is None:
         return f"{name} {v['label']} ({(v['reasons'] or ['no interval'])[0]})"
     lo, hi = v["ci95"]
-    way = "faster" if v["median"] >= 1 else "slower"
-    return (f"{name} {v['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] (ratio of medians {v['ratio_of_medians']:.2f}: "
+    return (f"{name} {ratio_words(v['median'])} [{lo:.2f}, {hi:.2f}] (ratio of medians {v['ratio_of_medians']:.2f}: "
             f"{v['candidate_median']:g} vs {v['reference_median']:g} tok/s, {v['pairs']} paired repeats "
             f"{v['measured']}, {v['label']})")
 
@@ -87,7 +87,7 @@ def headline_cell(block: dict) -> str | None:
                  if c["status"] == MEASURED and c["measures"] == DECODE and c.get("vs_reference")), None)
 
 
-def speedup(block: dict, bar: float | None) -> tuple[str, str] | None:
+def speedup(block: dict, bar: float | None, floor: float = NOISE_FLOOR) -> tuple[str, str] | None:
     """(verdict, words) of --min-speedup on the headline decode cell's between-run interval: fail when the whole
     interval is below the bar, pass when it is at or above, else inconclusive (as when the cell's comparison is not a
     headline). None: nothing to judge (no bar, or the cells were not interleaved: no interval)."""
@@ -100,12 +100,10 @@ def speedup(block: dict, bar: float | None) -> tuple[str, str] | None:
     said = f"{_ratio_words(name, v)}, the headline decode cell; --min-speedup {bar:g}"
     if v["label"] != HEADLINE or v.get("ci95") is None:
         return INCONCLUSIVE, f"{said} not judged"
-    lo, hi = v["ci95"]
-    if hi < bar:
-        return FAIL, f"{said}: the whole interval is below it"
-    if lo >= bar:
-        return PASS, f"{said}: the whole interval is at or above it"
-    return INCONCLUSIVE, f"{said}: it lies inside the interval (more repeats, or a clearer difference, would settle it)"
+    verdict, why = judge(v, bar=bar, band=noise_band(None, floor))  # inside the floor's band: not judged
+    if verdict == INCONCLUSIVE and not why.startswith("inconclusive: "):
+        why += " (more repeats, or a clearer difference, would settle it)"
+    return verdict, f"{said}: {why}"
 
 
 def meter(options, identity: dict):
@@ -174,7 +172,7 @@ class CellsCheck:
         for name, cell in block["cells"].items():
             f, u = _problems(name, cell)
             fail, unsure = fail + f, unsure + u
-        judged = speedup(block, o.min_speedup)
+        judged = speedup(block, o.min_speedup, o.interleave.noise_floor)
         if judged is not None and judged[0] != PASS:
             (fail if judged[0] == FAIL else unsure).insert(0, judged[1])
         measured = [n for n, c in block["cells"].items() if c["status"] == MEASURED]

@@ -28,7 +28,8 @@ from oracle.speed.credible import credibility
 from oracle.speed.interleave import (CANDIDATE, CONTROL, REFERENCE, Measurement, abba_order, between_run_ratio,
                                      control_summary, interleaved_comparison, round_medians)
 from oracle.speed.launch_match import launch_match
-from oracle.speed.report import speed_words
+from oracle.speed.noise import noise_band
+from oracle.speed.report import band_words, speed_words
 from oracle.speed.validity import history_speculation
 from oracle.store.records import Condition
 from oracle.targets import TargetError
@@ -159,6 +160,7 @@ class InterleaveChecks:
             block["control"] = control_summary(
                 [(between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}).get("ci95")
                  for aa in control])
+        versus["noise"] = noise_band(block["control"], self.plan.options.interleave.noise_floor)
         speed = {"interleave": block, "vs_reference": versus}
         if "vs_reference" in card and card["vs_reference"].get("interval") != "between-run":
             speed["vs_recorded_reference"] = card["vs_reference"]
@@ -167,6 +169,7 @@ class InterleaveChecks:
         lines = [f"order {', '.join(block['order'])}; {self.ab.servers}"]
         if block["control"]:
             lines.append(block["control"]["words"])
+        lines.append(band_words(versus["noise"]))
         evidence = {"label": versus["label"], "median": versus.get("median"), "ci95": versus.get("ci95"),
                     "rounds": versus.get("rounds"), "servers": self.ab.servers, "figure": self.figure}
         return Finding(Check(cid, "speed", INFO, f"interleaved A/B: {words}", lines, evidence), {"speed": speed})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from oracle.backends.base import IDS_FROM_TEXT
 from oracle.compare.evidence import cache_zero_check
-from oracle.compare.verdicts import FAIL, INCONCLUSIVE, PASS, Check
+from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
 from oracle.gate.primary import not_run
 from oracle.gate.registry import Finding
 from oracle.speed.credible import counter_evidence, credibility
@@ -20,7 +20,7 @@ from oracle.speed.card import prompt_rows, reference_card, speed_card
 from oracle.speed.launch_match import launch_match
 from oracle.speed.power import PowerWindow
 from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
-from oracle.speed.report import speed_words
+from oracle.speed.verdict import speed_verdict
 from oracle.speed.versus import compare_cards, hardware
 
 __all__ = ["SpeedChecks"]
@@ -91,27 +91,14 @@ class SpeedChecks:
                 "counters_missing": ""}
 
     def speed_check(self) -> Finding:
-        """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X,
-        else inconclusive (kind speed), as when either card is not a headline or the runs are not comparable."""
+        """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X, else
+        inconclusive (kind speed), as when the point is within the noise band around X, either card is not a
+        headline or the runs are not comparable (`speed/noise.py`)."""
         cid, bar = "speed", self.plan.options.min_speedup
         card = self.state.speed
         if not self.state.complete or card is None or self.state.interruption:
             return not_run(self.state, cid, "speed")
         versus = card.get("vs_reference") or {}
-        evidence = {"min_speedup": bar, "label": versus.get("label"), "median": versus.get("median"),
-                    "ci95": versus.get("ci95"), "prompts": versus.get("prompts"), "launch": versus.get("launch"),
-                    "interval": versus.get("interval"), "rounds": versus.get("rounds")}
-        if versus.get("label") != HEADLINE:
-            reasons = versus.get("reasons") or []
-            return Finding(Check(cid, "speed", INCONCLUSIVE, f"speed comparison {versus.get('label')}: "
-                                 f"{reasons[0] if reasons else 'no comparison'}; --min-speedup {bar:g} not judged",
-                                 [f"  {r}" for r in reasons[1:]], evidence))
-        lo, hi = versus["ci95"]
-        said = f"{speed_words(versus)}; --min-speedup {bar:g}"
-        if lo >= bar:
-            return Finding(Check(cid, "speed", PASS, f"{said}: the whole interval is at or above it", [], evidence))
-        if hi < bar:
-            return Finding(Check(cid, "speed", FAIL, f"{said}: the whole interval is below it", [], evidence))
-        more = "rounds (--speed-rounds)" if versus.get("interval") == "between-run" else "prompts"
-        return Finding(Check(cid, "speed", INCONCLUSIVE, f"{said}: it lies inside the interval (more {more}, or "
-                             "a clearer difference, would settle it)", [], evidence))
+        verdict, said, evidence = speed_verdict(card, bar, self.plan.options.interleave.noise_floor)
+        return Finding(Check(cid, "speed", verdict, said, [f"  {r}" for r in (versus.get("reasons") or [])[1:]]
+                             if verdict == INCONCLUSIVE and versus.get("label") != HEADLINE else [], evidence))

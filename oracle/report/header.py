@@ -17,6 +17,7 @@ from oracle.compare.noise import NOT_WITHIN_BOOT
 from oracle.logits.report import headline as logits_headline
 from oracle.report.page import e, hover, span
 from oracle.speed.report import headline as speed_headline
+from oracle.speed.report import not_judged_words
 
 __all__ = ["html", "markdown"]
 
@@ -28,6 +29,9 @@ def _reference_unstable(data: dict) -> bool:
 def _headline(data: dict) -> str:
     s = data["summary"]
     verdict = data["verdict"].upper()
+    not_judged = not_judged_words(data.get("checks") or []) if data["verdict"] == "fail" else None
+    if not_judged:  # the only failure is a speed the run could not judge: the headline says why
+        verdict = f"{verdict} ({not_judged})"
     logits = logits_headline(data.get("logits"))
     tokens_gated = any(c["kind"] == "tokens" for c in data.get("checks") or []) or not logits
     if data["mode"] == "gate" and not tokens_gated:
@@ -142,7 +146,9 @@ def html(data: dict) -> str:
     table = "".join(f"<tr><th>{e(k)}</th><td class=mono>{e(v)}</td></tr>" for k, v in rows if v)
     interrupted = (f"<p class=fail><b>Stopped midway:</b> {e(data['interruption'])}</p>"
                    if data.get("interruption") else "")
-    return (f"<h1>oracle {e(data.get('mode'))}: <span class='verdict {e(verdict)}'>{e(verdict.upper())}</span></h1>"
+    not_judged = not_judged_words(data.get("checks") or []) if verdict == "fail" else None
+    said = verdict.upper() + (f" ({not_judged})" if not_judged else "")
+    return (f"<h1>oracle {e(data.get('mode'))}: <span class='verdict {e(verdict)}'>{e(said)}</span></h1>"
             f"<p><b>{' · '.join(span(text, tip) for text, tip in parts)}</b></p>{interrupted}<table>{table}</table>"
             f"{_counts(data)}")
 

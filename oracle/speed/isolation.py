@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 from oracle.redaction import redact_command
 
 __all__ = ["CPU_MIN_S", "CPU_SHARE", "ISOLATED", "NOT_CHECKED", "NOT_ISOLATED", "CpuWindow", "Proc", "gpu_others",
-           "ServerProcesses", "isolation_block", "listening_pid", "merge_isolation", "name_processes", "oracle_processes", "proc_table", "server_processes",
-           "xpu_smi_processes"]
+           "ServerProcesses", "host_crowded", "isolation_block", "listening_pid", "merge_isolation", "name_processes",
+           "oracle_processes", "proc_table", "server_processes", "xpu_smi_processes"]
 
 ISOLATED, NOT_ISOLATED, NOT_CHECKED = "isolated", "not isolated", "not checked"
 # A busy loop beside the server on a 2-core host gets ~0.3 to 1 core; background daemons of a quiet CI host stay
@@ -224,6 +224,7 @@ class CpuWindow:
         self.exclude, self.proc, self.clock = set(exclude), proc, clock or time.monotonic
         self.hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self.before: dict[int, Proc] = {}
+        self.after: dict[int, Proc] = {}
         self.t0 = 0.0
         self.window_s = 0.0
 
@@ -233,7 +234,7 @@ class CpuWindow:
 
     def stop(self, exclude: set[int] = frozenset()) -> list[dict]:
         """The other processes; exclude: more pids to leave out (the server's, as found by the end)."""
-        after = proc_table(self.proc)
+        self.after = after = proc_table(self.proc)
         exclude = self.exclude | set(exclude)
         self.window_s = max(self.clock() - self.t0, 1e-9)
         others = []
@@ -285,23 +286,38 @@ def xpu_smi_processes(text: str) -> list[dict]:
     return out
 
 
+def host_crowded(host: dict | None) -> bool:
+    """The host's own accounting saw at least CPU_SHARE of a core (and CPU_MIN_S) outside the server and oracle."""
+    return bool(host) and host["outside_share"] >= CPU_SHARE and host["outside_cpu_s"] >= CPU_MIN_S
+
+
 def isolation_block(*, device: str, method: str, others: list[dict] | None, window_s: float | None,
-                    excluded: dict, reason: str = "") -> dict:
-    """speed.isolation: the verdict, the other processes (named), how they were found, what was left out."""
+                    excluded: dict, reason: str = "", host: dict | None = None, host_words=None) -> dict:
+    """speed.isolation: the verdict, the other processes (named), the host's own accounting (`host.py`: CPU time
+    outside the server and oracle, short-lived processes), how they were found, what was left out."""
     if others is None:
         return {"verdict": NOT_CHECKED, "device": device, "method": method, "reason": reason, "others": [],
                 "excluded": excluded}
-    block = {"verdict": NOT_ISOLATED if others else ISOLATED, "device": device, "method": method,
+    crowded = host_crowded(host)
+    block = {"verdict": NOT_ISOLATED if others or crowded else ISOLATED, "device": device, "method": method,
              "others": others, "window_s": None if window_s is None else round(window_s, 3), "excluded": excluded}
+    if host is not None:
+        block["host"] = host
     if device == "cpu":
         block["cpu_share"], block["cpu_min_s"] = CPU_SHARE, CPU_MIN_S
+    parts = []
+    if crowded and host_words is not None:
+        parts.append(host_words(host))
     if others:
         names = ", ".join(f"{o['name']} (pid {o['pid']}"
                           + (f", {o['cpu_share']:.0%} of a core" if "cpu_share" in o else "")
-                          + (f", {o['gpu_memory_mib']:g} MiB" if o.get("gpu_memory_mib") is not None else "") + ")"
+                          + (f", {o['gpu_memory_mib']:g} MiB" if o.get("gpu_memory_mib") is not None else "")
+                          + (f", {o['sm_util_max']:g}% SM" if o.get("sm_util_max") is not None else "") + ")"
                           for o in others[:5])
         more = f" and {len(others) - 5} more" if len(others) > 5 else ""
-        block["reason"] = f"not isolated: another process ran on the {device} during the timed run: {names}{more}"
+        parts.append(f"another process ran on the {device} during the timed run: {names}{more}")
+    if parts:
+        block["reason"] = "not isolated: " + "; ".join(parts)
     return block
 
 

@@ -18,6 +18,7 @@ import time
 from oracle.speed.energy import unavailable
 
 __all__ = ["NVIDIA_SMI_APPS", "NvmlMeter", "load_nvml", "nvidia_smi_processes", "nvml_device_count",
+           "nvml_process_utilization",
            "nvml_processes", "query_nvidia_smi"]
 
 SOURCE = "nvml"
@@ -90,7 +91,8 @@ class NvmlMeter:
         nv, h, seen = self.nv, self.handle, {}
         for key, read in (("power_w", lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000),
                           ("temperature_c", lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
-                          ("sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM))):
+                          ("sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
+                          ("gpu_util_pct", lambda: nv.nvmlDeviceGetUtilizationRates(h).gpu)):
             try:
                 seen[key] = round(float(read()), 3)
             except Exception:
@@ -110,7 +112,8 @@ class NvmlMeter:
         out = {"source": self.source, "available": True, "joules": round(joules, 3),
                "watts_mean": round(joules / window, 3) if window > 0 else None, "window_s": round(window, 3),
                **self.describe}
-        for key, agg in (("power_w", max), ("temperature_c", max), ("sm_clock_mhz", min), ("sm_clock_mhz", max)):
+        for key, agg in (("power_w", max), ("temperature_c", max), ("sm_clock_mhz", min), ("sm_clock_mhz", max),
+                         ("gpu_util_pct", min), ("gpu_util_pct", max)):
             values = [s[key] for s in self.samples if key in s]
             if values:
                 out[f"{key}_{agg.__name__}"] = agg(values)
@@ -132,6 +135,25 @@ def nvml_processes(nv) -> list[dict]:
             used = getattr(p, "usedGpuMemory", None)
             out.append({"pid": int(p.pid), "gpu": i, "pci": pci, "source": "nvml",
                         "gpu_memory_mib": round(used / 2**20, 1) if isinstance(used, int) else None})
+    return out
+
+
+def nvml_process_utilization(nv, since: dict[int, int]) -> list[dict]:
+    """Per-process SM utilization samples the driver kept since the last call (`since`: GPU index -> the last sample's
+    timestamp in microseconds, updated): a process that ran and ended between two polls of the compute-process list
+    is still in the driver's sample buffer, so a storm of short GPU jobs is seen."""
+    out = []
+    for i in range(nvml_device_count(nv)):
+        try:
+            h = nv.nvmlDeviceGetHandleByIndex(i)
+            pci = _text(nv.nvmlDeviceGetPciInfo(h).busId).lower()
+            samples = nv.nvmlDeviceGetProcessUtilization(h, since.get(i, 0))
+        except Exception:  # NVML_ERROR_NOT_FOUND: no sample since; NOT_SUPPORTED on some GPUs
+            continue
+        for sample in samples:
+            since[i] = max(since.get(i, 0), int(sample.timeStamp))
+            out.append({"pid": int(sample.pid), "gpu": i, "pci": pci, "source": "nvml utilization",
+                        "sm_util": int(sample.smUtil)})
     return out
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+import time
 
 from oracle.speed.energy import Unavailable, intel_gpu_meters, pci_address, rapl_meter
+from oracle.speed.host import HostWindow, host_words
 from oracle.speed.isolation import (CpuWindow, ServerProcesses, gpu_others, isolation_block, name_processes,
                                     oracle_processes, xpu_smi_processes)
-from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count, nvml_processes,
-                               query_nvidia_smi)
+from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count,
+                               nvml_process_utilization, nvml_processes, query_nvidia_smi)
 
 __all__ = ["SAMPLE_S", "PowerWindow", "choose_device", "power_block"]
 
@@ -64,7 +66,9 @@ class PowerWindow:
         self.mode, self.device, self.chosen, self.meters = mode, device, chosen, meters
         self.servers, self.oracle, self.nv = server, oracle, nv
         self.cpu = CpuWindow(exclude=oracle) if device == CPU and server is not None and server.local else None
+        self.host = HostWindow() if self.cpu is not None else None  # the kernel's totals: short-lived processes
         self.gpu_seen: dict[tuple, dict] = {}  # (pid, GPU) -> the process seen there
+        self.nv_since: dict[int, int] = {}  # GPU index -> the last utilization sample read (microseconds)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -102,6 +106,9 @@ class PowerWindow:
             m.start()
         if self.cpu is not None:
             self.cpu.start()
+            self.host.start(self.cpu.before)
+        if self.nv is not None:  # only the utilization samples of the window count
+            self.nv_since = {i: int(time.time() * 1e6) for i in range(nvml_device_count(self.nv))}
         self._gpu_processes()
         self._thread = threading.Thread(target=self._run, name="oracle-power-sampler", daemon=True)
         self._thread.start()
@@ -140,6 +147,11 @@ class PowerWindow:
             return
         for p in procs:
             self.gpu_seen.setdefault((p["pid"], p.get("pci") or p.get("gpu")), p)
+        if self.device == NVIDIA and self.nv is not None:  # sampled over the window: short GPU jobs too
+            for s in nvml_process_utilization(self.nv, self.nv_since):
+                seen = self.gpu_seen.setdefault((s["pid"], s["pci"]), {
+                    "pid": s["pid"], "gpu": s["gpu"], "pci": s["pci"], "source": s["source"], "gpu_memory_mib": None})
+                seen["sm_util_max"] = max(seen.get("sm_util_max") or 0, s["sm_util"])
 
     def close(self) -> None:
         """Stop the sampler (a run that stopped midway: nothing to report)."""
@@ -169,8 +181,10 @@ class PowerWindow:
                                    f"{found}, and no server it forwards to was seen")
         if self.device == CPU:
             others = self.cpu.stop(self.server)
-            return isolation_block(device=CPU, method="/proc/PID/stat CPU time over the window", others=others,
-                                   window_s=self.cpu.window_s, excluded=excluded)
+            host = self.host.stop(self.server | self.oracle, self.cpu.after)
+            method = "/proc/PID/stat CPU time over the window" + ("; " + host["method"] if host else "")
+            return isolation_block(device=CPU, method=method, others=others, window_s=self.cpu.window_s,
+                                   excluded=excluded, host=host, host_words=host_words)
         if self.device == NVIDIA and not (self.nv is not None or shutil.which("nvidia-smi")):
             return isolation_block(device=NVIDIA, method="-", others=None, window_s=None, excluded=excluded,
                                    reason="neither pynvml nor nvidia-smi can list the GPU's compute processes")
@@ -178,7 +192,8 @@ class PowerWindow:
             return isolation_block(device=INTEL_GPU, method="-", others=None, window_s=None, excluded=excluded,
                                    reason="no xpu-smi on this host to list the GPU's processes")
         others, scope = gpu_others(list(self.gpu_seen.values()), server=self.server, oracle=self.oracle)
-        method = ("NVML compute processes" if self.nv is not None else "nvidia-smi --query-compute-apps"
+        method = ("NVML compute processes and per-process utilization samples" if self.nv is not None
+                  else "nvidia-smi --query-compute-apps"
                   if self.device == NVIDIA else "xpu-smi ps") + f", on {scope}"
         return isolation_block(device=self.device, method=method, others=name_processes(others), window_s=None,
                                excluded=excluded)

@@ -11,12 +11,12 @@ from html import escape
 
 from oracle.speed.card import FIGURES
 from oracle.speed.interleave import BETWEEN_RUN, FIGURE_WORDS, WITHIN_RUN
+from oracle.speed.noise import percent, ratio_words
 from oracle.speed.versus import RECORDED_ELSEWHERE
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
 __all__ = ["comparison_words", "credible_lines", "headline", "html", "html_section", "markdown", "markdown_lines",
-           "power_lines", "speculation_words",
-           "speed_words"]
+           "band_words", "not_judged_words", "power_lines", "speculation_words", "speed_words"]
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",
@@ -28,15 +28,37 @@ def speed_words(versus: dict) -> str:
     """'1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, 11 prompts, headline)'; an
     interleaved comparison: '... (post-first decode median 60.1 vs 115.3 tok/s, 4 rounds interleaved, headline)'."""
     lo, hi = versus["ci95"]
-    way = "faster" if versus["median"] >= 1 else "slower"
+    way = ratio_words(versus["median"])
+    label = _label_words(versus)
     if versus.get("interval") == BETWEEN_RUN:
         figure = FIGURE_WORDS.get(versus.get("figure"), "decode").split(" ")
-        return (f"{versus['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] ({' '.join(figure[:-1]) or 'decode'} median "
+        return (f"{way} [{lo:.2f}, {hi:.2f}] ({' '.join(figure[:-1]) or 'decode'} median "
                 f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['rounds']} "
-                f"rounds interleaved, {versus['label']})")
-    return (f"{versus['median']:.2f}x {way} [{lo:.2f}, {hi:.2f}] (conventional decode median "
+                f"rounds interleaved, {label})")
+    return (f"{way} [{lo:.2f}, {hi:.2f}] (conventional decode median "
             f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['prompts']} "
-            f"prompts, {versus['label']})")
+            f"prompts, {label})")
+
+
+def _label_words(versus: dict) -> str:
+    """The comparison's label; a reference recorded while not isolated says so: `not headline: <why>`."""
+    why = versus.get("not_headline")
+    return f"{versus['label']}; not headline: {why}" if why else versus["label"]
+
+
+def band_words(band: dict) -> str:
+    """'noise band +-7.1% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
+    return f"noise band +-{percent(band['fraction'])} ({band['source']})"
+
+
+def not_judged_words(checks: list[dict]) -> str | None:
+    """'speed not judged: <reason>' when the run's only failures are inconclusive speed items (a gate that failed
+    for nothing but a speed it could not judge says so in its headline); None otherwise."""
+    failed = [c for c in checks if c.get("outcome") == "failed"]
+    if not failed or any(c.get("verdict") != "inconclusive" or c.get("kind") != "speed" for c in failed):
+        return None
+    why = (failed[0].get("evidence") or {}).get("not_judged") or failed[0].get("detail") or "no reason given"
+    return f"speed not judged: {why}"
 
 
 def comparison_words(versus: dict, recorded: bool = False) -> tuple[str, str]:
@@ -67,6 +89,8 @@ def headline(card: dict | None) -> str | None:
     if versus is not None:
         if versus.get("median") is not None and versus["label"] != NOT_COMPARABLE:
             return speed_words(versus)
+        if versus.get("not_headline"):
+            return f"speed {_label_words(versus)}"
         return f"speed {versus['label']} ({(versus.get('reasons') or ['no comparison'])[0]})"
     if card["label"] == NOT_CREDIBLE:
         return f"speed {NOT_CREDIBLE} ({card['reasons'][0]})"
@@ -178,6 +202,8 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
         lines += ["", f"{title}: {said}"]
         if versus.get("launch"):
             lines.append(f"- launch: {versus['launch']}")
+        if versus.get("noise"):
+            lines.append(f"- {band_words(versus['noise'])}")
         lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
     lines += ["", "| prompt | tokens | TTFT s | conventional tok/s | after-TTFT tok/s | full-output tok/s | "
                   "events | event rate (events/s) | arrival spread | server tok/s | client / server |",
@@ -213,6 +239,7 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
     for title, said, versus in _comparisons(card):
         compared += (f"<p><b>{e(title)}:</b> {e(said)}</p>"
                     + (f"<p>launch: <span class=mono>{e(versus['launch'])}</span></p>" if versus.get("launch") else "")
+                    + (f"<p>{e(band_words(versus['noise']))}</p>" if versus.get("noise") else "")
                     + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
     rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"
                    f"<td>{e(_num(v['conventional_tok_s']))}</td><td>{e(_num(v['after_ttft_tok_s']))}</td>"

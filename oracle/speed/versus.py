@@ -7,7 +7,8 @@ bootstrap 95% interval over prompts, when both runs ran on the same hardware.
 
 Different hardware or a side without token times: "not comparable", with the reason, and never a number; a side
 whose timestamps are not credible (`credible.py`): "not credible", with its reasons, and never a number either; a
-side that was not alone on its device (`isolation.py`): "not isolated", its number shown but never a headline.
+side that was not alone on its device (`isolation.py`): "not isolated", its number shown but never a headline; a
+reference recorded so makes every comparison with it `not headline`, the reason in `not_headline` (card, headline).
 `launch` (from `launch_match.py`) says what the two launch commands held equal.
 """
 
@@ -106,6 +107,11 @@ def compare_cards(candidate: dict | None, reference: dict | None, *, candidate_h
     labels = [candidate["label"], reference["label"]]
     out["reasons"] = ([f"candidate: {r}" for r in candidate["reasons"]]
                       + [f"reference: {r}" for r in reference["reasons"]])
+    iso = reference.get("isolation") or {}
+    if iso.get("verdict") == NOT_ISOLATED:  # whatever this run measures, the number it is divided by was shared
+        why = iso.get("reason", "").removeprefix("not isolated: ")
+        out["not_headline"] = f"the reference was recorded not isolated ({why})"
+        out["reasons"].insert(0, f"not headline: {out['not_headline']}")
     if ratio is None or ratio["prompts"] < MIN_PROMPTS:
         shared = ratio["prompts"] if ratio else 0
         out["reasons"].append(f"{shared} prompt(s) have a conventional rate on both sides; a headline needs "

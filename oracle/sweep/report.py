@@ -9,7 +9,11 @@ Per point: exact N/M with its Wilson 95% interval, near-ties, divergent, contami
 accepted length (when the server drafted), the decode median (the conventional rate, 99 / (t100 - t1), where the
 run has >= 101 tokens a prompt; else the after-TTFT rate, so named) with its ratio against the reference (the
 speed card's paired ratio and bootstrap interval when it has one; else the two medians' ratio, no interval).
-The promotion answer: the fastest point whose outputs equal the reference, or none.
+The promotion answer needs the gate's own between-run speed verdict: a point is promoted only when its outputs equal
+the reference AND its interleaved comparison with the reference config (`--reference-launch recorded`) is faster
+beyond the noise band (`speed/noise.py`); "identical, not faster: keep the reference" when every identical point was
+judged and none is; "identical, speed not judged" when one was not (no interleave, or not a headline). Exit 0 only
+for a promotion.
 """
 
 from __future__ import annotations
@@ -22,11 +26,17 @@ from oracle.store.records import atomic_write_text
 from oracle.sweep.classes import Signature, equals_reference, token_classes
 from oracle.sweep.grid import Axis, Point
 from oracle.sweep.pages import markdown, render_html
+from oracle.speed.interleave import BETWEEN_RUN
+from oracle.speed.noise import judge, noise_band, ratio_words
+from oracle.speed.validity import HEADLINE
 
-__all__ = ["point_json", "promotion", "sweep_json", "write_report"]
+__all__ = ["FASTER", "KEEP", "NOT_FASTER", "NOT_JUDGED", "PROMOTE", "judged_faster", "point_json", "promotion",
+           "sweep_json", "write_report"]
 
 SCHEMA_VERSION = 1
 PROMOTED, NONE, PARTIAL = 0, 1, 2
+FASTER, NOT_FASTER, NOT_JUDGED = "faster", "not faster", "not judged"  # a point's speed against the reference config
+PROMOTE, KEEP = "promote", "keep the reference"  # the decision (or NOT_JUDGED)
 _FIGURES = ("conventional_tok_s", "after_ttft_tok_s")
 
 
@@ -39,14 +49,32 @@ def _speed(identity: dict) -> dict | None:
     median = summary[figure]["median"]
     vs = card.get("vs_reference") or {}
     ref_median = (ref.get(figure) or {}).get("median")
-    if figure == "conventional_tok_s" and vs.get("median") is not None:
+    if vs.get("interval") == BETWEEN_RUN and vs.get("median") is not None:
+        ratio, ci95 = vs["median"], vs.get("ci95")
+        how = f"interleaved with the reference config, {vs.get('rounds')} rounds, between-run ({vs.get('label')})"
+    elif figure == "conventional_tok_s" and vs.get("median") is not None:
         ratio, ci95, how = vs["median"], vs.get("ci95"), f"paired per-prompt ratio ({vs.get('label')})"
     else:
         ratio = round(median / ref_median, 4) if ref_median else None
         ci95, how = None, "ratio of the two medians, no interval"
     return {"figure": figure, "median": median, "prompts": summary[figure].get("prompts"), "label": card.get("label"),
             "reference_median": ref_median, "ratio": ratio, "ci95": ci95, "ratio_how": how,
-            "launch": vs.get("launch")}
+            "launch": vs.get("launch"), **judged_faster(vs)}
+
+
+def judged_faster(vs: dict) -> dict:
+    """Is the point faster than the reference config? Only an interleaved between-run comparison that is a headline
+    answers (`faster`: pass, `not faster`: fail or inconclusive, within the noise band); anything else is `not
+    judged`, with why (a recorded reference was measured in another run: its interval misses the drift)."""
+    if vs.get("interval") != BETWEEN_RUN:
+        return {"judged": NOT_JUDGED, "judged_why": "no interleaved comparison with the reference config (add "
+                                                    "--reference-launch recorded)"}
+    if vs.get("label") != HEADLINE or vs.get("median") is None:
+        why = (vs.get("reasons") or ["no interval"])[0]
+        return {"judged": NOT_JUDGED, "judged_why": f"the interleaved comparison is {vs.get('label')}: {why}"}
+    band = vs.get("noise") or noise_band(None)
+    verdict, why = judge(vs, bar=1.0, band=band)
+    return {"judged": FASTER if verdict == "pass" else NOT_FASTER, "judged_why": why, "noise": band}
 
 
 def _speculation(identity: dict) -> dict | None:
@@ -75,16 +103,30 @@ def point_json(point: Point, *, status: str, folder: str | None, command: str, e
 
 
 def promotion(points: list[dict]) -> dict | None:
-    """The fastest finished point whose outputs equal the reference, by one decode figure all of them have (the
-    first in grid order among equally fast ones, and when they have no common figure); None when no point's do."""
+    """The decision over the finished points whose outputs equal the reference: `promote` the fastest of those
+    judged faster than the reference config (interleaved, between-run, beyond the noise band); `keep the reference`
+    when every such point was judged and none is faster; `not judged` when some were not; None when no point's
+    outputs equal the reference."""
     equal = [p for p in points if p["status"] == "finished" and p["equals_reference"]]
     if not equal:
         return None
-    figures = {(p["speed"] or {}).get("figure") for p in equal}
-    ranked = len(figures) == 1 and None not in figures
-    best = max(equal, key=lambda p: (p["speed"]["median"], -p["index"])) if ranked else equal[0]
-    return {"point": best["index"], "label": best["label"], "folder": best["folder"],
-            "speed": best["speed"] if ranked else None, "equal": len(equal)}
+    speeds = [p["speed"] or {"judged": NOT_JUDGED, "judged_why": "no decode figure"} for p in equal]
+    faster = [p for p, s in zip(equal, speeds) if s["judged"] == FASTER]
+    unjudged = [(p, s) for p, s in zip(equal, speeds) if s["judged"] == NOT_JUDGED]
+    out = {"equal": len(equal), "equal_points": [p["index"] for p in equal]}
+    if faster:
+        best = max(faster, key=lambda p: (p["speed"]["ratio"], -p["index"]))
+        return {**out, "decision": PROMOTE, "point": best["index"], "label": best["label"], "folder": best["folder"],
+                "speed": best["speed"], "faster": len(faster)}
+    if unjudged:
+        return {**out, "decision": NOT_JUDGED, "point": None, "why": unjudged[0][1]["judged_why"],
+                "not_judged": [p["index"] for p, _ in unjudged]}
+    return {**out, "decision": KEEP, "point": None}
+
+
+def _speed_words(s: dict) -> str:
+    ci = f" [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}]" if s.get("ci95") else ""
+    return f"{ratio_words(s['ratio'])}{ci} ({s['ratio_how']})" if s.get("ratio") else "no ratio"
 
 
 def _answer(data: dict, best: dict | None) -> str:
@@ -100,18 +142,21 @@ def _answer(data: dict, best: dict | None) -> str:
     if best is None:
         return prefix + ("none: no finished point's outputs equal the reference" if done else
                          "none: no point finished")
+    by = {p["index"]: p for p in points}
+    equal = ", ".join(f"{k} ({by[k]['label']})" for k in best["equal_points"])
+    if best["decision"] == KEEP:
+        said = "; ".join(f"point {k}: {_speed_words(by[k]['speed'])}" for k in best["equal_points"])
+        return prefix + f"identical, not faster: keep the reference (equal point(s) {equal}; {said})"
+    if best["decision"] == NOT_JUDGED:
+        return prefix + (f"identical, speed not judged: point(s) {equal} equal the reference, but {best['why']}; "
+                         "nothing promoted")
     s = best["speed"]
-    p = next(q for q in points if q["index"] == best["point"])
+    p = by[best["point"]]
     words = f"promote point {best['point']} ({best['label']}): outputs equal the reference, exact " + (
         count_words(p["exact"]["k"], p["exact"]["n"]) if p["exact"] else "?")
-    if s:
-        ci = f", 95% CI {s['ci95'][0]:.2f}–{s['ci95'][1]:.2f}" if s.get("ci95") else ""
-        ratio = f", {s['ratio']:.2f}x the reference ({s['ratio_how']}{ci})" if s.get("ratio") else ""
-        words += f"; decode {s['median']:.1f} tok/s ({_figure_words(s['figure'])}){ratio}"
-        if best["equal"] > 1:
-            words += f"; the fastest of {best['equal']} equal points"
-    else:
-        words += "; no decode figure common to the equal points, so the first of them in grid order"
+    words += f"; decode {s['median']:.1f} tok/s ({_figure_words(s['figure'])}), {_speed_words(s)}"
+    if best["faster"] > 1:
+        words += f"; the fastest of {best['faster']} faster equal points"
     return prefix + words
 
 
@@ -135,7 +180,7 @@ def sweep_json(*, backend: str, reference: str, launch: str, server_args: str, a
     best = promotion(points)
     status = "running" if not final else "partial" if partial or code is not None else "complete"
     exit_code = None if not final else code if code is not None else PARTIAL if partial else (
-        PROMOTED if best else NONE)
+        PROMOTED if best and best["decision"] == PROMOTE else NONE)
     data = {"schema_version": SCHEMA_VERSION, "kind": "sweep", "status": status, "exit_code": exit_code,
             "answer": "", "promotion": best, "backend": backend, "reference": reference,
             "launch": launch or None, "server_args": server_args or None,

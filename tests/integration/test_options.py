@@ -56,6 +56,9 @@ import pytest
     (["--backend=llamacpp", "--warmup=-1"], "*--warmup '-1': must be 0 or more*"),
     (["--backend=llamacpp", "--min-speedup=0"], "*--min-speedup '0': must be a ratio above 0*"),
     (["--backend=llamacpp", "--min-speedup=fast"], "*--min-speedup 'fast': expected a ratio, e.g. --min-speedup 1.1*"),
+    (["--backend=llamacpp", "--speed-noise-floor=5"],
+     "*--speed-noise-floor '5': expected a fraction of the speed ratio from 0 to below 1, e.g. "
+     "--speed-noise-floor 0.05*"),
     (["--backend=llamacpp", "--reference-launch="], "*--reference-launch '': give the reference server's command "
                                                       "with {port}, or recorded*"),
     (["--backend=llamacpp", "--reference=r", "--reference-launch=serve 'unclosed"],

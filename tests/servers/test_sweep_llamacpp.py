@@ -1,6 +1,9 @@
 """`--sweep` on the real llama-server with the real SmolLM2-135M: a grid of -ctk x -t, each point its own gate run
 against one reference, the classes of identical outputs, the promotion answer and the exit codes; a point whose
-server does not start; an interrupted sweep that keeps its finished points.
+server does not start; an interrupted sweep that keeps its finished points. A promotion needs a speed verdict: without
+an interleaved comparison with the reference config the identical points are `speed not judged`; with one
+(`--reference-launch`), a sweep whose only identical point is the reference's own configuration answers "identical,
+not faster: keep the reference".
 
 Two prompts of the default suite at 16 tokens: with `-ctk q8_0` code-hashmap splits at token 11 on this machine (a
 near-tie; code-palindrome stays exact), `-t 1` and `-t 2` give the same tokens (docs/sweep.md).
@@ -52,12 +55,13 @@ def sweep_run(llama_tools, model_path, shared_server, tmp_path_factory):
         out, _ = proc.communicate(timeout=600)
         return proc.returncode, out, json.loads((report / "sweep.json").read_text()), report
 
+    run.launch = launch
     return run
 
 
-def test_ctk_splits_into_two_classes_threads_do_not_and_the_fastest_f16_point_is_promoted(sweep_run):
+def test_ctk_splits_into_two_classes_threads_do_not_and_the_identical_points_speed_is_not_judged(sweep_run):
     code, out, data, report = sweep_run("grid", "--sweep=-ctk=f16,q8_0", "--sweep=-t=1,2", repro=True)
-    assert code == 0, out
+    assert code == 1, out
     points = data["points"]
     assert [(p["index"], p["label"], p["status"]) for p in points] == [
         (1, "-ctk f16, -t 1", "finished"), (2, "-ctk f16, -t 2", "finished"),
@@ -69,11 +73,12 @@ def test_ctk_splits_into_two_classes_threads_do_not_and_the_fastest_f16_point_is
     assert [p["exact"]["k"] for p in points] == [2, 2, 1, 1] and all(p["exact"]["n"] == 2 for p in points)
     assert [p["near_tie"] + p["divergent"] for p in points] == [0, 0, 1, 1]
     assert [p["verdict"] for p in points] == ["pass", "pass", "fail", "fail"]
-    # The promotion: the faster of the two f16 points by its decode median (after-TTFT: 16 tokens a prompt).
-    fast = max(points[:2], key=lambda p: (p["speed"]["median"], -p["index"]))
-    assert data["promotion"]["point"] == fast["index"] and fast["speed"]["figure"] == "after_ttft_tok_s"
-    assert data["answer"].startswith(f"promote point {fast['index']} ({fast['label']}): outputs equal the "
-                                     "reference, exact 2/2 (0.34–1.00); decode ")
+    # No promotion without a speed verdict: the reference's speed was measured in another run (no interleave).
+    assert data["promotion"]["decision"] == "not judged" and data["promotion"]["point"] is None
+    assert all(p["speed"]["figure"] == "after_ttft_tok_s" for p in points[:2])  # 16 tokens a prompt
+    assert data["answer"] == ("identical, speed not judged: point(s) 1 (-ctk f16, -t 1), 2 (-ctk f16, -t 2) equal the "
+                              "reference, but no interleaved comparison with the reference config (add "
+                              "--reference-launch recorded); nothing promoted")
     assert f"oracle sweep: {data['answer']}" in out and "point 4/4: -ctk q8_0, -t 2 ... fail, exact 1/2" in out
     # The first point that split (3) is reduced by `oracle repro` to one request that splits again.
     repro = data["repro"]
@@ -112,8 +117,29 @@ def test_an_interrupted_sweep_keeps_its_finished_points_and_exits_2(sweep_run):
     assert done["status"] == "finished" and done["equals_reference"] is True
     assert stopped["status"] == "interrupted" and data["status"] == "partial"
     assert data["interruption"].startswith("interrupted (Ctrl-C) during point 2 (-t 2)")
-    assert data["answer"].startswith("partial (1 of 2 points finished): promote point 1 (-t 1)")
+    assert data["answer"].startswith("partial (1 of 2 points finished): identical, speed not judged: point(s) 1 (-t 1)")
     assert (report / done["folder"] / "identity.json").is_file()
     # The point's gate got the one SIGINT: it stopped its server and wrote its partial report.
     partial = json.loads((report / stopped["folder"] / "identity.json").read_text())
     assert partial["interruption"] and partial["complete"] is False and stopped["exit_code"] == 2
+
+
+def test_the_reference_configuration_as_the_only_identical_point_keeps_the_reference(sweep_run):
+    """Two points, each gated with its speed interleaved against the reference config (both servers up, 2 ABBA
+    rounds, warmed up): -ctk f16 is the reference's own configuration, -ctk q8_0 splits from its tokens. Every
+    server runs one thread (`-t 1`, a fixed axis and the reference launch alike; the thread count does not change
+    the tokens): on a 2-core host shared with other jobs two threads wait on each other, ten times slower."""
+    code, out, data, _ = sweep_run("keep", "--sweep=-ctk=f16,q8_0", "--sweep=-t=1",
+                                   f"--reference-launch={sweep_run.launch} -t 1", "--interleave-servers=both-up",
+                                   "--speed-rounds=2", "--warmup=1")
+    assert code == 1, out
+    same, q8 = data["points"]
+    assert same["status"] == "finished" and same["equals_reference"] is True and q8["equals_reference"] is False
+    speed = same["speed"]
+    assert speed["ratio_how"].startswith("interleaved with the reference config, 2 rounds, between-run (headline)")
+    assert speed["judged"] == "not faster", speed
+    assert data["promotion"]["decision"] == "keep the reference" and data["promotion"]["point"] is None
+    assert data["answer"].startswith("identical, not faster: keep the reference (equal point(s) 1 (-ctk f16, -t 1); "
+                                     "point 1: "), data["answer"]
+    assert f"oracle sweep: {data['answer']}" in out
+    print(data["answer"])

@@ -306,7 +306,8 @@ def test_a_sweep_on_vllm_over_one_flag_runs(vllm_servers, shared_server, tmp_pat
     """`--sweep` on vLLM CPU: one point over one `vllm serve` flag (the embedded server, so the flag goes to its
     --server-args), its own vLLM started by the point's gate. The reference is the same weights on the shared
     llama-server (1 prompt x 8 tokens; no second vLLM start for it): measured, vLLM's 8 tokens equal llama-server's,
-    so the one point is class A, equal to the reference, and promoted (exit 0)."""
+    so the one point is class A, equal to the reference; its speed was not judged (no interleaved comparison with the
+    reference config: the reference is another server's), so nothing is promoted (exit 1)."""
     vllm_servers.stop()  # one vLLM at a time: the point's gate starts its own
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
@@ -317,7 +318,7 @@ def test_a_sweep_on_vllm_over_one_flag_runs(vllm_servers, shared_server, tmp_pat
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--backend=vllm-cpu", "--reference=ref",
             *common, "--sweep=--max-num-seqs=2", "--report-dir=sweep"]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=gate_env())
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     data = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
     (point,) = data["points"]
     assert (point["label"], point["status"], point["class"], point["equals_reference"]) == (
@@ -325,4 +326,5 @@ def test_a_sweep_on_vllm_over_one_flag_runs(vllm_servers, shared_server, tmp_pat
     assert point["command"] == "--max-num-seqs 2" and point["exact"]["k"] == point["exact"]["n"] == 1
     identity = json.loads((tmp_path / "sweep" / point["folder"] / "identity.json").read_text())
     assert "--max-num-seqs 2" in identity["identity"]["launch_command"]
-    assert data["answer"].startswith("promote point 1 (--max-num-seqs 2): outputs equal the reference, exact 1/1")
+    assert data["answer"].startswith("identical, speed not judged: point(s) 1 (--max-num-seqs 2) equal the reference, "
+                                     "but no interleaved comparison with the reference config")

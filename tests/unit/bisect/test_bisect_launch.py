@@ -117,3 +117,15 @@ def test_negative_numbers_are_values_not_flags():
 def test_change_is_hashable_and_comparable():
     c = Change("flag", "-t", None, None)
     assert c == Change("flag", "-t", None, None) and len({c, Change("flag", "-t", None, None)}) == 1
+
+
+def test_wrappers_are_taken_apart_and_applied():
+    a = parse_launch("llama-server -m /m --port {port}")
+    b = parse_launch("exec env -u OMP X=1 taskset -c 0-3 llama-server -m /m --port {port}")
+    assert (b.program, b.environment, [w.name for w in b.wrappers]) == ("llama-server", {"X": "1"}, ["env", "taskset"])
+    assert parse_launch(b.render()) == b
+    changes = differences(a, b)
+    assert [c.label for c in changes] == ["X=1", "env -u OMP (added)", "taskset -c 0-3 (added)"]
+    assert shlex.split(apply(a, changes).render()) == ["X=1", "env", "-u", "OMP", "taskset", "-c", "0-3",
+                                                       "llama-server", "-m", "/m", "--port", "{port}"]
+    assert apply(b, differences(b, a)).render() == "exec llama-server -m /m --port {port}"

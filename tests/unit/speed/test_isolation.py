@@ -165,6 +165,18 @@ def test_a_busy_neighbour_makes_the_card_and_the_comparison_not_isolated():
     assert compare_cards(reference, reference, candidate_hw=HW, reference_hw=HW)["label"] == "headline"
 
 
+def test_a_reference_recorded_not_isolated_makes_every_comparison_with_it_not_headline():
+    reference = speed_card(rows(100), reasons=[], clock=BYTES_ARRIVAL, isolation=NEIGHBOUR)
+    card = speed_card(rows(120), reasons=[], clock=BYTES_ARRIVAL, isolation=ALONE)
+    versus = compare_cards(card, reference, candidate_hw=HW, reference_hw=HW)
+    why = f"the reference was recorded not isolated ({NEIGHBOUR['reason'].removeprefix('not isolated: ')})"
+    assert versus["label"] == NOT_ISOLATED and versus["not_headline"] == why
+    assert versus["reasons"][0] == f"not headline: {why}"
+    card["vs_reference"] = versus
+    assert headline(card).endswith(f"6 prompts, not isolated; not headline: {why})")
+    assert f"- not headline: {why}" in markdown_lines(card)
+
+
 def test_a_merged_run_is_not_isolated_when_any_server_was_not():
     a = speed_card(rows(120, 3), reasons=[], clock=BYTES_ARRIVAL, isolation=ALONE)
     b = speed_card(rows(120, 3), reasons=[], clock=BYTES_ARRIVAL, isolation=NEIGHBOUR)

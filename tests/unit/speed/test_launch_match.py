@@ -36,7 +36,7 @@ def test_other_differences_are_listed_apart():
     removed = launch_match(BASE, f"{BASE} --spec-type ngram-simple")
     assert removed["label"] == "matched_except_speculation: --spec-type ngram-simple (removed)"
     env = launch_match("OMP_NUM_THREADS=4 " + BASE, BASE)
-    assert env["label"] == "matched_except: OMP_NUM_THREADS=4" and env["speculation"] == []
+    assert env["label"] == "matched_except: OMP_NUM_THREADS=4 (was unset)" and env["speculation"] == []
 
 
 def test_vllm_speculative_config_is_speculation():
@@ -64,3 +64,23 @@ def test_an_unknown_or_unreadable_command_is_not_compared():
     assert launch_match(None, None)["label"].startswith("launch not compared: the reference and the candidate ")
     got = launch_match(BASE + " | tee log", BASE)
     assert got["label"].startswith("launch not compared: the command holds the shell operator '|'")
+
+
+def test_an_environment_variable_through_env_is_named_not_the_program_env():
+    plain = "llama-server -m /m.gguf --port {port} -ngl 99"
+    got = launch_match(f"exec env GGML_CUDA_DISABLE_GRAPHS=1 {plain}", plain)
+    assert got["label"] == "matched_except: GGML_CUDA_DISABLE_GRAPHS=1 (was unset)", got
+    # the same variable as a prefix, or through env, is the same launch
+    assert launch_match(f"exec env GGML_CUDA_DISABLE_GRAPHS=1 {plain}", f"GGML_CUDA_DISABLE_GRAPHS=1 {plain}") == {
+        "label": MATCHED, "speculation": [], "other": []}
+    assert launch_match(f"env X=2 {plain}", f"X=1 exec {plain}")["label"] == "matched_except: X=2 (was X=1)"
+
+
+def test_taskset_numactl_and_nice_are_wrappers_named_by_their_options():
+    plain = "/opt/bin/llama-server -m /m.gguf --port {port}"
+    got = launch_match(f"nice -n 5 taskset -c 0-3 numactl --cpunodebind=0 -m 0 {plain} -t 4", plain)
+    assert got["other"] == ["nice -n 5 (added)", "taskset -c 0-3 (added)", "numactl --cpunodebind=0 -m 0 (added)",
+                            "-t 4"], got
+    assert launch_match(f"taskset -c 0-7 {plain}", f"taskset -c 0-3 {plain}")["label"] == (
+        "matched_except: taskset -c 0-7 (was taskset -c 0-3)")
+    assert launch_match(plain, f"numactl -N 1 {plain}")["label"] == "matched_except: numactl -N 1 (removed)"

@@ -18,7 +18,7 @@ class NVMLError(Exception):
 
 
 def fake_nvml(processes: dict[int, list[tuple[int, int | None]]], *, energy_mj=(1_000_000, 1_250_500),
-              energy_error: bool = False):
+              energy_error: bool = False, utilization: dict[int, list[tuple[int, int]]] | None = None):
     """A pynvml stand-in: GPUs 0..n-1, each with its compute processes (pid, used bytes), an energy counter that
     steps through energy_mj at each read, power 300 W, 61 C, SM clock 1980 MHz."""
     nv = types.SimpleNamespace(NVML_TEMPERATURE_GPU=0, NVML_CLOCK_SM=1, NVMLError=NVMLError)
@@ -39,6 +39,15 @@ def fake_nvml(processes: dict[int, list[tuple[int, int | None]]], *, energy_mj=(
     nv.nvmlDeviceGetClockInfo = lambda h, clock: 1980
     nv.nvmlDeviceGetComputeRunningProcesses = lambda h: [types.SimpleNamespace(pid=p, usedGpuMemory=m)
                                                          for p, m in processes[h[1]]]
+    nv.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=97, memory=40)
+
+    def process_utilization(h, since):  # the driver's per-process samples after `since` (microseconds)
+        rows = [types.SimpleNamespace(pid=p, smUtil=u, memUtil=0, timeStamp=since + 1000 * (k + 1))
+                for k, (p, u) in enumerate((utilization or {}).get(h[1], []))]
+        if not rows:
+            raise NVMLError("Not Found")
+        return rows
+    nv.nvmlDeviceGetProcessUtilization = process_utilization
     return nv
 
 
@@ -117,7 +126,8 @@ def test_an_nvidia_window_meters_the_servers_gpu_and_names_another_engine(monkey
     power, isolation = window.stop(generated_tokens=100)
     assert power["joules"] == 14.0 and power["joules_per_token"] == 0.14  # GPU 0: 0 -> 9000 mJ, GPU 1: 5000 -> 10000 mJ
     assert isolation["verdict"] == "not isolated" and [o["pid"] for o in isolation["others"]] == [5151]
-    assert isolation["method"].startswith("NVML compute processes, on the server's GPU(s)")
+    assert isolation["method"].startswith("NVML compute processes and per-process utilization samples, on the "
+                                          "server's GPU(s)")
     assert isolation["reason"].startswith("not isolated: another process ran on the nvidia during the timed run: ")
 
 
@@ -136,3 +146,27 @@ def test_a_remote_server_is_neither_metered_nor_checked_here():
     why = "the server (gpu-box.invalid) is not on this host"
     assert power["meters"] == [{"source": "rapl", "available": False, "reason": f"not available: {why}"}]
     assert isolation["verdict"] == "not checked" and isolation["reason"] == why
+
+
+def test_a_short_gpu_job_seen_only_in_the_utilization_samples_makes_the_window_not_isolated(monkeypatch):
+    """A process that ran on the server's GPU and ended between two polls of the compute-process list is still in
+    NVML's per-process utilization samples: named, with its highest SM utilization."""
+    nv = fake_nvml({0: [(4242, 2**30)]}, energy_mj=(0, 1_000, 2_000), utilization={0: [(4242, 90), (7777, 65)]})
+    monkeypatch.setattr(power_module, "load_nvml", lambda: (nv, None))
+
+    class Found:
+        def __init__(self, url, *, in_process, oracle):
+            self.pids, self.found, self.local = {4242}, "pid 4242 listens on port 8080", True
+
+        def follow(self):
+            pass
+    monkeypatch.setattr(power_module, "ServerProcesses", Found)
+    window = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": "NVIDIA H100"}}, url="http://127.0.0.1:8080",
+                              in_process=False)
+    window.start()
+    power, isolation = window.stop(generated_tokens=10)
+    assert isolation["verdict"] == "not isolated" and [o["pid"] for o in isolation["others"]] == [7777]
+    short = isolation["others"][0]
+    assert short["source"] == "nvml utilization" and short["sm_util_max"] == 65
+    assert ", 65% SM)" in isolation["reason"]
+    assert power["meters"][0]["gpu_util_pct_max"] == 97.0
