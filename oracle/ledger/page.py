@@ -37,7 +37,8 @@ def _runs_table(group: ConfigHistory) -> str:
     rows = []
     for run in group.runs:
         r = run.row
-        exact = "" if r["prompts_exact"] is None or not r["prompts_total"] else f"{r['prompts_exact']}/{r['prompts_total']}"
+        counted = r["prompts_exact"] is not None and r["prompts_total"]
+        exact = f"{r['prompts_exact']}/{r['prompts_total']}" if counted else ""
         rows.append(f"<tr><td>{_e(r['started_utc'])}</td><td>{_e(r['mode'])}</td>"
                     f"<td class=\"{'pass' if run.passed else 'fail'}\">{_e(r['verdict'])}</td><td>{exact}</td>"
                     f"<td>{_e(r['tok_s'])}</td><td>{_e(r['speed_label'])}</td><td>{_e(r['joules_per_token'])}</td>"
@@ -55,7 +56,7 @@ def _group(group: ConfigHistory) -> str:
         parts.append("<div class=\"change\"><h3>verdict changed from pass to fail</h3><pre>"
                      + _e("\n".join(change_lines(change))) + "</pre></div>")
     parts.append(_runs_table(group))
-    parts.append("<figure class=\"strip\">" + prompt_strip(group) + "<figcaption>per-prompt strip</figcaption></figure>")
+    parts.append(f"<figure class=\"strip\">{prompt_strip(group)}<figcaption>per-prompt strip</figcaption></figure>")
     speed = speed_over_time(group)
     metered = any(r.row["joules_per_token"] is not None for r in group.runs)
     caption = "speed over time" + ("" if metered else "; J/token: no run of this config read an energy meter")

@@ -100,11 +100,11 @@ def test_no_point_equal_to_the_reference_exits_1_and_a_server_that_does_not_star
     q8, bad = data["points"]
     assert q8["status"] == "finished" and q8["equals_reference"] is False and q8["class"] == "A"
     assert bad["status"] == "did not start" and bad["exit_code"] == 4 and bad["class"] is None
-    # Each point is a gate of its own and appends like one, to the ledger beside the sweep's folder; the point
-    # refused before any request appends nothing.
+    # Each point is a gate of its own and appends like one, to the ledger beside the sweep's folder (where the
+    # reference's record run appended too); the point refused before any request appends nothing.
     with create_engine(f"sqlite:///{report.parent / 'ledger.sqlite'}").connect() as c:
-        appended = [(r.report_dir, r.verdict) for r in c.execute(select(runs))]
-    assert appended == [(str(report / q8["folder"]), "fail")], appended
+        appended = [(r.report_dir, r.verdict) for r in c.execute(select(runs).order_by(runs.c.id))]
+    assert appended == [(str(report.parent / "rec"), "pass"), (str(report / q8["folder"]), "fail")], appended
     assert not (report / "points" / "ledger.sqlite").exists()
     assert "the server exited" in bad["why"] and "point 2/2: -ctk nonsense, -t 1 ... did not start" in out
     assert data["promotion"] is None and data["answer"] == "none: no finished point's outputs equal the reference"

@@ -61,7 +61,8 @@ def test_every_committed_example_imports_once(tmp_path, capsys):
     assert _count(ledger, prompts) > 100  # each prompt's verdict of each run (12 prompts in most)
     with create_engine(f"sqlite:///{ledger}").connect() as c:
         row = c.execute(select(runs).where(runs.c.report_dir == str(CAMPAIGN / "3-spec-draft"))).one()
-    assert (row.verdict, row.mode, row.schema_version, row.prompts_exact, row.prompts_total) == ("fail", "gate", 2, 0, 12)
+    assert (row.verdict, row.mode, row.schema_version) == ("fail", "gate", 2)
+    assert (row.prompts_exact, row.prompts_total) == (0, 12)
     assert row.machine == "vm" and row.accelerator.startswith("NVIDIA H100") and row.driver == "nvidia 580.159.04"
     assert row.tok_s == pytest.approx(278.0, abs=1) and row.joules_per_token is not None
     assert row.speedup is not None and row.speedup_low < row.speedup < row.speedup_high
