@@ -95,25 +95,30 @@ def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_th
                                                                                           tmp_path):
     _more_tokens.seen = 0
     ref = tmp_path / "never-sealed"
-    started = time.monotonic()
     with FaultProxy(shared_server.url, rewrite_request=_more_tokens) as proxy:
         result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--record={ref}", report="more-tokens")
+    # The stream ended at token 33: the other 417 tokens the server was asked for were never read.
     rep = _stopped_not_run(result, "POST /completion: the server's answer breaks the request: 33 completion tokens "
                                    "(and counting) for max_tokens 32")
-    assert time.monotonic() - started < 60  # the 450 tokens were never read to their end
     assert not ref.exists() and rep["mode"] == "record"
     result.stdout.fnmatch_lines([f"*no reference written to {ref}*"])
 
 
 def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_run, shared_server):
-    fault = StreamFault(request_index=2, after_events=3, kind="keep-alive")
+    # The first request, after its first token: the real server's speed (a loaded machine) cannot decide the test.
+    fault = StreamFault(request_index=1, after_events=1, kind="keep-alive")
     with FaultProxy(shared_server.url, stream_fault=fault) as proxy:
         started = time.monotonic()
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=4", report="keep-alive")
-    assert time.monotonic() - started < 40
-    _stopped_not_run(result, f"POST {proxy.url}/completion: the request took longer than --request-timeout 4 s in "
-                             "all (3 tokens received): the server streams without end, or is slow; raise it with "
-                             "--request-timeout 16 if the server is only slow")
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=20", report="keep-alive")
+    assert time.monotonic() - started < 300  # not the server's own end: the proxy's comments never stop
+    said = (f"POST {proxy.url}/completion: the request took longer than --request-timeout 20 s in all (1 tokens "
+            "received): the server streams without end, or is slow; raise it with --request-timeout 80 if the "
+            "server is only slow")
+    assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-palindrome' (boot1-c1, request 1 of 3): "
+                                 f"{said}*"])
+    rep = json.loads((result.folder / "identity.json").read_text())
+    assert rep["verdict"] == "partial" and said in rep["interruption"] and proxy.completions == 1
 
 
 STARTUP = {
