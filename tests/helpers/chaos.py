@@ -59,6 +59,7 @@ CAUSE = {
 # --request-timeout of a freeze round: past the silences of a quiet 2-core machine's server (its first request
 # included); a machine loaded many times over needs more (benchmarks/chaos.py --freeze-timeout).
 FREEZE_TIMEOUT_S = 10
+FREEZE_STOP_S = 60  # past --request-timeout: a freeze round's time to stop its server and write its report
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|INTERNALERROR")
 
 
@@ -218,7 +219,16 @@ class Chaos:
                     self._inject(fault, gate, marker, outcome)
                 else:  # nothing was tested: the run ended (or stopped for another cause) before the moment
                     outcome.problems.append(f"the gate ended before the fault's moment ({moment})")
-            outcome.output, _ = gate.communicate(timeout=1800)
+            # A frozen server is hung by --request-timeout's measure: the run must stop within it (and the
+            # stop's own seconds), never wait out the 600 s an unbounded request would.
+            bound = self.freeze_timeout_s + FREEZE_STOP_S if fault == "server-freeze" and after else 1800
+            try:
+                outcome.output, _ = gate.communicate(timeout=bound)
+            except subprocess.TimeoutExpired:
+                outcome.problems.append(f"the run did not stop within {bound} s of the freeze (--request-"
+                                        f"timeout {self.freeze_timeout_s}): it waits on the server")
+                gate.send_signal(signal.SIGINT)  # its partial report and its server stopped, for the checks
+                outcome.output, _ = gate.communicate(timeout=120)
         finally:
             if gate.poll() is None:
                 gate.kill()

