@@ -31,12 +31,13 @@ def send_one_shot(base_url: str, route: str, body: dict, *, timeout_s: float,
 class HttpClients:
     def _connect(self, base_url: str, *, transport: httpx.BaseTransport | None,
                  async_transport: httpx.AsyncBaseTransport | None, timeout_s: float | None) -> None:
-        """`timeout_s`: how long a streamed generation may stay silent (--request-timeout); administration keeps
-        the default."""
+        """`timeout_s`: how long a request may stay silent (--request-timeout), a generation's stream and the
+        administration requests (/metrics, /slots, /tokenize) alike: a server frozen between two conditions stops
+        the run as one frozen mid-stream does."""
         self.base_url = base_url.rstrip("/")
         self._timeout = request_timeout(timeout_s) if timeout_s else DEFAULT_TIMEOUT
         self._async_transport = async_transport
-        self._client = httpx.Client(base_url=self.base_url, timeout=DEFAULT_TIMEOUT, transport=transport,
+        self._client = httpx.Client(base_url=self.base_url, timeout=self._timeout, transport=transport,
                                     headers=auth_headers())
 
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:

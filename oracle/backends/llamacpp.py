@@ -14,7 +14,7 @@ from operator import attrgetter
 import httpcore
 import httpx
 
-from oracle.backends.base import (DEFAULT_TIMEOUT, STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
+from oracle.backends.base import (STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
                                  context_tokens, server_timings, status_words)
 from oracle.backends.family import FamilyDescriptor
@@ -176,7 +176,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
     def _metrics(self, timeout: float | None = None) -> Metrics | None:
         """/metrics parsed, or None when the server runs without --metrics (or does not answer)."""
         try:
-            r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
+            r = self._client.get("/metrics", timeout=timeout or self._client.timeout)
         except httpx.HTTPError:
             return None
         return Metrics.parse(r.text) if r.status_code == 200 else None

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from oracle.backends.base import (DEFAULT_TIMEOUT, IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence,
+from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence,
                                  Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
                                  context_tokens, server_timings, status_words)
 from oracle.backends.conformance import check_count, check_stop
@@ -68,7 +68,7 @@ class OpenAIBackend(HttpClients, BackendBase):
     # -- administration (sync) -------------------------------------------------
     def _get(self, path: str, timeout: float | None = None) -> httpx.Response:
         try:
-            return self._client.get(path, timeout=timeout or DEFAULT_TIMEOUT)
+            return self._client.get(path, timeout=timeout or self._client.timeout)
         except httpx.HTTPError as exc:
             raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
 
@@ -187,7 +187,7 @@ class OpenAIBackend(HttpClients, BackendBase):
 
     def _metrics(self, timeout: float | None = None) -> str | None:
         try:
-            r = self._client.get("/metrics", timeout=timeout or DEFAULT_TIMEOUT)
+            r = self._client.get("/metrics", timeout=timeout or self._client.timeout)
         except httpx.HTTPError:
             return None
         return r.text if r.status_code == 200 else None

@@ -34,11 +34,7 @@ def plan(chaos):
 # Not fixed yet, so expected to fail where the seeded moment falls between two conditions (seed 1 did so on a
 # loaded machine: the run waited 13 min at --request-timeout 60 until it was interrupted); a freeze inside a
 # generation stops at --request-timeout. Remove the mark once the administration requests honour it.
-FROZEN_BETWEEN_CONDITIONS = ("a server frozen between two conditions holds the run past --request-timeout: "
-                             "the administration requests (/metrics, /slots, /tokenize) wait with their own "
-                             "600 s timeout")
-CASES = [pytest.param(f, marks=pytest.mark.xfail(reason=FROZEN_BETWEEN_CONDITIONS, strict=False))
-         if f == "server-freeze" else f for f in FAULTS]
+CASES = list(FAULTS)  # a freeze between two conditions too: the administration requests keep --request-timeout
 
 
 @pytest.mark.parametrize("fault", CASES)
