@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
+                                 dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
                                  reference_kind, runner_arg, shell_command, speed_cells)
@@ -33,8 +34,12 @@ _prompt_lp = bounded("--prompt-logprob-max-delta", "a log-prob difference in nat
 
 
 def add_options(parser: pytest.Parser) -> None:
+    """The core gate options on the `oracle` group, then each check kind's on its own group (oracle/checks/)."""
     _gate_options(parser)
     _canary_options(parser)
+    for check in CHECKS:
+        if check.add_options is not None:
+            check.add_options(check.option_group(parser))
 
 
 def _canary_options(parser: pytest.Parser) -> None:
@@ -147,12 +152,11 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
                      "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
                      "(default: at-once)")
-    g.addoption("--require-conditions", metavar="NAME,...", type=condition_names, default="",
-                help="add the coverage item: each named condition (chunked-prefill, mixed-batch, preemption, "
-                     "overlap) must have happened in some run, else inconclusive (kind coverage), naming why and "
-                     "how to cause it (default: coverage reported, not required)")
     g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
+    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
+                help="start the server N times (needs --launch or the embedded default) and compare every "
+                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default="float32",
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")
@@ -208,6 +212,3 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="do not reduce the sweep's first point that splits from the reference to a repro (default: "
                      "`oracle repro` on it)")
     add_sampling_options(g)
-    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
-                help="start the server N times (needs --launch or the embedded default) and compare every "
-                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")

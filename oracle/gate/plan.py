@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import family_of, parse_backend
+from oracle.checks import fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
@@ -121,7 +122,7 @@ class GatePlan:
     def new_state(self) -> ReportState:
         """The report as it starts: mode, suite, reference."""
         suite = self.suite
-        state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids())
+        state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids(), states=fresh_states())
         state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
         if self.options.sampling is not None:
             state.sampling = {"settings": self.options.sampling.as_json(), "check": self.options.sampling_check,

@@ -17,10 +17,10 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.canary.context import ServedContext
+from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
-from oracle.gate.coverage_checks import CoverageChecks
 from oracle.gate.dvp_checks import DecodePrefillChecks
 from oracle.gate.interleave_checks import InterleaveChecks
 from oracle.gate.logits_checks import LogitsChecks
@@ -66,7 +66,8 @@ class GateSession(ReportOwner):
         self.logits: LogitsChecks | None = None
         self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
-        self.coverage: CoverageChecks | None = None
+        self.chunk = None  # the server's prefill chunk (PrefillChunk), read at start
+        self.observers: list = []  # what the check kinds observe of each finished run (Producers.observe)
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
@@ -98,10 +99,8 @@ class GateSession(ReportOwner):
                                                launch_command=self.target.configured_command)
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
-            chunk = self.backend.prefill_chunk(self.target.configured_command)  # for the chunked-prefill condition
-            self.state.identity["prefill_chunk"] = chunk.as_json()
-            self.coverage = CoverageChecks(self.plan, self.state, chunk,
-                                           preemption_counter=self.backend.capabilities.preemption_counter)
+            self.chunk = self.backend.prefill_chunk(self.target.configured_command)  # the chunked-prefill condition
+            self.state.identity["prefill_chunk"] = self.chunk.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError) as exc:  # each names its fix
@@ -122,14 +121,20 @@ class GateSession(ReportOwner):
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
+        for check in CHECKS:
+            built = check.build(CheckParts(*parts, self.target, served=self.context, chunk=self.chunk))
+            for kind, producer in built.answers.items():
+                self.checks.register(kind, producer)
+            if built.observe is not None:
+                self.observers.append(built.observe)
         self.speed = SpeedChecks(self.plan, self.state)
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
-                                  coverage=self.coverage)
-        self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
+                                  observers=self.observers)
+        self.conditions = ConditionChecks(*parts, self.target, observers=self.observers)
         self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
-        dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
+        dvp = DecodePrefillChecks(*parts, served=self.chunk)
         self.checks.register("decode_vs_prefill", dvp.check)
         self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass
         self.checks.register("prompt_logprob", PromptLogprobChecks(*parts).check)
@@ -138,7 +143,6 @@ class GateSession(ReportOwner):
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
                                ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
                                ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
-                               ("coverage", self.coverage.coverage_check),
                                ("sampling_distribution", SamplingChecks(*parts).distribution_check)):
             self.checks.register(kind, producer)
 

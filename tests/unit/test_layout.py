@@ -66,15 +66,18 @@ def test_no_import_cycle():
 # compare judges records (store) read through backends; store keeps files.
 ORCHESTRATION = ("gate", "plugin", "cli", "bisect", "repro", "sweep", "__main__", "options", "speed_options")
 NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
-    "report": (*ORCHESTRATION, "targets", "run"),
-    "compare": (*ORCHESTRATION, "report", "targets", "run", "speed", "logits", "canary"),
-    "store": (*ORCHESTRATION, "report", "targets", "run", "compare", "backends", "speed", "logits", "canary"),
-    "speed": (*ORCHESTRATION, "report", "targets", "canary", "logits"),
-    "logits": (*ORCHESTRATION, "report", "targets", "canary", "speed"),
-    "canary": ("plugin", "cli", "bisect", "repro", "__main__", "report"),
-    "run": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
-    "backends": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
-    "targets": (*ORCHESTRATION, "report", "compare", "speed", "logits", "canary"),
+    "report": (*ORCHESTRATION, "checks", "targets", "run"),
+    "compare": (*ORCHESTRATION, "checks", "report", "targets", "run", "speed", "logits", "canary"),
+    "store": (*ORCHESTRATION, "checks", "report", "targets", "run", "compare", "backends", "speed", "logits",
+              "canary"),
+    "speed": (*ORCHESTRATION, "checks", "report", "targets", "canary", "logits"),
+    "logits": (*ORCHESTRATION, "checks", "report", "targets", "canary", "speed"),
+    "canary": ("plugin", "cli", "bisect", "repro", "__main__", "report", "checks"),
+    "run": (*ORCHESTRATION, "checks", "report", "compare", "speed", "logits", "canary"),
+    "backends": (*ORCHESTRATION, "checks", "report", "compare", "speed", "logits", "canary"),
+    "targets": (*ORCHESTRATION, "checks", "report", "compare", "speed", "logits", "canary"),
+    # The check kinds (oracle/checks/<kind>/): above everything a check reads, below the gate that runs them.
+    "checks": ("gate", "plugin", "cli", "bisect", "repro", "sweep", "__main__", "options"),
     "bisect": ("gate", "plugin", "repro", "sweep"),
     "repro": ("gate", "plugin", "cli", "sweep"),
     "sweep": ("gate", "plugin", "cli", "bisect"),  # each point is a gate run of its own process, never in here

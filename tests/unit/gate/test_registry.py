@@ -2,6 +2,7 @@
 
 import pytest
 
+from oracle.checks import check_named
 from oracle.compare.verdicts import Check
 from oracle.gate.items import item_specs
 from oracle.gate.registry import CheckRegistry, Finding
@@ -22,7 +23,13 @@ class _Suite:
         return ["a", "b"]
 
 
+class _Options:
+    def check(self, name):
+        return check_named(name).defaults
+
+
 class _Plan:
+    options = _Options()
     suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
     prompt_logprob = chunked_prefill = False
     sampling_distribution = False

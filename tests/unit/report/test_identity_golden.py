@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import oracle.report.state as state_module
+from oracle.checks import read_state
 from oracle.report.state import ReportState
 from tests.helpers.full_report import FULL_REPORT, SECTIONS
 
@@ -27,12 +28,12 @@ def _text(state: ReportState) -> str:
 
 
 def _read(data: dict) -> ReportState:
-    return ReportState.from_json(copy.deepcopy(data))
+    return read_state(copy.deepcopy(data))  # every check kind's state typed again
 
 
 def _filled() -> ReportState:
     """The same report as producers fill it: the run's core fields, then each section through `apply`."""
-    state = ReportState.from_json({k: v for k, v in FULL_REPORT.items() if k not in SECTIONS})
+    state = read_state({k: v for k, v in FULL_REPORT.items() if k not in SECTIONS})
     for name, value in SECTIONS.items():
         if name != "determinism":
             state.apply({name: copy.deepcopy(value)})

@@ -3,6 +3,8 @@
 import json
 from dataclasses import MISSING, fields
 
+from oracle.checks import fresh_states, read_state
+from oracle.checks.coverage import CoverageState
 from oracle.compare.verdicts import Check
 from oracle.report.state import ReportState
 from oracle.compare.noise import UNMEASURED
@@ -77,7 +79,8 @@ def _every_field_set() -> ReportState:
         logits={"overall": {"positions": 0}},
         decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
         chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
-        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
+        states=fresh_states() | {"coverage": CoverageState({"boot1-c2": {"mixed-batch": {"held": True, "detail": "d",
+                                                                                          "how": "h"}}})},
         sampling={"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
         token_match={"c1": {"vs_reference": {"k": 3, "n": 4}}})
 
@@ -92,22 +95,22 @@ def test_the_cells_are_kept_under_the_speed_card():
     data = _every_field_set().as_json()
     assert data["speed"] == {"label": "headline", "cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}}}
     alone = ReportState(mode="run", backend="llamacpp", speed_cells={"repeats": 1, "cells": {}})
-    back = ReportState.from_json(alone.as_json())
+    back = read_state(alone.as_json())
     assert back.speed is None and back.speed_cells == {"repeats": 1, "cells": {}}
 
 
 def test_a_state_reads_back_from_its_json():
     sample = _every_field_set()
-    assert ReportState.from_json(sample.as_json()) == sample
+    assert read_state(sample.as_json()) == sample
     # as the xdist worker sends it: through JSON text
-    assert ReportState.from_json(json.loads(json.dumps(sample.as_json(), default=str))) == sample
-    fresh = ReportState(mode="record", backend="llamacpp", started_utc="x")
-    assert ReportState.from_json(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
+    assert read_state(json.loads(json.dumps(sample.as_json(), default=str))) == sample
+    fresh = ReportState(mode="record", backend="llamacpp", started_utc="x", states=fresh_states())
+    assert read_state(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
 
 
 def test_a_report_written_before_backend_complete_and_closed_were_kept_reads_them_from_identity_and_verdict():
     data = _every_field_set().as_json()
     for key in ("backend", "complete", "closed"):
         del data[key]
-    state = ReportState.from_json(data)  # its verdict is partial (it was interrupted)
+    state = read_state(data)  # its verdict is partial (it was interrupted)
     assert (state.backend, state.complete, state.closed) == ("vllm", False, False)

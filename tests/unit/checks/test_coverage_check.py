@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from oracle.backends.base import PrefillChunk
 from oracle.compare.verdicts import passed
-from oracle.gate.coverage_checks import CoverageChecks
+from oracle.checks.coverage import CoverageChecks, CoverageSettings, CoverageState
 from oracle.report.state import ReportState
 from oracle.compare.coverage import run_coverage
 from oracle.store.records import Condition, Record
@@ -20,9 +20,8 @@ def rec(pid: str, sent: float, first: float, last: float, *, prompt: int = 60) -
 
 
 def checks(required: tuple[str, ...], coverage: dict) -> CoverageChecks:
-    plan = SimpleNamespace(options=SimpleNamespace(require_conditions=required))
-    state = ReportState(mode="run", backend="llamacpp", complete=True)
-    state.coverage = coverage
+    plan = SimpleNamespace(options=SimpleNamespace(check=lambda name: CoverageSettings(required)))
+    state = ReportState(mode="run", backend="llamacpp", complete=True, states={"coverage": CoverageState(coverage)})
     return CoverageChecks(plan, state, PrefillChunk(512, "-ub 512", "-ub"))
 
 
