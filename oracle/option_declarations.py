@@ -14,7 +14,7 @@ from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
                                  dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
-                                 non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
+                                 non_negative_int, ov_config, positive_int, 
                                  reference_kind, runner_arg, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
 from oracle.option_sampling import add_sampling_options
@@ -29,8 +29,6 @@ REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
-_dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
-_prompt_lp = bounded("--prompt-logprob-max-delta", "a log-prob difference in nats", "0.01", 0, 100)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -167,10 +165,6 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--runner-arg", metavar="NAME=VALUE", type=runner_arg, action="append", default=None,
                 help="a keyword argument (a string) for the factory of --backend=python:MODULE:FACTORY, e.g. "
                      "--runner-arg ir=int4; repeat it for several (default: none)")
-    g.addoption("--prompt-logprob-max-delta", metavar="NATS", type=_prompt_lp, default=None,
-                help="fail the prompt-logprob item (a runner's mean log-prob of the prompts' own tokens, teacher "
-                     "forced, against the reference's) when the two differ by more than this (default: none, "
-                     "reported only)")
     g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
                 help="when recording an f16 reference with the hf backend, also score the reference path with "
                      "the same weights in this dtype and store it as the reference's noise floor; none to skip "
@@ -183,23 +177,6 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "(default: none, reported only)")
     g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
                 help="fail the logits item when Same top p falls below this percentage (default: none, "
-                     "reported only)")
-    g.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
-                help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
-                     "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
-                     "only); for a python runner the sizes also give the chunked-prefill item (default: 64,served)")
-    g.addoption("--prefill-lengths", metavar="TOKENS", type=prefill_lengths,
-                default="1,7,64,256,1024,2048,4096,8192",
-                help="for a python runner's chunked-prefill item: the prefix lengths of a long prompt built from the "
-                     "haystack text, each scored in one pass and in chunks of each --prefill-chunks size (lengths "
-                     "beyond the runner's context are dropped; none: the suite's own paths only) "
-                     "(default: 1,7,64,256,1024,2048,4096,8192)")
-    # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
-    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
-    # 22 of 22): README, "Decode vs prefill".
-    g.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
-                help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
-                     "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
                      "reported only)")
     g.addoption("--sweep", metavar="SETTING=V1,V2", action="append", type=parse_axis, default=[],
                 help="gate each point of a grid of settings against --reference, each its own gate run: a launch flag "

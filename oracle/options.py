@@ -79,9 +79,6 @@ class GateOptions:
     logits: bool = False
     kld_max: float | None = None
     same_top1_min: float | None = None  # percent
-    prefill_chunks: tuple[int | str, ...] = (64, "served")  # decode vs prefill: chunk sizes, "served" = the server's
-    prefill_lengths: tuple[int, ...] = (1, 7, 64, 256, 1024, 2048, 4096, 8192)  # the chunked-prefill ladder
-    dvp_max_delta: float | None = None  # decode vs prefill: the largest |Δlogprob| that passes (None: reported)
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
@@ -92,7 +89,6 @@ class GateOptions:
     power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
-    prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
@@ -208,8 +204,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
         kld_max=o.kld_max,
-        same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks),
-        prefill_lengths=tuple(o.prefill_lengths), dvp_max_delta=o.dvp_max_delta,
+        same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,
@@ -217,7 +212,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
         interleave=interleave, checks=checks,
-        runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
+        runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
         score_url=o.score_url.rstrip("/") if o.score_url else None,
     )

@@ -66,12 +66,6 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append((41, ItemSpec("logits-floor", "logits_floor")))
     if plan.sampling_distribution:  # its scoring requests go to the --score-url server
         specs.append((42, ItemSpec("sampling-distribution", "sampling_distribution")))
-    if plan.decode_vs_prefill:  # diagnostic requests too: after the cache evidence, before any ladder level
-        specs.append((43, ItemSpec("decode-vs-prefill", "decode_vs_prefill")))
-    if plan.chunked_prefill:  # reads decode-vs-prefill's scored modes (or scores them)
-        specs.append((44, ItemSpec("chunked-prefill", "chunked_prefill")))
-    if plan.prompt_logprob:
-        specs.append((45, ItemSpec("prompt-logprob", "prompt_logprob")))
     # Ladder levels run in boot 1, before any restart; then each later boot.
     specs += [(50, ItemSpec(f"ladder[c{level}]", "ladder", level)) for level in ladder]
     specs += [(51, ItemSpec(f"boot[{boot}]", "boot", boot)) for boot in range(2, boots + 1)]

@@ -250,18 +250,12 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     # Not merged (as before the rules were written down): each worker's logits cover its own records only;
     # the merged report keeps every worker's logits checks.
     "logits": _own("logits"),
-    # --logits (so decode vs prefill) is refused under -n: the one worker that ran it, if any.
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
     # The settings are the plan's; the distribution check is refused under -n. Each condition ran on one server.
     "sampling": _own("sampling"),
     "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
                              | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
-    "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
-                                        None),
-    # In-process runners (the only families with these items) are refused under -n: the one worker, if any.
-    "chunked_prefill": lambda m: next((w.state.chunked_prefill for w in m.workers if w.state.chunked_prefill), None),
-    "prompt_logprob": lambda m: next((w.state.prompt_logprob for w in m.workers if w.state.prompt_logprob), None),
 }
 
 

@@ -37,9 +37,6 @@ class GatePlan:
     f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
-    decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
-    prompt_logprob: bool = False  # the family scores the prompt itself (python runners): the prompt-logprob item
-    chunked_prefill: bool = False  # the family feeds prompts in any chunk and --prefill-chunks names a size
     sampling_distribution: bool = False  # --sampling-check distribution against a reference (the item of that name)
 
     @classmethod
@@ -77,10 +74,7 @@ class GatePlan:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
-        caps = family.capabilities
-        chunked = caps.chunked_prefill and any(isinstance(size, int) for size in options.prefill_chunks)
-        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits,
-                   prompt_logprob=caps.prompt_logprobs, chunked_prefill=chunked,
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor,
                    sampling_distribution=mode == "gate" and options.sampling_check == "distribution")
 
     @staticmethod
@@ -105,6 +99,11 @@ class GatePlan:
     @property
     def platform(self) -> str:
         return parse_backend(self.options.backend).platform
+
+    @property
+    def capabilities(self):
+        """What the family's backend declares it can do (oracle.backends.base.Capabilities)."""
+        return family_of(self.options.backend).capabilities
 
     @property
     def in_process(self) -> bool:

@@ -21,13 +21,11 @@ from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
-from oracle.gate.dvp_checks import DecodePrefillChecks
 from oracle.gate.interleave_checks import InterleaveChecks
 from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
-from oracle.gate.prompt_checks import PromptLogprobChecks
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.gate.sampling_checks import SamplingChecks
@@ -99,7 +97,7 @@ class GateSession(ReportOwner):
                                                launch_command=self.target.configured_command)
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
-            self.chunk = self.backend.prefill_chunk(self.target.configured_command)  # the chunked-prefill condition
+            self.chunk = self.backend.prefill_chunk(self.target.configured_command)  # the server's own, for the checks
             self.state.identity["prefill_chunk"] = self.chunk.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
@@ -134,10 +132,6 @@ class GateSession(ReportOwner):
         self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
-        dvp = DecodePrefillChecks(*parts, served=self.chunk)
-        self.checks.register("decode_vs_prefill", dvp.check)
-        self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass
-        self.checks.register("prompt_logprob", PromptLogprobChecks(*parts).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),

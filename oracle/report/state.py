@@ -70,9 +70,6 @@ class ReportState:
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
     logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
-    decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
-    chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
-    prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
     sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
@@ -202,9 +199,6 @@ class ReportState:
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "logits": self.logits,
-            "decode_vs_prefill": self.decode_vs_prefill,
-            "chunked_prefill": self.chunked_prefill,
-            "prompt_logprob": self.prompt_logprob,
             "speed": self._speed_json(),
             "sampling": self.sampling,
             "token_match": self.token_match,
@@ -255,9 +249,6 @@ class ReportState:
             speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
             speed_cells=(data.get("speed") or {}).get("cells"),
             logits=data.get("logits"),
-            decode_vs_prefill=data.get("decode_vs_prefill"),
-            chunked_prefill=data.get("chunked_prefill"),
-            prompt_logprob=data.get("prompt_logprob"),
             sampling=data.get("sampling"),
             token_match=data.get("token_match") or {},
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},

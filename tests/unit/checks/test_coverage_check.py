@@ -48,3 +48,20 @@ def test_conditions_held_in_some_run_pass():
     check = checks(("mixed-batch", "overlap"), {"boot1-c1": C1, "boot1-c2": STAGGERED}).coverage_check().check
     assert check.verdict == "pass"
     assert check.detail == "every required condition happened: mixed-batch in boot1-c2; overlap in boot1-c2"
+
+
+def test_under_pytest_n_each_servers_runs_are_kept_apart_in_the_merged_report(tmp_path):
+    from oracle.checks import fresh_states
+    from oracle.gate.merge import merge_workers
+    from oracle.gate.placement import server_label
+
+    def payload(index: int) -> dict:
+        state = ReportState(mode="run", backend="llamacpp", complete=True, closed=True, states=fresh_states())
+        state.apply({"coverage": {"boot1-c1": C1}})
+        return {"url": f"http://127.0.0.1:{9000 + index}", "owned": None, "state": state.as_json(),
+                "condition_rows": {}}
+
+    controller = ReportState(mode="run", backend="llamacpp", states=fresh_states())
+    merge_workers(controller, {0: payload(0), 1: payload(1)}, workers=2, root=tmp_path, allow_mixed=False)
+    assert controller.states["coverage"].runs == {f"boot1-c1@{server_label(0)}": C1, f"boot1-c1@{server_label(1)}": C1}
+    assert controller.as_json()["coverage"] == controller.states["coverage"].runs

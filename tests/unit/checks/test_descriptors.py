@@ -4,7 +4,7 @@ writes, reads back and merges exactly the identity.json keys it owns; its report
 
 from __future__ import annotations
 
-import re
+import ast
 from pathlib import Path
 
 import pytest
@@ -24,10 +24,19 @@ def _words(check) -> set[str]:
     return names | {n.replace("_", "-") for n in names}
 
 
-def _named(text: str, words: set[str]) -> list[tuple[int, str]]:
-    """(line, word) of each place a check's name or item kind appears, in code, strings or comments."""
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, words))) + r")(?![\w-])")
-    return [(i, m.group(1)) for i, line in enumerate(text.splitlines(), 1) for m in pattern.finditer(line)]
+def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
+    """(line, word) of each place the code names a check: a string that is a check's name or item kind (an item
+    kind, a registry key, a report key, an item name such as "coverage" or f"logits[{pid}]"), an import of its
+    package or a module named for it. Prose that uses the same word (a comment, a message) names no check."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [(node.lineno, w) for w in words if node.value == w or node.value.startswith(w + "[")]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+            found += [(node.lineno, w) for w in words for m in modules
+                      if any(part == w or part.startswith(w + "_") for part in m.split("."))]
+    return sorted(set(found))
 
 
 def test_the_gate_names_no_check():
@@ -37,11 +46,13 @@ def test_the_gate_names_no_check():
     assert found == [], "move what the gate knows of these checks into their descriptors"
 
 
-def test_the_scan_sees_a_check_named_in_code_or_a_comment():
-    source = 'if kind == "coverage":  # the prompt-logprob item\n    specs.append(ItemSpec("x", "prompt_logprob"))\n'
+def test_the_scan_sees_a_check_named_in_code():
+    source = ('from oracle.gate.coverage_checks import CoverageChecks\n'
+              'if kind == "coverage":  # prose about coverage is not a name\n'
+              '    specs.append(ItemSpec(f"prompt-logprob[{pid}]", "prompt_logprob"))\n'
+              'raise UsageError("the coverage of a run")\n')
     assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob"}) == [
-        (1, "coverage"), (1, "prompt-logprob"), (2, "prompt_logprob")]
-    assert _named("from oracle.compare.coverage_rows import x\n", {"coverage"}) == []
+        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob")]
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():
@@ -82,3 +93,19 @@ def test_a_fresh_state_reads_an_old_report_without_its_keys():
     """A report of before a check existed reads back with that check's state empty."""
     old = {k: v for k, v in FULL_REPORT.items() if k not in {k for t in STATE_TYPES.values() for k in t.KEYS}}
     assert read_state(old).states == fresh_states()
+
+
+EXAMPLES = sorted((REPO / "examples").rglob("identity.json"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[str(p.relative_to(REPO / "examples")) for p in EXAMPLES])
+def test_the_reports_of_before_read_back_into_the_check_states_unchanged(path):
+    """The committed example reports (written before the check kinds had packages) read back into each check's
+    state, which writes every key it owns as the report held it (absent keys as an empty section)."""
+    import json
+
+    data = json.loads(path.read_text())
+    state = read_state(data)
+    for kind, check_state in state.states.items():
+        for key, value in check_state.to_json().items():
+            assert value == data.get(key) or (key not in data and not value), (kind, key)

@@ -1,5 +1,7 @@
 """The check registry and the item specs: kinds answered by registered producers, items planned from the plan."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from oracle.checks import check_named
@@ -24,14 +26,15 @@ class _Suite:
 
 
 class _Options:
+    logits = False
+
     def check(self, name):
         return check_named(name).defaults
 
 
 class _Plan:
-    options = _Options()
-    suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
-    prompt_logprob = chunked_prefill = False
+    options, capabilities = _Options(), SimpleNamespace(prompt_logprobs=False, chunked_prefill=False)
+    suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
     sampling_distribution = False
 
 
@@ -45,11 +48,11 @@ def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
 
 
 class _DvpPlan(_Plan):
-    mode, decode_vs_prefill = "run", True
+    mode, options = "run", SimpleNamespace(logits=True, check=_Options().check)
 
 
 class _RunnerPlan(_DvpPlan):
-    prompt_logprob = chunked_prefill = True
+    capabilities = SimpleNamespace(prompt_logprobs=True, chunked_prefill=True)
 
 
 def test_a_runner_plan_adds_chunked_prefill_and_prompt_logprob_after_decode_vs_prefill():

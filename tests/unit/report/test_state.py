@@ -4,7 +4,6 @@ import json
 from dataclasses import MISSING, fields
 
 from oracle.checks import fresh_states, read_state
-from oracle.checks.coverage import CoverageState
 from oracle.compare.verdicts import Check
 from oracle.report.state import ReportState
 from oracle.compare.noise import UNMEASURED
@@ -60,29 +59,34 @@ def _default(f):
     return f.default_factory() if f.default_factory is not MISSING else f.default
 
 
+_SECTIONS = {  # the sections: each kept by the run's own field or by a check kind's state
+    "runs": [{"condition": "boot1-c1", "records": 2}], "speculation": {"drafted": 4, "accepted": 3},
+    "cache": {"verdict": "pass"}, "evidence": {"token_ids": True},
+    "canaries": {"code[a]": {"family": "code", "ok": True}}, "ladder": {"c2": {"verdict": "exact"}},
+    "boots": {"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, "determinism": "within-boot",
+    "speed": {"label": "headline"}, "speed_cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
+    "logits": {"overall": {"positions": 0}}, "decode_vs_prefill": {"modes": {"one-pass": {"positions": 3}}},
+    "chunked_prefill": {"modes": {"chunks-4": {"chunk": 4}}}, "prompt_logprob": {"candidate": -0.66},
+    "coverage": {"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
+    "sampling": {"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
+    "token_match": {"c1": {"vs_reference": {"k": 3, "n": 4}}},
+}
+
+
 def _every_field_set() -> ReportState:
     """A state whose every field differs from its default: a field added to ReportState and left out of this
     sample fails test_the_sample_sets_every_field; one left out of as_json / from_json fails the round trip."""
-    return ReportState(
+    state = ReportState(
         mode="gate", backend="vllm", started_utc="2026-01-02T03:04:05Z",
         identity={"backend": "vllm", "server": {"build": "b1"}}, suite={"name": "s", "prompts": 2},
         reference={"path": "/ref", "kind": "f16"}, prompt_ids=["p", "q"],
         finished={RecordKey("p", PRIMARY): _meta("p"), RecordKey("q~1", Condition(concurrency=2), "server2"):
                   _meta("q", Condition(concurrency=2), 1)},
         checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
-        runs=[{"condition": "boot1-c1", "records": 2}], speculation={"drafted": 4, "accepted": 3},
-        cache={"verdict": "pass"}, evidence={"token_ids": True},
-        canaries={"code[a]": {"family": "code", "ok": True}}, ladder={"c2": {"verdict": "exact"}},
-        boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
-        speed={"label": "headline"}, speed_cells={"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
-        logits={"overall": {"positions": 0}},
-        decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
-        chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
-        states=fresh_states() | {"coverage": CoverageState({"boot1-c2": {"mixed-batch": {"held": True, "detail": "d",
-                                                                                          "how": "h"}}})},
-        sampling={"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
-        token_match={"c1": {"vs_reference": {"k": 3, "n": 4}}})
+        states=fresh_states())
+    state.apply(_SECTIONS)
+    return state
 
 
 def test_the_sample_sets_every_field():
