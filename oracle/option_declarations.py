@@ -12,7 +12,7 @@ import pytest
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
+                                 dtype, existing_path, inconclusive_kinds, integer,
                                  int_list, ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode,
                                  non_negative_int, ov_config, positive_int, 
                                  reference_kind, runner_arg, shell_command, speed_cells)
@@ -27,8 +27,6 @@ DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
-_kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
-_percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -165,19 +163,6 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--runner-arg", metavar="NAME=VALUE", type=runner_arg, action="append", default=None,
                 help="a keyword argument (a string) for the factory of --backend=python:MODULE:FACTORY, e.g. "
                      "--runner-arg ir=int4; repeat it for several (default: none)")
-    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default="bfloat16",
-                help="when recording an f16 reference with the hf backend, also score the reference path with "
-                     "the same weights in this dtype and store it as the reference's noise floor; none to skip "
-                     "(default: bfloat16)")
-    g.addoption("--logits", action="store_true", default=False,
-                help="compare logits (KLD, Same top p, delta-p) against a reference that is not of kind f16 but "
-                     "holds top-k logprobs (default: only against f16 references)")
-    g.addoption("--kld-max", metavar="NATS", type=_kld, default=None,
-                help="fail the logits item when the Mean KLD (a lower bound over HTTP top-k) exceeds this "
-                     "(default: none, reported only)")
-    g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
-                help="fail the logits item when Same top p falls below this percentage (default: none, "
-                     "reported only)")
     g.addoption("--sweep", metavar="SETTING=V1,V2", action="append", type=parse_axis, default=[],
                 help="gate each point of a grid of settings against --reference, each its own gate run: a launch flag "
                      "(write --sweep=-ctk=f16,q8_0: with '=', as argparse reads a value starting with '-' as an "

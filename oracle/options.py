@@ -77,8 +77,6 @@ class GateOptions:
     ov_config: tuple[tuple[str, str], ...] = ()
     floor_dtype: str = "bfloat16"
     logits: bool = False
-    kld_max: float | None = None
-    same_top1_min: float | None = None  # percent
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
@@ -203,8 +201,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
         allow_inconclusive=o.allow_inconclusive,
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype, ov_config=tuple(o.ov_config), floor_dtype=o.floor_dtype, logits=o.logits,
-        kld_max=o.kld_max,
-        same_top1_min=o.same_top1_min,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,

@@ -1,6 +1,6 @@
 """What oracle knows about a kind of gate check, in one frozen descriptor per kind.
 
-    CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=COVERAGE_ORDER,
+    CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60,
                             items=items, build=build, state=CoverageState,
                             add_options=add_options, settings=settings_of, section=report_coverage)
 
@@ -43,7 +43,7 @@ class CheckItem:
     name: str
     kind: str
     key: str | int | None = None
-    order: int | None = None
+    order: int | tuple[int, ...] | None = None  # (10, i, k): beside the i-th prompt's own item
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,12 @@ class CheckParts:
 @dataclass(frozen=True)
 class Producers:
     """A check's producers by item kind, and what it observes of each finished run (a ladder level, a boot):
-    `observe(result, asked=, reached=, staggered=)` returns the report findings of that run."""
+    `observe(result, asked=, reached=, staggered=)` returns the report findings of that run; `for_reference()` the
+    keywords it adds to the reference a record run writes (the precision floor)."""
 
     answers: Mapping[str, Callable[..., Finding]]
     observe: Callable[..., dict] | None = None
+    for_reference: Callable[[], dict] | None = None  # what a recorded reference keeps of it (write_run_reference)
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,12 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
     """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
     the ladder levels, the later boots, and each check kind's items: in the order they run (`CheckDescriptor`'s
     `order`; items of one order in the order they are listed)."""
-    specs: list[tuple[int, ItemSpec]] = []
+    specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
     per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
                          "run": ("record", "run")}[plan.mode]
-    for pid in plan.suite.ids():
+    for i, pid in enumerate(plan.suite.ids()):
         if not plan.f16_gate or plan.mode != "gate":  # an f16 reference is gated on logits only
-            specs.append((10, ItemSpec(f"{label}[{pid}]", per_prompt, pid)))
-        if plan.logits_gate:
-            specs.append((10, ItemSpec(f"logits[{pid}]", "logits", pid)))
+            specs.append(((10, i, 0), ItemSpec(f"{label}[{pid}]", per_prompt, pid)))
     if servers == 1:
         specs += [(20, ItemSpec("cache-zero", "cache")), (20, ItemSpec("speculation", "speculation"))]
     else:  # each server proves its own run (see placement.py)
@@ -59,11 +57,6 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append((31, ItemSpec("speed", "speed")))  # judged from the c1 run's card, after its cache evidence
     if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
         specs.append((32, ItemSpec("speed-cells", "speed_cells")))
-    # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
-    if plan.logits_gate:
-        specs.append((40, ItemSpec("logits", "logits_suite")))
-    if plan.floor_wanted:
-        specs.append((41, ItemSpec("logits-floor", "logits_floor")))
     if plan.sampling_distribution:  # its scoring requests go to the --score-url server
         specs.append((42, ItemSpec("sampling-distribution", "sampling_distribution")))
     # Ladder levels run in boot 1, before any restart; then each later boot.
@@ -72,7 +65,8 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
     for check in checks:
         specs += [(check.order if item.order is None else item.order, ItemSpec(item.name, item.kind, item.key))
                   for item in check.items(plan)]
-    return [spec for _, spec in sorted(specs, key=lambda pair: pair[0])]  # stable: one order keeps its listing
+    # stable: one order keeps its listing; (10, i, k): the i-th prompt's own items
+    return [spec for _, spec in sorted(specs, key=lambda pair: pair[0] if isinstance(pair[0], tuple) else (pair[0],))]
 
 
 def plan_specs(gate) -> list[ItemSpec]:

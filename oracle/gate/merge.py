@@ -247,9 +247,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "recorded_reference": _own("recorded_reference"),  # the controller writes the reference after the merge
     "notes": _notes,
     "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
-    # Not merged (as before the rules were written down): each worker's logits cover its own records only;
-    # the merged report keeps every worker's logits checks.
-    "logits": _own("logits"),
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
     # The settings are the plan's; the distribution check is refused under -n. Each condition ran on one server.

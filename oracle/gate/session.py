@@ -22,7 +22,6 @@ from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.interleave_checks import InterleaveChecks
-from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
@@ -61,7 +60,7 @@ class GateSession(ReportOwner):
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
         self.conditions: ConditionChecks | None = None
-        self.logits: LogitsChecks | None = None
+        self.for_reference: list = []  # what the check kinds add to a recorded reference (Producers.for_reference)
         self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
         self.chunk = None  # the server's prefill chunk (PrefillChunk), read at start
@@ -125,17 +124,17 @@ class GateSession(ReportOwner):
                 self.checks.register(kind, producer)
             if built.observe is not None:
                 self.observers.append(built.observe)
+            if built.for_reference is not None:
+                self.for_reference.append(built.for_reference)
         self.speed = SpeedChecks(self.plan, self.state)
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
                                   observers=self.observers)
         self.conditions = ConditionChecks(*parts, self.target, observers=self.observers)
-        self.logits = LogitsChecks(*parts, self.target)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
-                               ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
-                               ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
+                               ("ladder", self.conditions.ladder_check),
                                ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
                                ("sampling_distribution", SamplingChecks(*parts).distribution_check)):
             self.checks.register(kind, producer)
@@ -192,7 +191,7 @@ class GateSession(ReportOwner):
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
                                               self.conditions.rows, kept=str(self.report.folder / "records"),
-                                              floor=self.logits.floor)
+                                              **{k: v for extra in self.for_reference for k, v in extra().items()})
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()

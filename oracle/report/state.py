@@ -69,7 +69,6 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
-    logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
     sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
@@ -89,6 +88,11 @@ class ReportState:
                 current.extend(v for v in value if v not in current)
             else:
                 setattr(self, name, value)
+
+    def _section(self, key: str):
+        """An identity.json section by its key, from the check state that owns it (None when none does)."""
+        owner = self._owner(key)
+        return owner.to_json()[key] if owner is not None else None
 
     def _owner(self, key: str):
         return next((s for s in self.states.values() if key in s.KEYS), None)
@@ -130,7 +134,7 @@ class ReportState:
         count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
         # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
         tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
-        overall = (self.logits or {}).get("overall") or {}
+        overall = (self._section("logits") or {}).get("overall") or {}
         exact = [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)]
         return {
             "exact": exact,
@@ -198,7 +202,6 @@ class ReportState:
             "ladder": self.ladder,
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
-            "logits": self.logits,
             "speed": self._speed_json(),
             "sampling": self.sampling,
             "token_match": self.token_match,
@@ -248,7 +251,6 @@ class ReportState:
             notes=list(data.get("notes") or []),
             speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
             speed_cells=(data.get("speed") or {}).get("cells"),
-            logits=data.get("logits"),
             sampling=data.get("sampling"),
             token_match=data.get("token_match") or {},
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},

@@ -75,3 +75,13 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]
+
+
+class _LogitsPlan(_Plan):
+    logits_gate = True
+
+
+def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
+    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, 1, min_speedup=1.1)]
+    assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
+                     "logits", "ladder[c2]"]
