@@ -17,7 +17,6 @@ from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name,
                                  non_negative_int, ov_config, positive_int, 
                                  reference_kind, runner_arg, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
-from oracle.option_sampling import add_sampling_options
 from oracle.sweep.grid import parse_axis
 
 __all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options"]
@@ -173,4 +172,3 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--sweep-no-repro", action="store_true", default=False,
                 help="do not reduce the sweep's first point that splits from the reference to a repro (default: "
                      "`oracle repro` on it)")
-    add_sampling_options(g)

@@ -90,8 +90,6 @@ class GateOptions:
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
-    max_shift: float = 0.1  # nats per token the distribution check must be able to detect
-    score_url: str | None = None  # the reference model's server that scores sampled tokens
     canary: CanaryOptions = field(default_factory=CanaryOptions)
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
 
@@ -209,6 +207,5 @@ def gate_options(config: pytest.Config) -> GateOptions:
         ladder_arrivals=o.ladder_arrivals,
         interleave=interleave, checks=checks,
         runner_args=tuple(o.runner_arg or ()),
-        sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
-        score_url=o.score_url.rstrip("/") if o.score_url else None,
+        sampling=sampling, sampling_check=o.sampling_check,
     )

@@ -38,7 +38,7 @@ class ConditionChecks:
     def _reference_records(self) -> dict[str, Record] | None:
         # Against an f16 reference, conditions are compared with c1 only: its greedy tokens are not the
         # candidate's to match (its logits are compared instead); so under --sampling-check distribution.
-        if self.plan.reference is None or self.plan.f16_gate or self.plan.sampling_distribution:
+        if self.plan.reference is None or self.plan.f16_gate or self.plan.distribution_gate:
             return None
         if self._references is None:
             self._references = {p.id: self.plan.reference.record(p.id) for p in self.prompts.rendered}

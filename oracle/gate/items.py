@@ -57,8 +57,6 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append((31, ItemSpec("speed", "speed")))  # judged from the c1 run's card, after its cache evidence
     if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
         specs.append((32, ItemSpec("speed-cells", "speed_cells")))
-    if plan.sampling_distribution:  # its scoring requests go to the --score-url server
-        specs.append((42, ItemSpec("sampling-distribution", "sampling_distribution")))
     # Ladder levels run in boot 1, before any restart; then each later boot.
     specs += [(50, ItemSpec(f"ladder[c{level}]", "ladder", level)) for level in ladder]
     specs += [(51, ItemSpec(f"boot[{boot}]", "boot", boot)) for boot in range(2, boots + 1)]

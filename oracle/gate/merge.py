@@ -249,8 +249,7 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
-    # The settings are the plan's; the distribution check is refused under -n. Each condition ran on one server.
-    "sampling": _own("sampling"),
+    # Each condition ran on one server.
     "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
                              | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
 }

@@ -37,7 +37,7 @@ class GatePlan:
     f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
-    sampling_distribution: bool = False  # --sampling-check distribution against a reference (the item of that name)
+    distribution_gate: bool = False  # --sampling-check distribution against a reference: sampled tokens may differ
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -75,7 +75,7 @@ class GatePlan:
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
         return cls(options, suite, reference, mode, f16_gate, logits_gate, floor,
-                   sampling_distribution=mode == "gate" and options.sampling_check == "distribution")
+                   distribution_gate=mode == "gate" and options.sampling_check == "distribution")
 
     @staticmethod
     def _sampled(options: GateOptions, suite: Suite, reference: Reference | None, f16_gate: bool) -> Suite:
@@ -124,8 +124,8 @@ class GatePlan:
         state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids(), states=fresh_states())
         state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
         if self.options.sampling is not None:
-            state.sampling = {"settings": self.options.sampling.as_json(), "check": self.options.sampling_check,
-                              "near_ties": SAMPLED_SPLIT}
+            state.apply({"sampling": {"settings": self.options.sampling.as_json(),
+                                      "check": self.options.sampling_check, "near_ties": SAMPLED_SPLIT}})
         if self.reference:
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                "created_utc": self.reference.manifest.get("created_utc")}

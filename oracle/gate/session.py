@@ -27,7 +27,6 @@ from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
-from oracle.gate.sampling_checks import SamplingChecks
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
@@ -135,8 +134,7 @@ class GateSession(ReportOwner):
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
                                ("ladder", self.conditions.ladder_check),
-                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
-                               ("sampling_distribution", SamplingChecks(*parts).distribution_check)):
+                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------

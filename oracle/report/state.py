@@ -69,7 +69,6 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
-    sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
 
@@ -203,7 +202,6 @@ class ReportState:
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
             "speed": self._speed_json(),
-            "sampling": self.sampling,
             "token_match": self.token_match,
         }
         for state in self.states.values():
@@ -251,7 +249,6 @@ class ReportState:
             notes=list(data.get("notes") or []),
             speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
             speed_cells=(data.get("speed") or {}).get("cells"),
-            sampling=data.get("sampling"),
             token_match=data.get("token_match") or {},
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -43,7 +43,7 @@ def sections() -> dict[str, list[str]]:
 
 
 def test_each_check_kinds_options_are_the_rows_of_its_section():
-    parser = pytest.Parser()
+    parser = pytest.Parser(_ispytest=True)
     add_options(parser)
     groups = {g.name: g for g in parser._groups}
     found = sections()
@@ -59,3 +59,15 @@ def test_each_check_kinds_options_are_the_rows_of_its_section():
 def test_the_section_scan_reads_the_headings_and_rows():
     found = sections()
     assert "The target" in found and "--backend" in found["The target"]
+
+
+def test_each_check_kinds_help_group_lists_its_options_in_the_order_of_its_section():
+    """`pytest --help` and docs/options.md show a check kind's options in one order."""
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    groups = {g.name: g for g in parser._groups}
+    found = sections()
+    for check in CHECKS:
+        if check.add_options is not None:
+            heading = check.title[0].upper() + check.title[1:]
+            assert [o.names()[0] for o in groups[check.group].options] == found[heading], heading

@@ -62,7 +62,7 @@ def test_each_check_is_listed_once_and_its_kinds_are_its_own():
 
 
 def test_each_checks_options_are_on_its_own_help_group():
-    parser = pytest.Parser()
+    parser = pytest.Parser(_ispytest=True)
     add_options(parser)
     groups = {g.name: g for g in parser._groups}
     for check in CHECKS:

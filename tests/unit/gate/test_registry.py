@@ -35,11 +35,11 @@ class _Options:
 class _Plan:
     options, capabilities = _Options(), SimpleNamespace(prompt_logprobs=False, chunked_prefill=False)
     suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
-    sampling_distribution = False
+    distribution_gate = False
 
 
 class _SampledPlan(_Plan):
-    sampling_distribution = True
+    distribution_gate = True
 
 
 def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
