@@ -1,8 +1,8 @@
 """What oracle knows about a kind of gate check, in one frozen descriptor per kind.
 
-    CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60,
-                            items=items, build=build, state=CoverageState,
-                            add_options=add_options, settings=settings_of, section=report_coverage)
+    CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60, kinds=("coverage",),
+                            items=items, build=build, state=CoverageState, add_options=add_options,
+                            settings=settings_of, defaults=CoverageSettings(), section=report_coverage)
 
 Each kind declares its descriptor in its own package (`oracle/checks/<kind>/`) and `oracle.checks.CHECKS` lists
 it once; the gate (plan, items, registry, merge, session) reads the descriptors and never a kind's name.
