@@ -37,9 +37,9 @@ class ItemSpec:
 def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
                speed_cells: bool = False, interleave: bool = False,
                checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
-    """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
-    the ladder levels, the later boots, and each check kind's items: in the order they run (`CheckDescriptor`'s
-    `order`; items of one order in the order they are listed)."""
+    """record[...] / tokens[...] / run[...] per prompt, the evidence items, the speed items, the ladder levels, the
+    later boots (the kinds the gate still runs itself), and each check kind's items (oracle/checks/): in the order
+    they run (`CheckDescriptor`'s `order`; items of one order in the order they are listed)."""
     specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
     per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
                          "run": ("record", "run")}[plan.mode]
