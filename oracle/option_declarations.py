@@ -13,13 +13,12 @@ import shlex
 import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
+from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 condition_names, dtype, existing_path, floor_dtype, inconclusive_kinds, integer,
-                                 int_list, ladder_arrivals, ledger_target, ladder_levels, ladder_minimums, ladder_mode,
-                                 non_negative_int, ov_config, positive_int, prefill_chunks, prefill_lengths,
+                                 dtype, existing_path, inconclusive_kinds, int_list, ladder_arrivals, ledger_target,
+                                 ladder_levels, ladder_minimums, ladder_mode, non_negative_int, ov_config, positive_int,
                                  reference_kind, runner_arg, seed, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
-from oracle.option_sampling import add_sampling_options
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
@@ -31,15 +30,15 @@ DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
-_kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
-_percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
-_dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
-_prompt_lp = bounded("--prompt-logprob-max-delta", "a log-prob difference in nats", "0.01", 0, 100)
 
 
 def add_options(parser: pytest.Parser) -> None:
+    """The core gate options on the `oracle` group, then each check kind's on its own group (oracle/checks/)."""
     _gate_options(parser)
     _canary_options(parser)
+    for check in CHECKS:
+        if check.add_options is not None:
+            check.add_options(check.option_group(parser))
 
 
 def _declared(*, with_value: bool = False) -> set[str]:
@@ -194,12 +193,11 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
                      "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
                      "(default: at-once)")
-    g.addoption("--require-conditions", metavar="NAME,...", type=condition_names, default="",
-                help="add the coverage item: each named condition (chunked-prefill, mixed-batch, preemption, "
-                     "overlap) must have happened in some run, else inconclusive (kind coverage), naming why and "
-                     "how to cause it (default: coverage reported, not required)")
     g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
                 help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
+    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
+                help="start the server N times (needs --launch or the embedded default) and compare every "
+                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")
@@ -210,40 +208,6 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--runner-arg", metavar="NAME=VALUE", type=runner_arg, action="append", default=None,
                 help="a keyword argument (a string) for the factory of --backend=python:MODULE:FACTORY, e.g. "
                      "--runner-arg ir=int4; repeat it for several (default: none)")
-    g.addoption("--prompt-logprob-max-delta", metavar="NATS", type=_prompt_lp, default=None,
-                help="fail the prompt-logprob item (a runner's mean log-prob of the prompts' own tokens, teacher "
-                     "forced, against the reference's) when the two differ by more than this (default: none, "
-                     "reported only)")
-    g.addoption("--floor-dtype", metavar="DTYPE", type=floor_dtype, default=None,
-                help="when recording an f16 reference with the hf backend, also score the reference path with "
-                     "the same weights in this dtype and store it as the reference's noise floor; none to skip "
-                     "(default: bfloat16)")
-    g.addoption("--logits", action="store_true", default=False,
-                help="compare logits (KLD, Same top p, delta-p) against a reference that is not of kind f16 but "
-                     "holds top-k logprobs (default: only against f16 references)")
-    g.addoption("--kld-max", metavar="NATS", type=_kld, default=None,
-                help="fail the logits item when the Mean KLD (a lower bound over HTTP top-k) exceeds this "
-                     "(default: none, reported only)")
-    g.addoption("--same-top1-min", metavar="PERCENT", type=_percent, default=None,
-                help="fail the logits item when Same top p falls below this percentage (default: none, "
-                     "reported only)")
-    g.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
-                help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of these "
-                     "many tokens (served: the server's own batch, where the backend can read it; none: one pass "
-                     "only); for a python runner the sizes also give the chunked-prefill item (default: 64,served)")
-    g.addoption("--prefill-lengths", metavar="TOKENS", type=prefill_lengths,
-                default="1,7,64,256,1024,2048,4096,8192",
-                help="for a python runner's chunked-prefill item: the prefix lengths of a long prompt built from the "
-                     "haystack text, each scored in one pass and in chunks of each --prefill-chunks size (lengths "
-                     "beyond the runner's context are dropped; none: the suite's own paths only) "
-                     "(default: 1,7,64,256,1024,2048,4096,8192)")
-    # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
-    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
-    # 22 of 22): README, "Decode vs prefill".
-    g.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
-                help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more than "
-                     "this between decoding it and scoring it as a prompt; 0 demands bit-identical (default: none, "
-                     "reported only)")
     g.addoption("--sweep", metavar="SETTING=V1,V2", action="append", type=parse_axis, default=[],
                 help="gate each point of a grid of settings against --reference, each its own gate run: a launch flag "
                      "(write --sweep=-ctk=f16,q8_0: with '=', as argparse reads a value starting with '-' as an "
@@ -254,7 +218,3 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--sweep-no-repro", action="store_true", default=False,
                 help="do not reduce the sweep's first point that splits from the reference to a repro (default: "
                      "`oracle repro` on it)")
-    add_sampling_options(g)
-    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
-                help="start the server N times (needs --launch or the embedded default) and compare every "
-                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")

@@ -1,7 +1,7 @@
 """--temperature and the options that only mean something with it (--top-p, --seeds, --sampling-check,
---max-shift, --score-url): declared in the gate's group, cross-checked into a `Sampling` (None: greedy).
+--max-shift, --score-url): declared on the sampled-decoding group, cross-checked into a `Sampling` (None: greedy).
 
-    add_sampling_options(group)                     # from options._gate_options
+    add_sampling_options(group)                     # from oracle/checks/sampling_distribution/options.py
     sampling = sampling_of(config.option, family, workers)
 """
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.launch_command import port_refusal
+from oracle.checks import CHECKS, OptionContext, check_named
 from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
                                         add_options)
 from oracle.option_families import check_family_options
@@ -79,11 +81,6 @@ class GateOptions:
     ov_config: tuple[tuple[str, str], ...] = ()
     floor_dtype: str = "bfloat16"
     logits: bool = False
-    kld_max: float | None = None
-    same_top1_min: float | None = None  # percent
-    prefill_chunks: tuple[int | str, ...] = (64, "served")  # decode vs prefill: chunk sizes, "served" = the server's
-    prefill_lengths: tuple[int, ...] = (1, 7, 64, 256, 1024, 2048, 4096, 8192)  # the chunked-prefill ladder
-    dvp_max_delta: float | None = None  # decode vs prefill: the largest |Δlogprob| that passes (None: reported)
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
@@ -93,16 +90,17 @@ class GateOptions:
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
     ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
-    require_conditions: tuple[str, ...] = ()  # conditions the coverage item requires (compare/coverage.py)
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
-    prompt_logprob_max_delta: float | None = None  # the prompt-logprob item's bar (None: reported)
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
-    max_shift: float = 0.1  # nats per token the distribution check must be able to detect
-    score_url: str | None = None  # the reference model's server that scores sampled tokens
     canary: CanaryOptions = field(default_factory=CanaryOptions)
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
+    checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
+
+    def check(self, name: str):
+        """The settings of the check kind `name`: as read from its options, else its defaults."""
+        return dict(self.checks).get(name, check_named(name).defaults)
 
     @property
     def embedded(self) -> bool:
@@ -228,9 +226,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if o.speed_cells and workers > 1:
         raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {workers} the servers run at once "
                                 "and share the machine: measure cells without -n")
-    if o.require_conditions and workers > 1:
-        raise pytest.UsageError(f"--require-conditions judges every run of one server; with -n {workers} each worker "
-                                "sees only its own runs: require conditions without -n")
+    context = OptionContext(urls, workers, family)
+    checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers)
     if o.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
@@ -245,19 +242,15 @@ def gate_options(config: pytest.Config) -> GateOptions:
         speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
-        kld_max=o.kld_max,
-        same_top1_min=o.same_top1_min, prefill_chunks=tuple(o.prefill_chunks),
-        prefill_lengths=tuple(o.prefill_lengths), dvp_max_delta=o.dvp_max_delta,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
         ladder_arrivals=o.ladder_arrivals,
-        require_conditions=tuple(o.require_conditions), interleave=interleave,
-        runner_args=tuple(o.runner_arg or ()), prompt_logprob_max_delta=o.prompt_logprob_max_delta,
-        sampling=sampling, sampling_check=o.sampling_check, max_shift=o.max_shift,
-        score_url=o.score_url.rstrip("/") if o.score_url else None, ledger=o.ledger,
+        interleave=interleave, checks=checks,
+        runner_args=tuple(o.runner_arg or ()),
+        sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
     )
     check_canary_inputs(options.canary)  # read now: a bad file is refused before any request
     return options

@@ -28,9 +28,9 @@ _NO_SPLIT = 1 << 30  # sorts rows without a token split last
 
 
 class ConditionChecks:
-    def __init__(self, plan, recorder, prompts, state, target, *, coverage=None) -> None:
+    def __init__(self, plan, recorder, prompts, state, target, *, observers=()) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
-        self.coverage = coverage  # CoverageChecks: the conditions each run produced
+        self.observers = observers  # each check kind's observe(result, ...): what it keeps of each run
         self.rows: dict[str, list[dict]] = {}  # condition key -> rows vs c1 (ladder levels, boots)
         self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
         self._references: dict[str, Record] | None = None
@@ -38,7 +38,7 @@ class ConditionChecks:
     def _reference_records(self) -> dict[str, Record] | None:
         # Against an f16 reference, conditions are compared with c1 only: its greedy tokens are not the
         # candidate's to match (its logits are compared instead); so under --sampling-check distribution.
-        if self.plan.reference is None or self.plan.f16_gate or self.plan.sampling_distribution:
+        if self.plan.reference is None or self.plan.f16_gate or self.plan.distribution_gate:
             return None
         if self._references is None:
             self._references = {p.id: self.plan.reference.record(p.id) for p in self.prompts.rendered}
@@ -111,10 +111,13 @@ class ConditionChecks:
         return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap,
                                                                                               "speed": speed}},
                                "determinism": determinism_of(self.rows), **self._match(f"c{level}", rows),
-                               **self._coverage(result, asked=level, reached=reached, staggered=staggered)})
+                               **self._observed(result, asked=level, reached=reached, staggered=staggered)})
 
-    def _coverage(self, result: RunResult, **run) -> dict:
-        return self.coverage.observe(result, **run) if self.coverage is not None else {}
+    def _observed(self, result: RunResult, **run) -> dict:
+        out: dict = {}
+        for observe in self.observers:
+            out |= observe(result, **run)
+        return out
 
     def _restart(self) -> None:
         """A new boot: a new server (a new URL) for every later request, the prompts' server-side tokenizing
@@ -143,7 +146,7 @@ class ConditionChecks:
                                 recording=self.plan.mode == "record")
         runs = self._evidence(check, result)
         return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): _summary(check, rows)},
-                               "determinism": determinism_of(self.rows), **self._coverage(result),
+                               "determinism": determinism_of(self.rows), **self._observed(result),
                                **self._match(f"boot {boot}", rows)})
 
     def _match(self, label: str, rows: list[dict]) -> dict:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oracle.checks import CHECKS, CheckDescriptor
 from oracle.compare.verdicts import MAX_MESSAGE_LINES, Check
 from oracle.gate.placement import GATE_PREFIX, server_label
 
@@ -33,53 +34,42 @@ class ItemSpec:
 
 
 def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
-               coverage: bool = False, speed_cells: bool = False, interleave: bool = False) -> list[ItemSpec]:
-    """record[...] / tokens[...] / run[...] (and logits[...]) per prompt, the evidence items, the logits items,
-    the ladder levels, the later boots: in the order they run."""
-    specs = []
+               speed_cells: bool = False, interleave: bool = False,
+               checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
+    """record[...] / tokens[...] / run[...] per prompt, the evidence items, the speed items, the ladder levels, the
+    later boots (the kinds the gate still runs itself), and each check kind's items (oracle/checks/): in the order
+    they run (`CheckDescriptor`'s `order`; items of one order in the order they are listed)."""
+    specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
     per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
                          "run": ("record", "run")}[plan.mode]
-    for pid in plan.suite.ids():
+    for i, pid in enumerate(plan.suite.ids()):
         if not plan.f16_gate or plan.mode != "gate":  # an f16 reference is gated on logits only
-            specs.append(ItemSpec(f"{label}[{pid}]", per_prompt, pid))
-        if plan.logits_gate:
-            specs.append(ItemSpec(f"logits[{pid}]", "logits", pid))
+            specs.append(((10, i, 0), ItemSpec(f"{label}[{pid}]", per_prompt, pid)))
     if servers == 1:
-        specs += [ItemSpec("cache-zero", "cache"), ItemSpec("speculation", "speculation")]
+        specs += [(20, ItemSpec("cache-zero", "cache")), (20, ItemSpec("speculation", "speculation"))]
     else:  # each server proves its own run (see placement.py)
-        specs += [ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s) for s in range(servers)]
-        specs += [ItemSpec(f"speculation[{server_label(s)}]", "speculation", s) for s in range(servers)]
+        specs += [(20, ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s)) for s in range(servers)]
+        specs += [(20, ItemSpec(f"speculation[{server_label(s)}]", "speculation", s)) for s in range(servers)]
     if interleave and plan.mode == "gate":  # --reference-launch: reference and candidate in ABBA rounds, before speed
-        specs.append(ItemSpec("speed-ab", "speed_ab"))
+        specs.append((30, ItemSpec("speed-ab", "speed_ab")))
     if min_speedup is not None and plan.mode == "gate":
-        specs.append(ItemSpec("speed", "speed"))  # judged from the c1 run's card, after its cache evidence
+        specs.append((31, ItemSpec("speed", "speed")))  # judged from the c1 run's card, after its cache evidence
     if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
-        specs.append(ItemSpec("speed-cells", "speed_cells"))
-    # Teacher-forced requests run after the gated run and its cache-zero evidence, before any ladder level.
-    if plan.logits_gate:
-        specs.append(ItemSpec("logits", "logits_suite"))
-    if plan.floor_wanted:
-        specs.append(ItemSpec("logits-floor", "logits_floor"))
-    if plan.sampling_distribution:  # its scoring requests go to the --score-url server
-        specs.append(ItemSpec("sampling-distribution", "sampling_distribution"))
-    if plan.decode_vs_prefill:  # diagnostic requests too: after the cache evidence, before any ladder level
-        specs.append(ItemSpec("decode-vs-prefill", "decode_vs_prefill"))
-    if plan.chunked_prefill:  # reads decode-vs-prefill's scored modes (or scores them)
-        specs.append(ItemSpec("chunked-prefill", "chunked_prefill"))
-    if plan.prompt_logprob:
-        specs.append(ItemSpec("prompt-logprob", "prompt_logprob"))
+        specs.append((32, ItemSpec("speed-cells", "speed_cells")))
     # Ladder levels run in boot 1, before any restart; then each later boot.
-    specs += [ItemSpec(f"ladder[c{level}]", "ladder", level) for level in ladder]
-    specs += [ItemSpec(f"boot[{boot}]", "boot", boot) for boot in range(2, boots + 1)]
-    if coverage:  # --require-conditions: after every run whose conditions it judges
-        specs.append(ItemSpec("coverage", "coverage"))
-    return specs
+    specs += [(50, ItemSpec(f"ladder[c{level}]", "ladder", level)) for level in ladder]
+    specs += [(51, ItemSpec(f"boot[{boot}]", "boot", boot)) for boot in range(2, boots + 1)]
+    for check in checks:
+        specs += [(check.order if item.order is None else item.order, ItemSpec(item.name, item.kind, item.key))
+                  for item in check.items(plan)]
+    # stable: one order keeps its listing; (10, i, k): the i-th prompt's own items
+    return [spec for _, spec in sorted(specs, key=lambda pair: pair[0] if isinstance(pair[0], tuple) else (pair[0],))]
 
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.require_conditions),
-                      bool(o.speed_cells), interleave=o.interleave.on)
+    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.speed_cells),
+                      interleave=o.interleave.on)
 
 
 class GateFailure(Exception):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from oracle.checks import read_state
 from oracle.compare.evidence import speculation_totals
 from oracle.compare.noise import determinism_of
 from oracle.compare.sampled import match_rate_json
@@ -41,7 +42,7 @@ class Worker:
 
     @classmethod
     def of_payload(cls, index: int, payload: dict) -> "Worker":
-        state = ReportState.from_json(payload["state"])
+        state = read_state(payload["state"])
         owned = payload["owned"] if payload["owned"] is not None else state.prompt_ids
         return cls(index, state, payload["url"], frozenset(owned), payload["condition_rows"])
 
@@ -206,6 +207,12 @@ def _cache(m: Merge) -> dict | None:
             "servers": parts}
 
 
+def _states(m: Merge) -> dict:
+    """Each check kind's state, merged by its own rule (`CheckState.merge`) from the workers' states."""
+    return {kind: type(own).merge(own, [(w.label, w.state.states[kind]) for w in m.workers])
+            for kind, own in m.own.states.items()}
+
+
 def _c1_match(m: Merge) -> dict:
     """Every server's c1 prompts against the reference: the workers' counts added up."""
     parts = [w.state.token_match["c1"]["vs_reference"] for w in m.workers if "c1" in w.state.token_match]
@@ -216,6 +223,7 @@ def _c1_match(m: Merge) -> dict:
 # Every ReportState field -> its value in the merged report. A field added to ReportState needs a rule here
 # (tests/unit/gate/test_merge.py fails without one): say how the workers' values become one.
 MERGE_RULES: dict[str, Callable[[Merge], object]] = {
+    "states": _states,
     "mode": _own("mode"),
     "backend": _own("backend"),
     "started_utc": _own("started_utc"),
@@ -239,23 +247,11 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "recorded_reference": _own("recorded_reference"),  # the controller writes the reference after the merge
     "notes": _notes,
     "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
-    # Not merged (as before the rules were written down): each worker's logits cover its own records only;
-    # the merged report keeps every worker's logits checks.
-    "logits": _own("logits"),
-    # --logits (so decode vs prefill) is refused under -n: the one worker that ran it, if any.
-    # Every server runs boot1-c1: each server's runs are kept apart, as run@serverK.
-    "coverage": lambda m: {f"{run}@{w.label}": v for w in m.workers for run, v in w.state.coverage.items()},
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
-    # The settings are the plan's; the distribution check is refused under -n. Each condition ran on one server.
-    "sampling": _own("sampling"),
+    # Each condition ran on one server.
     "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
                              | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
-    "decode_vs_prefill": lambda m: next((w.state.decode_vs_prefill for w in m.workers if w.state.decode_vs_prefill),
-                                        None),
-    # In-process runners (the only families with these items) are refused under -n: the one worker, if any.
-    "chunked_prefill": lambda m: next((w.state.chunked_prefill for w in m.workers if w.state.chunked_prefill), None),
-    "prompt_logprob": lambda m: next((w.state.prompt_logprob for w in m.workers if w.state.prompt_logprob), None),
 }
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from oracle.backends import family_of, parse_backend
 from oracle.canary.code import load_set
+from oracle.checks import fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.option_folders import check_run_folders
@@ -39,10 +40,7 @@ class GatePlan:
     f16_gate: bool  # gated on logits (KLD, Same top p), not on token identity
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
-    decode_vs_prefill: bool = False  # --logits: the candidate's own path, decode-time top-k vs scored as a prompt
-    prompt_logprob: bool = False  # the family scores the prompt itself (python runners): the prompt-logprob item
-    chunked_prefill: bool = False  # the family feeds prompts in any chunk and --prefill-chunks names a size
-    sampling_distribution: bool = False  # --sampling-check distribution against a reference (the item of that name)
+    distribution_gate: bool = False  # --sampling-check distribution against a reference: sampled tokens may differ
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -81,11 +79,8 @@ class GatePlan:
             top_k = (REFERENCE_TOP_K if mode == "record" and options.reference_kind == "f16"
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
-        caps = family.capabilities
-        chunked = caps.chunked_prefill and any(isinstance(size, int) for size in options.prefill_chunks)
-        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor, decode_vs_prefill=options.logits,
-                   prompt_logprob=caps.prompt_logprobs, chunked_prefill=chunked,
-                   sampling_distribution=mode == "gate" and options.sampling_check == "distribution")
+        return cls(options, suite, reference, mode, f16_gate, logits_gate, floor,
+                   distribution_gate=mode == "gate" and options.sampling_check == "distribution")
 
     @staticmethod
     def _sampled(options: GateOptions, suite: Suite, reference: Reference | None, f16_gate: bool) -> Suite:
@@ -112,6 +107,11 @@ class GatePlan:
         return parse_backend(self.options.backend).platform
 
     @property
+    def capabilities(self):
+        """What the family's backend declares it can do (oracle.backends.base.Capabilities)."""
+        return family_of(self.options.backend).capabilities
+
+    @property
     def in_process(self) -> bool:
         return family_of(self.options.backend).in_process
 
@@ -132,11 +132,11 @@ class GatePlan:
     def new_state(self) -> ReportState:
         """The report as it starts: mode, suite, reference."""
         suite = self.suite
-        state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids())
+        state = ReportState(mode=self.mode, backend=self.options.backend, prompt_ids=suite.ids(), states=fresh_states())
         state.suite = {"name": suite.name, "path": suite.path, "sha256": suite.sha256, "prompts": len(suite.prompts)}
         if self.options.sampling is not None:
-            state.sampling = {"settings": self.options.sampling.as_json(), "check": self.options.sampling_check,
-                              "near_ties": SAMPLED_SPLIT}
+            state.apply({"sampling": {"settings": self.options.sampling.as_json(),
+                                      "check": self.options.sampling_check, "near_ties": SAMPLED_SPLIT}})
         if self.reference:
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                "created_utc": self.reference.manifest.get("created_utc")}

@@ -14,17 +14,14 @@ from oracle.compare.sources import evidence_sources
 from oracle.compare.splits import describe_split, split_view
 from oracle.compare.text import text_check
 from oracle.compare.tokens import TokenSide, compare_tokens
-from oracle.compare.verdicts import EXACT, INFO, NOT_RUN, PASS, WITHIN_NOISE, Check
+from oracle.compare.verdicts import EXACT, INFO, PASS, WITHIN_NOISE, Check
 from oracle.gate.placement import server_label
+from oracle.checks.descriptor import not_run
 from oracle.gate.registry import Finding
 from oracle.run.runner import RunResult, one_at_a_time
 from oracle.store.records import PRIMARY
 
 __all__ = ["PrimaryRun", "not_run", "run_log"]
-
-
-def not_run(state, check_id: str, kind: str) -> Finding:
-    return Finding(Check(check_id, kind, NOT_RUN, f"not run: {state.interruption}"))
 
 
 def run_log(result: RunResult, **extra) -> dict:
@@ -39,9 +36,9 @@ def run_log(result: RunResult, **extra) -> dict:
 
 class PrimaryRun:
     def __init__(self, plan, recorder, prompts, state, speed, *, server_index: int = 0,
-                 owned: set[str] | None = None, coverage=None) -> None:
+                 owned: set[str] | None = None, observers=()) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.speed = plan, recorder, prompts, state, speed
-        self.coverage = coverage  # CoverageChecks: the conditions this run produced
+        self.observers = observers  # each check kind's observe(result): what it keeps of this run
         self.server_index, self.owned = server_index, owned
         self.result: RunResult | None = None
         self.ran = False
@@ -86,8 +83,8 @@ class PrimaryRun:
             findings["identity"] = {"server": self.state.identity.get("server", {})
                                     | {"system_fingerprint": ", ".join(fingerprints)}}
         findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend, window)
-        if self.coverage is not None:
-            findings |= self.coverage.observe(self.result)
+        for observe in self.observers:
+            findings |= observe(self.result)
         findings["complete"] = True
         return findings
 

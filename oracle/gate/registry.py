@@ -6,20 +6,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
-from oracle.compare.verdicts import Check
+from oracle.checks.descriptor import Finding
 
 __all__ = ["CheckRegistry", "Finding"]
-
-
-@dataclass
-class Finding:
-    """A producer's answer: the check, and what the report should hold beside it (`ReportState.apply`)."""
-
-    check: Check
-    report: dict = field(default_factory=dict)
 
 
 class CheckRegistry:

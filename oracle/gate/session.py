@@ -18,20 +18,16 @@ import pytest
 from oracle.backends import RequestFailed
 from oracle.backends.schemas import AnswerBroken
 from oracle.canary.context import ServedContext
+from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
 from oracle.gate.condition_checks import ConditionChecks
-from oracle.gate.coverage_checks import CoverageChecks
-from oracle.gate.dvp_checks import DecodePrefillChecks
 from oracle.gate.interleave_checks import InterleaveChecks
-from oracle.gate.logits_checks import LogitsChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
-from oracle.gate.prompt_checks import PromptLogprobChecks
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
-from oracle.gate.sampling_checks import SamplingChecks
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
@@ -67,10 +63,11 @@ class GateSession(ReportOwner):
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
         self.conditions: ConditionChecks | None = None
-        self.logits: LogitsChecks | None = None
+        self.for_reference: list = []  # what the check kinds add to a recorded reference (Producers.for_reference)
         self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
-        self.coverage: CoverageChecks | None = None
+        self.chunk = None  # the server's prefill chunk (PrefillChunk), read at start
+        self.observers: list = []  # what the check kinds observe of each finished run (Producers.observe)
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
@@ -106,10 +103,8 @@ class GateSession(ReportOwner):
             beyond = self.prompts.beyond_context(self.context.tokens)
             if beyond:
                 raise self._refused(beyond)
-            chunk = self.backend.prefill_chunk(self.target.configured_command)  # for the chunked-prefill condition
-            self.state.identity["prefill_chunk"] = chunk.as_json()
-            self.coverage = CoverageChecks(self.plan, self.state, chunk,
-                                           preemption_counter=self.backend.capabilities.preemption_counter)
+            self.chunk = self.backend.prefill_chunk(self.target.configured_command)  # the server's own, for the checks
+            self.state.identity["prefill_chunk"] = self.chunk.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
         except (TargetError, PromptMismatch, OSError, GGUFError, InputFileError) as exc:  # each names its fix
@@ -133,24 +128,24 @@ class GateSession(ReportOwner):
 
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
+        for check in CHECKS:
+            built = check.build(CheckParts(*parts, self.target, served=self.context, chunk=self.chunk))
+            for kind, producer in built.answers.items():
+                self.checks.register(kind, producer)
+            if built.observe is not None:
+                self.observers.append(built.observe)
+            if built.for_reference is not None:
+                self.for_reference.append(built.for_reference)
         self.speed = SpeedChecks(self.plan, self.state)
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
-                                  coverage=self.coverage)
-        self.conditions = ConditionChecks(*parts, self.target, coverage=self.coverage)
-        self.logits = LogitsChecks(*parts, self.target)
+                                  observers=self.observers)
+        self.conditions = ConditionChecks(*parts, self.target, observers=self.observers)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
-        dvp = DecodePrefillChecks(*parts, served=self.coverage.chunk if self.coverage else None)
-        self.checks.register("decode_vs_prefill", dvp.check)
-        self.checks.register("chunked_prefill", dvp.chunked_check)  # the same scored modes, chunks vs one pass
-        self.checks.register("prompt_logprob", PromptLogprobChecks(*parts).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
-                               ("logits", self.logits.prompt_check), ("logits_suite", self.logits.suite_check),
-                               ("logits_floor", self.logits.floor_check), ("ladder", self.conditions.ladder_check),
-                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check),
-                               ("coverage", self.coverage.coverage_check),
-                               ("sampling_distribution", SamplingChecks(*parts).distribution_check)):
+                               ("ladder", self.conditions.ladder_check),
+                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------
@@ -205,7 +200,7 @@ class GateSession(ReportOwner):
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
                                               self.conditions.rows, kept=str(self.report.folder / "records"),
-                                              floor=self.logits.floor)
+                                              **{k: v for extra in self.for_reference for k, v in extra().items()})
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()

@@ -5,12 +5,16 @@
     data = state.as_json()                                                    # identity.json
     same = ReportState.from_json(data)                                        # a worker's state, typed again
 
-The xdist controller merges the workers' typed states field by field (`oracle.gate.merge`).
+Each check kind keeps its part of the report in a state of its own (`states`: kind -> its `CheckState`,
+oracle/checks/<kind>/), which writes, reads back and merges its own identity.json keys; the xdist controller
+merges the workers' typed states field by field (`oracle.gate.merge`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
@@ -24,6 +28,13 @@ from oracle.store.stamps import utc_now as _utc
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
 
 REPORT_SCHEMA_VERSION = 2  # 2: the speed card (`speed`), Wilson intervals on counts; see docs/report-schema.md
+
+
+# identity.json's sections between `checks` and `runs`, in the order the report has always written them; a
+# check's keys that are not listed here follow them, in the order of its kind in oracle.checks.CHECKS.
+SECTION_ORDER = ("speculation", "cache", "evidence", "canaries", "ladder", "boots", "determinism", "logits",
+                 "decode_vs_prefill", "chunked_prefill", "prompt_logprob", "speed", "coverage", "sampling",
+                 "token_match")
 
 
 @dataclass
@@ -54,18 +65,17 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
-    logits: dict | None = None  # KLD / Same top p against the reference (gate), or the reference's floor (record)
-    decode_vs_prefill: dict | None = None  # --logits: the candidate's own path, decoded vs scored as a prompt
-    chunked_prefill: dict | None = None  # a runner's paths scored in chunks against one pass (logits/chunked.py)
-    prompt_logprob: dict | None = None  # a runner's mean log-prob of the prompts' own tokens, and the reference's
-    coverage: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
-    sampling: dict | None = None  # --temperature: the settings, the check, the distribution check's statistics
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
+    states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:
         """Merge a producer's findings: dict fields are updated, list fields extended, the rest replaced."""
         for name, value in findings.items():
+            owner = self._owner(name)
+            if owner is not None:  # a check's own key: its state says how it is filled
+                owner.apply(name, value)
+                continue
             current = getattr(self, name)
             if isinstance(current, dict) and isinstance(value, dict):
                 current.update(value)
@@ -73,6 +83,14 @@ class ReportState:
                 current.extend(v for v in value if v not in current)
             else:
                 setattr(self, name, value)
+
+    def _section(self, key: str):
+        """An identity.json section by its key, from the check state that owns it (None when none does)."""
+        owner = self._owner(key)
+        return owner.to_json()[key] if owner is not None else None
+
+    def _owner(self, key: str):
+        return next((s for s in self.states.values() if key in s.KEYS), None)
 
     def judged(self, check: Check) -> None:
         """Keep the check (replacing an earlier one with its id)."""
@@ -111,7 +129,7 @@ class ReportState:
         count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
         # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
         tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
-        overall = (self.logits or {}).get("overall") or {}
+        overall = (self._section("logits") or {}).get("overall") or {}
         exact = [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)]
         return {
             "exact": exact,
@@ -159,21 +177,7 @@ class ReportState:
             "recorded_reference": self.recorded_reference,
             "summary": self.summary(),
             "checks": [c.as_dict() for c in self.checks],
-            "speculation": self.speculation,
-            "cache": self.cache,
-            "evidence": self.evidence,
-            "canaries": self.canaries,
-            "ladder": self.ladder,
-            "boots": self.boots,
-            "determinism": self.determinism if (self.ladder or self.boots) else None,
-            "logits": self.logits,
-            "decode_vs_prefill": self.decode_vs_prefill,
-            "chunked_prefill": self.chunked_prefill,
-            "prompt_logprob": self.prompt_logprob,
-            "speed": self._speed_json(),
-            "coverage": self.coverage,
-            "sampling": self.sampling,
-            "token_match": self.token_match,
+            **self._sections(),
             "runs": self.runs,
             "missing": self.missing(),
             "interruption": self.interruption,
@@ -183,6 +187,24 @@ class ReportState:
             "records": {"folder": "records", "finished": {str(k): v for k, v in self.finished.items()}},
         }
 
+    def _sections(self) -> dict:
+        """The sections between `checks` and `runs`: the run's own and each check state's, in SECTION_ORDER."""
+        out = {
+            "speculation": self.speculation,
+            "cache": self.cache,
+            "evidence": self.evidence,
+            "canaries": self.canaries,
+            "ladder": self.ladder,
+            "boots": self.boots,
+            "determinism": self.determinism if (self.ladder or self.boots) else None,
+            "speed": self._speed_json(),
+            "token_match": self.token_match,
+        }
+        for state in self.states.values():
+            out.update(state.to_json())
+        known = [k for k in SECTION_ORDER if k in out]
+        return {k: out[k] for k in known + [k for k in out if k not in SECTION_ORDER]}
+
     def _speed_json(self) -> dict | None:
         """The speed card with the cells under its `cells` key (the cells alone when the card is missing)."""
         if self.speed_cells is None:
@@ -190,11 +212,12 @@ class ReportState:
         return {**(self.speed or {}), "cells": self.speed_cells}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ReportState":
+    def from_json(cls, data: dict, states: Mapping[str, type] | None = None) -> "ReportState":
         """The state back from its `as_json()` (typed again: record keys, checks); what as_json derives (verdict,
         summary, missing, written_utc) is computed again, not read. `determinism` is said only with a ladder or
         boots, so without them it reads back as unmeasured. A report written before `backend`, `complete` and
-        `closed` were kept reads them from the identity and the verdict."""
+        `closed` were kept reads them from the identity and the verdict. states: the check kinds whose states
+        are read (kind -> its CheckState class; oracle.checks.STATE_TYPES); the keys of any other are not read."""
         finished = (data.get("records") or {}).get("finished") or {}
         done = data.get("verdict") not in (None, "partial")
         return cls(
@@ -222,11 +245,6 @@ class ReportState:
             notes=list(data.get("notes") or []),
             speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
             speed_cells=(data.get("speed") or {}).get("cells"),
-            logits=data.get("logits"),
-            decode_vs_prefill=data.get("decode_vs_prefill"),
-            chunked_prefill=data.get("chunked_prefill"),
-            prompt_logprob=data.get("prompt_logprob"),
-            coverage=data.get("coverage") or {},
-            sampling=data.get("sampling"),
             token_match=data.get("token_match") or {},
+            states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -35,14 +35,13 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("report",),  # identity.json / .md / .html, and the HTML page the tools share
     ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
     ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
-    # The gate's options, and the check kinds that declare them (`checks`: planned, see PLANNED).
+    # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
     ("option_types", "option_families", "option_sampling", "speed_options", "option_declarations", "options",
      "option_inputs", "option_folders",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller
     ("plugin", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
 )
-PLANNED = {"checks"}  # placed before it exists; accepted as a name only while oracle/checks is absent
 FLOOR = {name: level for level, floor in enumerate(FLOORS) for name in floor}
 
 
@@ -139,8 +138,8 @@ def test_every_package_and_module_has_its_floor_once():
     real = {_package(p) for p in MODULES}
     assert len(placed) == len(set(placed)), "a name on two floors"
     assert real <= set(placed), f"place these in FLOORS (and docs/architecture.md): {sorted(real - set(placed))}"
-    # A floor named for something renamed or removed would pass for ever; a planned one only until it exists.
-    gone = set(placed) - real - {name for name in PLANNED if not (ORACLE / name).exists()}
+    # A floor named for something renamed or removed would pass for ever.
+    gone = set(placed) - real
     assert not gone, sorted(gone)
 
 

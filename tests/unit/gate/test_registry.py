@@ -1,7 +1,10 @@
 """The check registry and the item specs: kinds answered by registered producers, items planned from the plan."""
 
+from types import SimpleNamespace
+
 import pytest
 
+from oracle.checks import check_named
 from oracle.compare.verdicts import Check
 from oracle.gate.items import item_specs
 from oracle.gate.registry import CheckRegistry, Finding
@@ -22,14 +25,21 @@ class _Suite:
         return ["a", "b"]
 
 
+class _Options:
+    logits = False
+
+    def check(self, name):
+        return check_named(name).defaults
+
+
 class _Plan:
-    suite, mode, f16_gate, logits_gate, floor_wanted, decode_vs_prefill = _Suite(), "gate", False, False, False, False
-    prompt_logprob = chunked_prefill = False
-    sampling_distribution = False
+    options, capabilities = _Options(), SimpleNamespace(prompt_logprobs=False, chunked_prefill=False)
+    suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
+    distribution_gate = False
 
 
 class _SampledPlan(_Plan):
-    sampling_distribution = True
+    distribution_gate = True
 
 
 def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
@@ -38,11 +48,11 @@ def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
 
 
 class _DvpPlan(_Plan):
-    mode, decode_vs_prefill = "run", True
+    mode, options = "run", SimpleNamespace(logits=True, check=_Options().check)
 
 
 class _RunnerPlan(_DvpPlan):
-    prompt_logprob = chunked_prefill = True
+    capabilities = SimpleNamespace(prompt_logprobs=True, chunked_prefill=True)
 
 
 def test_a_runner_plan_adds_chunked_prefill_and_prompt_logprob_after_decode_vs_prefill():
@@ -65,3 +75,13 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]
+
+
+class _LogitsPlan(_Plan):
+    logits_gate = True
+
+
+def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
+    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, 1, min_speedup=1.1)]
+    assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
+                     "logits", "ladder[c2]"]

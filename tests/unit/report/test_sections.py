@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from oracle.checks import fresh_states
 from oracle.compare.verdicts import Check
 from oracle.report import sections
 from oracle.report.html import render_html
@@ -19,10 +20,11 @@ def _states() -> list[ReportState]:
                                             "extracted": "15"}}, notes=["a note"])
     ran.checks = [Check("tokens[p]", "tokens", "exact", "ok", outcome="passed")]
     runner = ReportState(mode="gate", backend="python:r.py:make", prompt_ids=["p"], complete=True, closed=True,
-                         prompt_logprob={"candidate": -3.5, "reference": -3.2, "delta": -0.3},
-                         chunked_prefill={"modes": {"chunks-4": {"chunk": 4, "overall": {"positions": 3,
-                                          "max_abs_delta": 0.01}, "top1_differs": [], "longest_prefix_tokens": 40},
-                                          "chunks-64": {"chunk": 64, "not_reached": "fits in one chunk"}}})
+                         states=fresh_states())
+    runner.apply({"prompt_logprob": {"candidate": -3.5, "reference": -3.2, "delta": -0.3},
+                  "chunked_prefill": {"modes": {"chunks-4": {"chunk": 4, "overall": {"positions": 3,
+                                      "max_abs_delta": 0.01}, "top1_differs": [], "longest_prefix_tokens": 40},
+                                      "chunks-64": {"chunk": 64, "not_reached": "fits in one chunk"}}}})
     return [fresh, ran, runner]
 
 

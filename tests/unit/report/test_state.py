@@ -3,6 +3,7 @@
 import json
 from dataclasses import MISSING, fields
 
+from oracle.checks import fresh_states, read_state
 from oracle.compare.verdicts import Check
 from oracle.report.state import ReportState
 from oracle.compare.noise import UNMEASURED
@@ -58,28 +59,34 @@ def _default(f):
     return f.default_factory() if f.default_factory is not MISSING else f.default
 
 
+_SECTIONS = {  # the sections: each kept by the run's own field or by a check kind's state
+    "runs": [{"condition": "boot1-c1", "records": 2}], "speculation": {"drafted": 4, "accepted": 3},
+    "cache": {"verdict": "pass"}, "evidence": {"token_ids": True},
+    "canaries": {"code[a]": {"family": "code", "ok": True}}, "ladder": {"c2": {"verdict": "exact"}},
+    "boots": {"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, "determinism": "within-boot",
+    "speed": {"label": "headline"}, "speed_cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
+    "logits": {"overall": {"positions": 0}}, "decode_vs_prefill": {"modes": {"one-pass": {"positions": 3}}},
+    "chunked_prefill": {"modes": {"chunks-4": {"chunk": 4}}}, "prompt_logprob": {"candidate": -0.66},
+    "coverage": {"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
+    "sampling": {"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
+    "token_match": {"c1": {"vs_reference": {"k": 3, "n": 4}}},
+}
+
+
 def _every_field_set() -> ReportState:
     """A state whose every field differs from its default: a field added to ReportState and left out of this
     sample fails test_the_sample_sets_every_field; one left out of as_json / from_json fails the round trip."""
-    return ReportState(
+    state = ReportState(
         mode="gate", backend="vllm", started_utc="2026-01-02T03:04:05Z",
         identity={"backend": "vllm", "server": {"build": "b1"}}, suite={"name": "s", "prompts": 2},
         reference={"path": "/ref", "kind": "f16"}, prompt_ids=["p", "q"],
         finished={RecordKey("p", PRIMARY): _meta("p"), RecordKey("q~1", Condition(concurrency=2), "server2"):
                   _meta("q", Condition(concurrency=2), 1)},
         checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
-        runs=[{"condition": "boot1-c1", "records": 2}], speculation={"drafted": 4, "accepted": 3},
-        cache={"verdict": "pass"}, evidence={"token_ids": True},
-        canaries={"code[a]": {"family": "code", "ok": True}}, ladder={"c2": {"verdict": "exact"}},
-        boots={"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, determinism="within-boot",
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
-        speed={"label": "headline"}, speed_cells={"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
-        logits={"overall": {"positions": 0}},
-        decode_vs_prefill={"modes": {"one-pass": {"positions": 3}}},
-        chunked_prefill={"modes": {"chunks-4": {"chunk": 4}}}, prompt_logprob={"candidate": -0.66},
-        coverage={"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
-        sampling={"settings": {"temperature": 0.8}, "distribution": {"verdict": "consistent"}},
-        token_match={"c1": {"vs_reference": {"k": 3, "n": 4}}})
+        states=fresh_states())
+    state.apply(_SECTIONS)
+    return state
 
 
 def test_the_sample_sets_every_field():
@@ -92,22 +99,22 @@ def test_the_cells_are_kept_under_the_speed_card():
     data = _every_field_set().as_json()
     assert data["speed"] == {"label": "headline", "cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}}}
     alone = ReportState(mode="run", backend="llamacpp", speed_cells={"repeats": 1, "cells": {}})
-    back = ReportState.from_json(alone.as_json())
+    back = read_state(alone.as_json())
     assert back.speed is None and back.speed_cells == {"repeats": 1, "cells": {}}
 
 
 def test_a_state_reads_back_from_its_json():
     sample = _every_field_set()
-    assert ReportState.from_json(sample.as_json()) == sample
+    assert read_state(sample.as_json()) == sample
     # as the xdist worker sends it: through JSON text
-    assert ReportState.from_json(json.loads(json.dumps(sample.as_json(), default=str))) == sample
-    fresh = ReportState(mode="record", backend="llamacpp", started_utc="x")
-    assert ReportState.from_json(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
+    assert read_state(json.loads(json.dumps(sample.as_json(), default=str))) == sample
+    fresh = ReportState(mode="record", backend="llamacpp", started_utc="x", states=fresh_states())
+    assert read_state(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
 
 
 def test_a_report_written_before_backend_complete_and_closed_were_kept_reads_them_from_identity_and_verdict():
     data = _every_field_set().as_json()
     for key in ("backend", "complete", "closed"):
         del data[key]
-    state = ReportState.from_json(data)  # its verdict is partial (it was interrupted)
+    state = read_state(data)  # its verdict is partial (it was interrupted)
     assert (state.backend, state.complete, state.closed) == ("vllm", False, False)

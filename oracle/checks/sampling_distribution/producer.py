@@ -1,4 +1,4 @@
-"""The `sampling-distribution` item (--sampling-check distribution): the candidate's sampled tokens and the
+"""The sampling-distribution check's producer, the `sampling-distribution` item (--sampling-check distribution): the candidate's sampled tokens and the
 reference's own samples, both scored under the reference model on the --score-url server (teacher forcing, each
 sampled token forced so its own logprob is read), compared by compare/distribution.py. Never writes the report.
 
@@ -9,10 +9,10 @@ sampled token forced so its own logprob is read), compared by compare/distributi
 from __future__ import annotations
 
 from oracle.backends import RequestFailed, make_backend
+from oracle.checks.descriptor import Finding, not_run
+from oracle.checks.sampling_distribution.scorer import PathScorer
 from oracle.compare.distribution import ScoredSequence, distribution_check
 from oracle.compare.verdicts import INSUFFICIENT, NOT_RUN, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
 from oracle.run.sampling import prompt_of
 
 __all__ = ["SCORE_TOP_K", "SamplingChecks", "power_statement"]
@@ -34,7 +34,7 @@ class SamplingChecks:
     def __init__(self, plan, recorder, prompts, state) -> None:
         self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
 
-    def _scored(self, scorer, record) -> ScoredSequence:
+    def _scored(self, scorer: PathScorer, record) -> ScoredSequence:
         forced = scorer.scored_path(list(record.prompt_ids), list(record.completion_ids), logprobs=SCORE_TOP_K)
         ranks = tuple(row.index(t) if t in row else -1 for row, t in zip(forced.top_ids, record.completion_ids))
         return ScoredSequence(record.id, tuple(forced.path_logprobs), ranks)
@@ -43,27 +43,27 @@ class SamplingChecks:
         cid = "sampling-distribution"
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, cid, "sampling")
-        o, reference = self.plan.options, self.plan.reference
+        o, reference, settings = self.plan.options, self.plan.reference, self.plan.options.check("sampling_distribution")
         mine = [self.recorder.records[p.id] for p in self.prompts.rendered if p.id in self.recorder.records]
-        scorer = make_backend(o.backend, o.score_url, timeout_s=o.request_timeout)
+        scorer: PathScorer = make_backend(o.backend, settings.score_url, timeout_s=o.request_timeout)
         try:
             ref_side = [self._scored(scorer, reference.record(r.id)) for r in mine]
             cand_side = [self._scored(scorer, r) for r in mine]
         except RequestFailed as exc:
-            return Finding(Check(cid, "sampling", NOT_RUN, f"not run: scoring on --score-url {o.score_url} failed "
+            return Finding(Check(cid, "sampling", NOT_RUN, f"not run: scoring on --score-url {settings.score_url} failed "
                                  f"({exc}); nothing was retried"))
-        result = distribution_check(ref_side, cand_side, max_shift=o.max_shift, top_k=SCORE_TOP_K)
+        result = distribution_check(ref_side, cand_side, max_shift=settings.max_shift, top_k=SCORE_TOP_K)
         data = result.as_json()
         prompts, seeds = len({prompt_of(r.id) for r in mine}), len(o.sampling.seeds)
         tokens = round(sum(len(s.logprobs) for s in cand_side) / max(1, len(cand_side)))
         data["power_statement"] = power_statement(prompts, seeds, tokens, data["detectable_shift"], result.alpha)
-        data["scored_by"] = {"url": o.score_url, "server": scorer.server_identity(), "method": scorer.capabilities.sampling,
+        data["scored_by"] = {"url": settings.score_url, "server": scorer.server_identity(), "method": scorer.capabilities.sampling,
                              "top_k": SCORE_TOP_K}
         detail = (f"mean per-token log-likelihood {data['mean_loglik']['candidate']} (candidate) vs "
                   f"{data['mean_loglik']['reference']} (reference), effect {data['effect_nats_per_token']} nats/token "
                   f"(d {data['effect_size_d']}), p {data['p_value_loglik']} (log-likelihood) and "
                   f"{data['p_value_ranks']} (rank histogram) at {result.alpha / 2:g} each; "
-                  f"{data['power_statement']} (--max-shift {o.max_shift:g})")
+                  f"{data['power_statement']} (--max-shift {settings.max_shift:g})")
         lines = [f"rank histogram {data['rank_histogram']['bins']}: reference {data['rank_histogram']['reference']}, "
                  f"candidate {data['rank_histogram']['candidate']}", f"permutations: {result.permutations}"]
         check = Check(cid, "sampling", result.verdict, detail, lines, data)

@@ -1,4 +1,4 @@
-"""The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed)
+"""The decode-vs-prefill check's producers. The `decode-vs-prefill` item: the candidate's own primary-run path (its decode-time top-k, as streamed)
 against the same path scored as a prompt through the backend's `prefill_forced`, in one pass and in chunks
 (`--prefill-chunks`; `served` is the server's prefill chunk, `Backend.prefill_chunk`, read at start). Diagnostic requests:
 they run after the gated run and its cache evidence, apart from both. The producer returns a Finding.
@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import time
 
-from oracle.backends.base import PrefillChunk
-
-from oracle.backends import RequestFailed
+from oracle.backends.base import PrefillChunk, RequestFailed
+from oracle.checks.decode_vs_prefill.scorer import PrefillScorer
+from oracle.checks.descriptor import Finding, not_run
 from oracle.compare.verdicts import INFO, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
 from oracle.logits.chunked import chunked_check, chunked_report
 from oracle.logits.decode_prefill import ONE_PASS, compare_rows, dvp_check, mode_name, summarize_rows
 from oracle.logits.prefill_ladder import ladder_lengths, ladder_prompt, ladder_report
@@ -45,6 +43,11 @@ class DecodePrefillChecks:
         self.served = served  # the server's prefill chunk as the session read it at start (the chunked-prefill size)
         self.report: dict | None = None
         self.scored: dict[str, dict[str, tuple]] = {}  # mode -> prompt -> (tokens, top ids, top logprobs)
+        self.settings = plan.options.check("decode_vs_prefill")
+
+    @property
+    def backend(self) -> PrefillScorer:
+        return self.recorder.backend
 
     def _chunks(self, backend) -> tuple[list[tuple[str, int | None, str | None]], dict | None]:
         """(mode name, chunk size or None, why not offered or None) per mode; the served batch as read."""
@@ -52,7 +55,7 @@ class DecodePrefillChecks:
         served = (chunk.tokens, chunk.source) if chunk is not None and chunk.tokens else None
         served_json = {"size": served[0], "source": served[1]} if served else None
         modes: list[tuple[str, int | None, str | None]] = [(ONE_PASS, None, None)]
-        for asked in self.plan.options.prefill_chunks:
+        for asked in self.settings.chunks:
             if asked == SERVED_BATCH and served is None:
                 why = chunk.source if chunk is not None else f"the {backend.family} backend cannot say"
                 modes.append((f"chunks-{SERVED_BATCH}", None, f"the server's prefill chunk is unknown ({why}); "
@@ -103,7 +106,7 @@ class DecodePrefillChecks:
             return Finding(Check("decode-vs-prefill", "logits", INFO, f"not offered: {why}"),
                            {"decode_vs_prefill": self.report})
         report = self._scored_modes(backend)
-        return Finding(dvp_check(report, max_delta=o.dvp_max_delta), {"decode_vs_prefill": report})
+        return Finding(dvp_check(report, max_delta=self.settings.max_delta), {"decode_vs_prefill": report})
 
     def chunked_check(self) -> Finding:
         """`chunked-prefill`: each chunk mode's top-k against the one pass's, over the same paths."""
@@ -115,7 +118,7 @@ class DecodePrefillChecks:
             return Finding(Check("chunked-prefill", "logits", INFO, f"not offered: {why}"),
                            {"chunked_prefill": {"not_offered": why}})
         report = chunked_report(self._scored_modes(backend), self.scored)
-        if self.plan.options.prefill_lengths:
+        if self.settings.lengths:
             report["ladder"] = self._ladder(backend)
         return Finding(chunked_check(report), {"chunked_prefill": report})
 
@@ -126,7 +129,7 @@ class DecodePrefillChecks:
 
         o = self.plan.options
         context = backend.served_context()
-        lengths, beyond = ladder_lengths(o.prefill_lengths, context)
+        lengths, beyond = ladder_lengths(self.settings.lengths, context)
         chunks = [size for _, size, why in self._chunks(backend)[0] if size is not None and why is None]
         out = {"prompt": "the haystack text (--haystack), cycled", "context": context, "lengths": list(lengths),
                "beyond_context": list(beyond), "errors": {}, "requests": {}, "seconds": {}}
@@ -162,7 +165,7 @@ class DecodePrefillChecks:
         o = self.plan.options
         modes, served = self._chunks(backend)
         report = {"definition": DEFINITION, "kld_is_lower_bound": True, "top_k": o.logprobs,
-                  "tolerance_nats": o.dvp_max_delta, "served_batch": served,
+                  "tolerance_nats": self.settings.max_delta, "served_batch": served,
                   "scoring": backend.capabilities.prefill_scoring, "apart_from_gated_run": True, "modes": {}}
         progress = self.recorder.progress
         positions = sum(max(len(r.completion_ids) - 1, 0) for r in self.recorder.records.values())

@@ -1,5 +1,5 @@
-"""Condition coverage as the gate sees it: every run's conditions kept for the report, and the `coverage` item
-that fails closed on the conditions `--require-conditions` names.
+"""The coverage check's producer: every run's conditions kept for the report, and the `coverage` item that
+fails closed on the conditions `--require-conditions` names.
 
     coverage = CoverageChecks(plan, state, chunk)
     findings = coverage.observe(result, asked=4, reached=4)   # {"coverage": {"boot1-c4": {...}}}
@@ -9,10 +9,9 @@ that fails closed on the conditions `--require-conditions` names.
 from __future__ import annotations
 
 from oracle.backends.base import PrefillChunk
-from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
+from oracle.checks.descriptor import Finding, not_run
 from oracle.compare.coverage import held_anywhere, run_coverage
+from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
 from oracle.run.runner import RunResult
 
 __all__ = ["CoverageChecks"]
@@ -40,8 +39,8 @@ class CoverageChecks:
         cid = "coverage"
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, cid, "coverage")
-        runs = self.state.coverage
-        required = self.plan.options.require_conditions
+        runs = self.state.states["coverage"].runs
+        required = self.plan.options.check("coverage").require
         held = {name: held_anywhere(runs, name) for name in required}
         missing = [name for name in required if not held[name]]
         evidence = {"required": list(required), "held_in": held, "runs": list(runs)}

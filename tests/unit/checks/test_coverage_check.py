@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from oracle.backends.base import PrefillChunk
 from oracle.compare.verdicts import passed
-from oracle.gate.coverage_checks import CoverageChecks
+from oracle.checks.coverage import CoverageChecks, CoverageSettings, CoverageState
 from oracle.report.state import ReportState
 from oracle.compare.coverage import run_coverage
 from oracle.store.records import Condition, Record
@@ -20,9 +20,8 @@ def rec(pid: str, sent: float, first: float, last: float, *, prompt: int = 60) -
 
 
 def checks(required: tuple[str, ...], coverage: dict) -> CoverageChecks:
-    plan = SimpleNamespace(options=SimpleNamespace(require_conditions=required))
-    state = ReportState(mode="run", backend="llamacpp", complete=True)
-    state.coverage = coverage
+    plan = SimpleNamespace(options=SimpleNamespace(check=lambda name: CoverageSettings(required)))
+    state = ReportState(mode="run", backend="llamacpp", complete=True, states={"coverage": CoverageState(coverage)})
     return CoverageChecks(plan, state, PrefillChunk(512, "-ub 512", "-ub"))
 
 
@@ -49,3 +48,20 @@ def test_conditions_held_in_some_run_pass():
     check = checks(("mixed-batch", "overlap"), {"boot1-c1": C1, "boot1-c2": STAGGERED}).coverage_check().check
     assert check.verdict == "pass"
     assert check.detail == "every required condition happened: mixed-batch in boot1-c2; overlap in boot1-c2"
+
+
+def test_under_pytest_n_each_servers_runs_are_kept_apart_in_the_merged_report(tmp_path):
+    from oracle.checks import fresh_states
+    from oracle.gate.merge import merge_workers
+    from oracle.gate.placement import server_label
+
+    def payload(index: int) -> dict:
+        state = ReportState(mode="run", backend="llamacpp", complete=True, closed=True, states=fresh_states())
+        state.apply({"coverage": {"boot1-c1": C1}})
+        return {"url": f"http://127.0.0.1:{9000 + index}", "owned": None, "state": state.as_json(),
+                "condition_rows": {}}
+
+    controller = ReportState(mode="run", backend="llamacpp", states=fresh_states())
+    merge_workers(controller, {0: payload(0), 1: payload(1)}, workers=2, root=tmp_path, allow_mixed=False)
+    assert controller.states["coverage"].runs == {f"boot1-c1@{server_label(0)}": C1, f"boot1-c1@{server_label(1)}": C1}
+    assert controller.as_json()["coverage"] == controller.states["coverage"].runs

@@ -1,4 +1,4 @@
-"""Logits against the reference (teacher-forced along its path) and, when recording an f16 reference in
+"""The logits check's producers: logits against the reference (teacher-forced along its path) and, when recording an f16 reference in
 process, the reference's own precision floor. Producers return Findings and never write the report.
 
     logits = LogitsChecks(plan, recorder, prompts, state, target)
@@ -7,9 +7,8 @@ process, the reference's own precision floor. Producers return Findings and neve
 
 from __future__ import annotations
 
+from oracle.checks.descriptor import Finding, not_run
 from oracle.compare.verdicts import FAIL, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
 from oracle.logits.path import PromptLogits, compare_prompt, logits_check, logits_report, precision_floor, suite_check
 from oracle.targets import TargetError
 
@@ -23,6 +22,7 @@ class LogitsChecks:
         self.report: dict | None = None  # identity.json's `logits`, once collected
         self.floor: dict | None = None  # record mode: the reference's own precision floor
         self._done = False
+        self.settings = plan.options.check("logits")
 
     def _collect(self) -> None:
         """Every prompt's candidate distributions along the reference path, once, after the gated run."""
@@ -42,7 +42,8 @@ class LogitsChecks:
         stored = reference.manifest.get("logits") or {"top_k": reference.manifest.get("run", {}).get("logprobs")}
         self.report = logits_report(
             self.rows, family=self.plan.family, candidate_top_k=o.logprobs, reference_kind=reference.kind,
-            reference_logits=stored, thresholds={"kld_max": o.kld_max, "same_top1_min_percent": o.same_top1_min},
+            reference_logits=stored, thresholds={"kld_max": self.settings.kld_max,
+                                                 "same_top1_min_percent": self.settings.same_top1_min},
             decode=self.prompts.decode)
 
     def prompt_check(self, pid: str) -> Finding:
@@ -56,8 +57,8 @@ class LogitsChecks:
         self._collect()
         if self.report is None:
             return not_run(self.state, "logits", "logits")
-        o = self.plan.options
-        return Finding(suite_check(self.report, kld_max=o.kld_max, same_top1_min=o.same_top1_min),
+        bars = self.settings
+        return Finding(suite_check(self.report, kld_max=bars.kld_max, same_top1_min=bars.same_top1_min),
                        {"logits": self.report})
 
     def floor_check(self) -> Finding:

@@ -1,4 +1,4 @@
-"""The `prompt-logprob` item: the mean log-prob a runner gives the prompts' own tokens (teacher-forced over each
+"""The prompt-logprob check's producer, the `prompt-logprob` item: the mean log-prob a runner gives the prompts' own tokens (teacher-forced over each
 prompt, `Record.prompt_logprobs`) against the reference's, as the field's f16-graph check does (-0.659 vs -0.655).
 Collected for a backend whose capabilities declare `prompt_logprobs` (python runners); the producer returns a Finding.
 
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from oracle.checks.descriptor import Finding, not_run
 from oracle.compare.verdicts import FAIL, INFO, NOT_RUN, PASS, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
 
 __all__ = ["DEFINITION", "PromptLogprobChecks"]
 
@@ -32,7 +31,7 @@ class PromptLogprobChecks:
         cid = "prompt-logprob"
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, cid, "logits")
-        reference, bar = self.plan.reference, self.plan.options.prompt_logprob_max_delta
+        reference, bar = self.plan.reference, self.plan.options.check("prompt_logprob").max_delta
         per_prompt, cand_all, ref_all = {}, [], []
         for p in self.prompts.rendered:
             rec = self.recorder.records.get(p.id)

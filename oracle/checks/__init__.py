@@ -1,0 +1,40 @@
+"""The gate's check kinds: one package per kind (`oracle/checks/<kind>/`), each declaring all of itself in one
+`CheckDescriptor` (its options, settings, items, producers, report state and section), and `CHECKS`, the one place
+that lists them. The gate (oracle/gate/) is the engine that reads them; it names no check.
+
+    for check in CHECKS: specs += check.items(plan)        # the gate's items
+    state = read_state(json.loads(path.read_text()))       # a report typed again, every check's state included
+"""
+
+from __future__ import annotations
+
+from oracle.checks import coverage, decode_vs_prefill, logits, prompt_logprob, sampling_distribution
+from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
+                                      Producers, not_run)
+from oracle.report.state import ReportState
+
+__all__ = ["CHECKS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext",
+           "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state"]
+
+# The registry, in the order of their option groups in --help and of their items within one `order`.
+CHECKS: tuple[CheckDescriptor, ...] = (logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
+                                       prompt_logprob.CHECK, coverage.CHECK)
+
+STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}
+
+
+def check_named(name: str) -> CheckDescriptor:
+    for c in CHECKS:
+        if c.name == name:
+            return c
+    raise KeyError(f"no check kind {name!r}; known: {', '.join(c.name for c in CHECKS)}")
+
+
+def fresh_states() -> dict:
+    """Every check's state as a run starts: empty."""
+    return {c.name: c.state() for c in CHECKS}
+
+
+def read_state(data: dict) -> ReportState:
+    """A report (identity.json, or a worker's payload) typed again, every check's state included."""
+    return ReportState.from_json(data, STATE_TYPES)

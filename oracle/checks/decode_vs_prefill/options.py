@@ -1,0 +1,48 @@
+"""The decode-vs-prefill check's options and settings, on its own `--help` group: the chunk sizes, the prefix-length
+ladder of the chunked-prefill item, and the bar.
+
+    settings = settings_of(config.option, context)   # DecodePrefillSettings(chunks=(64, "served"), ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracle.checks.descriptor import OptionContext
+from oracle.option_types import bounded, prefill_chunks, prefill_lengths
+
+__all__ = ["DecodePrefillSettings", "add_options", "settings_of"]
+
+_dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
+
+
+@dataclass(frozen=True)
+class DecodePrefillSettings:
+    chunks: tuple[int | str, ...] = (64, "served")  # chunk sizes, "served" = the server's
+    lengths: tuple[int, ...] = (1, 7, 64, 256, 1024, 2048, 4096, 8192)  # the chunked-prefill ladder
+    max_delta: float | None = None  # the largest |Δlogprob| that passes (None: reported)
+
+
+def add_options(group) -> None:
+    group.addoption("--prefill-chunks", metavar="SIZES", type=prefill_chunks, default="64,served",
+                    help="with --logits, decode vs prefill also feeds the candidate's path as a prompt in chunks of "
+                         "these many tokens (served: the server's own batch, where the backend can read it; none: one "
+                         "pass only); for a python runner the sizes also give the chunked-prefill item (default: "
+                         "64,served)")
+    group.addoption("--prefill-lengths", metavar="TOKENS", type=prefill_lengths,
+                    default="1,7,64,256,1024,2048,4096,8192",
+                    help="for a python runner's chunked-prefill item: the prefix lengths of a long prompt built from "
+                         "the haystack text, each scored in one pass and in chunks of each --prefill-chunks size "
+                         "(lengths beyond the runner's context are dropped; none: the suite's own paths only) "
+                         "(default: 1,7,64,256,1024,2048,4096,8192)")
+    # No default bar: the embedded llama-server itself decodes up to 0.55 nats away from a one-pass prefill of
+    # the same path at low-probability top-k entries (bit-identical at 16 of 22 positions; fed in chunks of 16,
+    # 22 of 22): README, "Decode vs prefill".
+    group.addoption("--dvp-max-delta", metavar="NATS", type=_dvp, default=None,
+                    help="fail decode-vs-prefill when a top-k logprob of the candidate's own path differs by more "
+                         "than this between decoding it and scoring it as a prompt; 0 demands bit-identical "
+                         "(default: none, reported only)")
+
+
+def settings_of(option, context: OptionContext) -> DecodePrefillSettings:
+    return DecodePrefillSettings(tuple(option.prefill_chunks), tuple(option.prefill_lengths), option.dvp_max_delta)

@@ -1,0 +1,111 @@
+"""Each check kind is one package behind its descriptor, listed once in CHECKS: the gate (oracle/gate/) is the
+engine that reads the descriptors and names no check; each kind's options sit on its own --help group; its state
+writes, reads back and merges exactly the identity.json keys it owns; its report section is a real section."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from oracle.checks import CHECKS, STATE_TYPES, fresh_states, read_state
+from oracle.option_declarations import add_options
+from oracle.report.sections import SECTIONS
+from oracle.report.state import SECTION_ORDER
+from tests.helpers.full_report import FULL_REPORT
+
+REPO = Path(__file__).resolve().parents[3]
+GATE = REPO / "oracle" / "gate"
+
+
+def _words(check) -> set[str]:
+    names = {check.name, *check.kinds}
+    return names | {n.replace("_", "-") for n in names}
+
+
+def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
+    """(line, word) of each place the code names a check: a string that is a check's name or item kind (an item
+    kind, a registry key, a report key, an item name such as "coverage" or f"logits[{pid}]"), an import of its
+    package or a module named for it. Prose that uses the same word (a comment, a message) names no check."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [(node.lineno, w) for w in words if node.value == w or node.value.startswith(w + "[")]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+            found += [(node.lineno, w) for w in words for m in modules
+                      if any(part == w or part.startswith(w + "_") for part in m.split("."))]
+    return sorted(set(found))
+
+
+def test_the_gate_names_no_check():
+    """A check's knowledge lives in its package (oracle/checks/<kind>/), never in the engine."""
+    found = [f"{path.relative_to(REPO)}:{line}: {word}" for check in CHECKS for path in sorted(GATE.rglob("*.py"))
+             for line, word in _named(path.read_text(), _words(check))]
+    assert found == [], "move what the gate knows of these checks into their descriptors"
+
+
+def test_the_scan_sees_a_check_named_in_code():
+    source = ('from oracle.gate.coverage_checks import CoverageChecks\n'
+              'if kind == "coverage":  # prose about coverage is not a name\n'
+              '    specs.append(ItemSpec(f"prompt-logprob[{pid}]", "prompt_logprob"))\n'
+              'raise UsageError("the coverage of a run")\n')
+    assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob"}) == [
+        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob")]
+
+
+def test_each_check_is_listed_once_and_its_kinds_are_its_own():
+    names = [c.name for c in CHECKS]
+    kinds = [k for c in CHECKS for k in c.kinds]
+    assert len(set(names)) == len(names) and len(set(kinds)) == len(kinds)
+
+
+def test_each_checks_options_are_on_its_own_help_group():
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    groups = {g.name: g for g in parser._groups}
+    for check in CHECKS:
+        if check.add_options is None:
+            continue
+        group = groups[check.group]
+        assert group._arggroup.title == f"oracle: {check.title}"
+        assert group.options, f"{check.name}: an empty --help group"
+        assert check.settings is not None and check.defaults is not None
+
+
+def test_each_section_is_a_report_section():
+    assert all(c.section in SECTIONS for c in CHECKS if c.section is not None)
+
+
+def test_each_state_owns_its_keys_alone_and_reads_back_what_it_writes():
+    owned = [k for t in STATE_TYPES.values() for k in t.KEYS]
+    assert len(set(owned)) == len(owned), "two check states claim one identity.json key"
+    for kind, state_type in STATE_TYPES.items():
+        state = state_type.from_json(FULL_REPORT)
+        written = state.to_json()
+        assert set(written) == set(state_type.KEYS) and set(written) <= set(SECTION_ORDER) | set(owned)
+        assert state_type.from_json(written) == state, kind
+        assert written == {k: FULL_REPORT[k] for k in state_type.KEYS}, kind
+
+
+def test_a_fresh_state_reads_an_old_report_without_its_keys():
+    """A report of before a check existed reads back with that check's state empty."""
+    old = {k: v for k, v in FULL_REPORT.items() if k not in {k for t in STATE_TYPES.values() for k in t.KEYS}}
+    assert read_state(old).states == fresh_states()
+
+
+EXAMPLES = sorted((REPO / "examples").rglob("identity.json"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[str(p.relative_to(REPO / "examples")) for p in EXAMPLES])
+def test_the_reports_of_before_read_back_into_the_check_states_unchanged(path):
+    """The committed example reports (written before the check kinds had packages) read back into each check's
+    state, which writes every key it owns as the report held it (absent keys as an empty section)."""
+    import json
+
+    data = json.loads(path.read_text())
+    state = read_state(data)
+    for kind, check_state in state.states.items():
+        for key, value in check_state.to_json().items():
+            assert value == data.get(key) or (key not in data and not value), (kind, key)
