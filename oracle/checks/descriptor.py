@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, ClassVar, Mapping, Protocol
 
 import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
 __all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "Producers",
+           "SectionState",
            "not_run"]
 
 
@@ -96,6 +97,33 @@ class CheckState(Protocol):
 
     @classmethod
     def merge(cls, own: "CheckState", parts: list[tuple[str, "CheckState"]]) -> "CheckState": ...
+
+
+@dataclass
+class SectionState:
+    """A `CheckState` that owns one identity.json key (`KEYS[0]`) holding a dict or None: the first finding is the
+    report, a later one adds to it; the merged report keeps the controller's own (a subclass says why in `merge`)."""
+
+    KEYS: ClassVar[tuple[str, ...]] = ()
+
+    report: dict | None = None
+
+    def apply(self, key: str, value: dict | None) -> None:
+        if isinstance(self.report, dict) and isinstance(value, dict):
+            self.report.update(value)
+        else:
+            self.report = value
+
+    def to_json(self) -> dict:
+        return {self.KEYS[0]: self.report}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "SectionState":
+        return cls(data.get(cls.KEYS[0]))
+
+    @classmethod
+    def merge(cls, own: "SectionState", parts: list[tuple[str, "SectionState"]]) -> "SectionState":
+        return cls(own.report)
 
 
 @dataclass(frozen=True)

@@ -6,33 +6,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from oracle.checks.descriptor import SectionState
 
 __all__ = ["SamplingState"]
 
 
-@dataclass
-class SamplingState:
+class SamplingState(SectionState):
+    """None for a greedy run. A later finding adds to the report (the distribution beside the settings). Merged
+    as the controller's own: the settings are the plan's, and the distribution check is refused under -n."""
+
     KEYS = ("sampling",)
-
-    report: dict | None = None  # None: a greedy run
-
-    def apply(self, key: str, value: dict | None) -> None:
-        """A later finding adds to the report (the distribution beside the settings); the first one is the report."""
-        if isinstance(self.report, dict) and isinstance(value, dict):
-            self.report.update(value)
-        else:
-            self.report = value
-
-    def to_json(self) -> dict:
-        return {"sampling": self.report}
-
-    @classmethod
-    def from_json(cls, data: Mapping) -> "SamplingState":
-        return cls(data.get("sampling"))
-
-    @classmethod
-    def merge(cls, own: "SamplingState", parts: list[tuple[str, "SamplingState"]]) -> "SamplingState":
-        """The settings are the plan's (the controller's own); the distribution check is refused under -n."""
-        return cls(own.report)
