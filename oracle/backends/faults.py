@@ -77,8 +77,15 @@ def broken(exc: Exception, *, url: str, after: int, read_timeout_s: float | None
                          f"({name})")
 
 
-def overdue(*, url: str, after: int, total_s: float) -> RequestFailed:
-    """The whole request took longer than --request-timeout (tokens and keep-alive comments do not extend it)."""
+def overdue(*, url: str, after: int, total_s: float, silent_s: float | None = None) -> RequestFailed:
+    """The whole request took longer than --request-timeout (tokens and keep-alive comments do not extend it).
+    silent_s: how long the server had sent nothing when the deadline came; most of the window is a hang."""
+    if silent_s is not None and silent_s >= total_s / 2:
+        return RequestFailed(f"POST {url}: the server sent no token for {silent_s:.0f} s after {after} tokens "
+                             "(keep-alive comments are not tokens), and the request reached --request-timeout "
+                             f"{total_s:g} s in all: it hangs, or needs a longer "
+                             f"--request-timeout (raise it with --request-timeout {int(total_s * 4)} if the server is "
+                             "only slow)")
     return RequestFailed(f"POST {url}: the request took longer than --request-timeout {total_s:g} s in all "
                          f"({after} tokens received): the server streams without end, or is slow; raise it with "
                          f"--request-timeout {int(total_s * 4)} if the server is only slow")

@@ -233,6 +233,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
+        last = start  # the last event's arrival: how long the server had been silent at a deadline
         final: LlamaEvent | None = None
         text: list[str] = []
         where = f"POST {COMPLETION}"
@@ -242,6 +243,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
                     raise refused(r.status_code, await r.aread(), route=COMPLETION)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
+                        last = arrived
                         event = parse(payload, LlamaEvent, where=where)
                         if event.error is not UNSET:
                             raise error_event(event.error, route=COMPLETION, after=len(out.completion_ids))
@@ -259,7 +261,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
                             break
         except TimeoutError as exc:
             raise overdue(url=f"{self.base_url}{COMPLETION}", after=len(out.completion_ids),
-                          total_s=self._timeout.read) from exc
+                          total_s=self._timeout.read, silent_s=time.perf_counter() - last) from exc
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             # httpcore's own errors can escape httpx while a stream is being closed after a failure.
             raise broken(exc, url=f"{self.base_url}{COMPLETION}", after=len(out.completion_ids),

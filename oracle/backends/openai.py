@@ -284,6 +284,7 @@ class OpenAIBackend(HttpClients, BackendBase):
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
+        last = start  # the last event's arrival: how long the server had been silent at a deadline
         text: list[str] = []
         finish: str | None = None
         done = False
@@ -294,6 +295,7 @@ class OpenAIBackend(HttpClients, BackendBase):
                     raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
                 async with aclosing(sse_events(r.aiter_bytes())) as events:
                     async for arrived, payload in events:
+                        last = arrived
                         if payload.strip() == DONE:
                             done = True
                             break
@@ -309,7 +311,7 @@ class OpenAIBackend(HttpClients, BackendBase):
                             request.first_token.set()
         except TimeoutError as exc:
             raise overdue(url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
-                          total_s=self._timeout.read) from exc
+                          total_s=self._timeout.read, silent_s=time.perf_counter() - last) from exc
         except (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise broken(exc, url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
                          read_timeout_s=self._timeout.read) from exc

@@ -81,7 +81,9 @@ class GenerationSettings(Struct):
 
 
 class Props(Struct):
-    """llama-server's GET /props."""
+    """llama-server's GET /props. Every llama-server states its default generation settings (where its context
+    is read): an answer without them is not llama-server's, and is refused at start."""
+    default_generation_settings: GenerationSettings
     chat_template: str | None = None
     bos_token: str = ""
     eos_token: str = ""
@@ -90,7 +92,6 @@ class Props(Struct):
     total_slots: int | None = None
     n_batch: int | None = None
     n_ubatch: int | None = None
-    default_generation_settings: GenerationSettings = msgspec.field(default_factory=GenerationSettings)
 
 
 class TokenPiece(Struct):

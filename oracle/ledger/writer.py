@@ -69,4 +69,7 @@ def append_run(report_dir: Path, given: str | None) -> str | None:
     except OSError as exc:  # the SQLite file's folder unwritable or full before the driver opened it
         return public_text(f"the run was not appended to the ledger: {exc.strerror or exc}; the verdict and this "
                            f"report stand; add it later with `oracle ledger add {report_dir}`")
+    except Exception as exc:  # noqa: BLE001 - writing the ledger never costs a run, whatever the driver raises
+        return public_text(f"the run was not appended to the ledger ({type(exc).__name__}: {exc}); the verdict "
+                           f"and this report stand; add it later with `oracle ledger add {report_dir}`")
     return None

@@ -20,6 +20,7 @@ from oracle.targets.embedded import llama_cpp_tools
 # pytester's in-process runs drop the modules they imported first; numpy's and pyarrow's C modules refuse a
 # second load ("cannot load module more than once per process"). Load the stacks the gates use once, out here.
 import datasets  # noqa: E402,F401
+import sqlalchemy.sql  # noqa: E402,F401  (the run ledger's: a second copy of its compiled parts breaks its caches)
 try:
     import torch  # noqa: F401
     import transformers  # noqa: F401

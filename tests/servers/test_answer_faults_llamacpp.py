@@ -5,6 +5,7 @@ a stream kept open past --request-timeout is stopped by the total deadline. docs
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import time
 
@@ -111,14 +112,14 @@ def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_r
         started = time.monotonic()
         result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=20", report="keep-alive")
     assert time.monotonic() - started < 300  # not the server's own end: the proxy's comments never stop
-    said = (f"POST {proxy.url}/completion: the request took longer than --request-timeout 20 s in all (1 tokens "
-            "received): the server streams without end, or is slow; raise it with --request-timeout 80 if the "
-            "server is only slow")
+    said = (f"POST {proxy.url}/completion: the server sent no token for * s after 1 tokens (keep-alive comments are "
+            "not tokens), and the request reached --request-timeout 20 s in all: it hangs, or needs a longer "
+            "--request-timeout (raise it with --request-timeout 80 if the server is only slow)")
     assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-palindrome' (boot1-c1, request 1 of 3): "
                                  f"{said}*"])
     rep = json.loads((result.folder / "identity.json").read_text())
-    assert rep["verdict"] == "partial" and said in rep["interruption"] and proxy.completions == 1
+    assert rep["verdict"] == "partial" and fnmatch.fnmatch(rep["interruption"], f"*{said}*") and proxy.completions == 1
 
 
 STARTUP = {

@@ -39,3 +39,15 @@ def test_a_hang_names_request_timeout_and_a_reset_says_so():
                           "server (ReadError)")
     gone = broken(httpx.ConnectError("refused"), url="http://s/completion", after=0, read_timeout_s=30.0)
     assert str(gone) == "POST http://s/completion: could not connect: the server is gone (ConnectError: refused)"
+
+
+def test_a_deadline_reached_in_silence_is_named_a_hang():
+    """The total deadline comes first for a server that stopped sending: the words say it hangs, not that it streams."""
+    from oracle.backends.faults import overdue
+    hang = overdue(url="http://s/completion", after=5, total_s=20, silent_s=19.4)
+    assert str(hang).startswith("POST http://s/completion: the server sent no token for 19 s after 5 tokens "
+                                "(keep-alive comments are not tokens), and the request reached --request-timeout "
+                                "20 s in all: it hangs")
+    endless = overdue(url="http://s/completion", after=450, total_s=20, silent_s=0.01)
+    assert "the server streams without end, or is slow" in str(endless)
+

@@ -64,9 +64,12 @@ def test_startup_answers():
     props = parse(b'{"chat_template": "t", "default_generation_settings": {"n_ctx": 8192, "params": {"a": 1}}, '
                   b'"total_slots": 1}', Props, where="GET /props")
     assert props.default_generation_settings.n_ctx == 8192 and props.chat_template == "t"
-    assert parse(b"{}", Props, where="GET /props").default_generation_settings.n_ctx is None
+    assert parse(b'{"default_generation_settings": {}}', Props, where="GET /props").default_generation_settings.n_ctx \
+        is None
+    with pytest.raises(AnswerBroken, match=r"GET /props: .*missing required field `default_generation_settings`"):
+        parse(b"{}", Props, where="GET /props")  # not a llama-server's answer
     with pytest.raises(AnswerBroken, match=r"GET /props: .*field total_slots = \"1\""):
-        parse(b'{"total_slots": "1"}', Props, where="GET /props")
+        parse(b'{"default_generation_settings": {}, "total_slots": "1"}', Props, where="GET /props")
     assert parse_object({"tokens": [1, {"id": 2, "piece": "x"}]}, Tokenized, where="POST /tokenize").ids() == [1, 2]
     with pytest.raises(AnswerBroken, match=r"POST /tokenize: .*field tokens\[1\] = -2"):
         parse_object({"tokens": [1, -2]}, Tokenized, where="POST /tokenize")
