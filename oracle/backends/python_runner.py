@@ -118,7 +118,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         start = time.perf_counter()
         self.runner = load_runner(locator, self.runner_args)
         self.load_s = time.perf_counter() - start
-        self.vocab_size = int(self.runner.vocab_size)
+        self.vocab = int(self.runner.vocab_size)
         own = getattr(self.runner, "model_path", None)
         self.model_path = Path(model) if model else Path(own) if own else None
         if self.model_path is None and default_model is None:
@@ -134,6 +134,10 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         return f"runner {self.locator}"
 
     # -- what the session reads instead of a server's /props ---------------------------------
+    def vocab_size(self) -> int:
+        """The runner's own vocabulary size (its logits' length): every id it answers is checked against it."""
+        return self.vocab
+
     def _folder_json(self, name: str) -> dict:
         path = self.model_path / name if self.model_path.is_dir() else None
         return read_json(path, dict, fix=MODEL_FILE_FIX) if path is not None and path.is_file() else {}
@@ -169,7 +173,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     def server_identity(self) -> dict:
         own = self._call("identity") if callable(getattr(self.runner, "identity", None)) else {}
         return {"server": f"python runner {self.locator} (in process)", "runner": self.locator,
-                "runner_args": dict(self.runner_args), "runner_identity": own, "vocab_size": self.vocab_size,
+                "runner_args": dict(self.runner_args), "runner_identity": own, "vocab_size": self.vocab,
                 "model_path": str(self.model_path), "load_s": round(self.load_s, 1)}
 
     def served_context(self) -> int | None:
@@ -204,14 +208,14 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         except (TypeError, ValueError) as exc:  # strings, objects, ragged rows: no logits
             raise RequestFailed(f"{self.name}: {method}() returned {type(given).__name__} {repr(given)[:60]}, which "
                                 f"is no array of numbers ({exc}); return the logits as floats of shape "
-                                f"({self.vocab_size},)") from None
+                                f"({self.vocab},)") from None
         if value.ndim == 2 and value.shape[0] == 1 and rows != 1:
             value = value[0]  # a batch axis of one
-        fits = value.shape == (self.vocab_size,) or (rows is not None and value.shape == (rows, self.vocab_size))
+        fits = value.shape == (self.vocab,) or (rows is not None and value.shape == (rows, self.vocab))
         if not fits:
-            want = f"({self.vocab_size},)" + (f" or ({rows}, {self.vocab_size})" if rows else "")
+            want = f"({self.vocab},)" + (f" or ({rows}, {self.vocab})" if rows else "")
             raise RequestFailed(f"{self.name}: {method}() returned logits of shape {value.shape}; expected {want} "
-                                f"(vocab_size {self.vocab_size})")
+                                f"(vocab_size {self.vocab})")
         if not np.isfinite(value).all():
             raise RequestFailed(f"{self.name}: {method}() returned logits that are not finite (NaN or inf)")
         return value
@@ -263,7 +267,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
             out.top_ids.append(top_ids)
             out.top_logprobs.append(top_lps)
             out.tail_mass.append(tail)
-            if request.logprobs >= self.vocab_size:  # the whole vocabulary: the raw logits can be rebuilt
+            if request.logprobs >= self.vocab:  # the whole vocabulary: the raw logits can be rebuilt
                 out.logit_shift.append(shift)
             out.token_times_s.append(time.perf_counter() - start)
             if token in stop:
@@ -295,7 +299,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     def _rows(self, rows: dict[int, np.ndarray], wanted: list[int], k: int) -> tuple[list, list, list]:
         """Top ids, top logprobs and (with the whole vocabulary, k >= vocab_size) each row's logit shift."""
         tops = [self._top(rows[i], k) for i in wanted]
-        shifts = [t[4] for t in tops] if k >= self.vocab_size else []
+        shifts = [t[4] for t in tops] if k >= self.vocab else []
         return [t[0] for t in tops], [t[1] for t in tops], shifts
 
     def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,

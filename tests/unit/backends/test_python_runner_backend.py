@@ -100,10 +100,10 @@ def test_the_whole_vocabulary_keeps_each_rows_logit_shift_so_the_raw_logits_can_
     """raw logit = logprob + shift, per row, only where the top-k is the whole vocabulary (else nothing kept)."""
     backend = _backend(tmp_path)
     path = [11, 12, 13, 14]
-    whole = backend.teacher_forced(path[:2], path[2:], logprobs=backend.vocab_size)
+    whole = backend.teacher_forced(path[:2], path[2:], logprobs=backend.vocab_size())
     backend.runner.reset()
     raw = backend.runner.prefill(path[:3], 0)[-1]  # the toy's own row after path[:3]: teacher-forced position 1
     row = dict(zip(whole.top_ids[1], whole.top_logprobs[1]))
-    rebuilt = np.array([row[i] for i in range(backend.vocab_size)]) + whole.logit_shift[1]
+    rebuilt = np.array([row[i] for i in range(backend.vocab_size())]) + whole.logit_shift[1]
     assert len(whole.logit_shift) == 2 and np.allclose(rebuilt, raw, atol=1e-5)
     assert backend.teacher_forced(path[:2], path[2:], logprobs=20).logit_shift == []
