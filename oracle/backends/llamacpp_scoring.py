@@ -85,7 +85,8 @@ class LlamaCppScoring:
             answer = parse(r.content, LlamaEvent, where=f"POST /completion ({where})")
         except MalformedEvent as exc:
             raise AnswerBroken(f"POST /completion ({where}): the server's answer is not JSON: {exc}") from None
-        if len(answer.tokens) > n_predict:
+        # llama-server answers n_predict 0 (the prompt evaluated into the slot) with the one token it sampled.
+        if len(answer.tokens) > max(n_predict, 1):
             raise AnswerBroken(f"POST /completion ({where}): the server's answer breaks the request: "
                                f"{len(answer.tokens)} tokens for n_predict {n_predict}")
         return answer
