@@ -25,7 +25,7 @@ from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, LlamaEvent, LlamaTimings, ModelList, Props,
-                                     Tokenized, parse, parse_object)
+                                     Tokenized, parse, parse_answer, parse_object)
 from oracle.backends.stream import sse_events
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
@@ -81,7 +81,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
             raise RequestFailed(f"GET {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
-        return _answer(r.content, shape, where=f"GET {path}")
+        return parse_answer(r.content, shape, where=f"GET {path}")
 
     def _post_json(self, path: str, body: dict, shape):
         try:
@@ -90,7 +90,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
             raise RequestFailed(f"POST {self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST {path}: HTTP {r.status_code}: {r.text[:200]}")
-        return _answer(r.content, shape, where=f"POST {path}")
+        return parse_answer(r.content, shape, where=f"POST {path}")
 
     def healthy(self) -> bool:
         try:
@@ -301,14 +301,6 @@ def _take_event(out: Completion, event: LlamaEvent, now: float) -> None:
         tops = p.top_logprobs
         out.top_ids.append(list(map(_ID, tops)))  # map: C loops, the inner loop of every token
         out.top_logprobs.append(list(map(_LOGPROB, tops)))
-
-
-def _answer(content: bytes, shape, *, where: str):
-    """An administrative answer parsed as its shape; bytes that are not JSON are an AnswerBroken too."""
-    try:
-        return parse(content, shape, where=where)
-    except MalformedEvent as exc:
-        raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
 
 
 FAMILY = FamilyDescriptor(name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend)

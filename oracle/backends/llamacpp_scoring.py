@@ -10,8 +10,7 @@ from __future__ import annotations
 import httpx
 
 from oracle.backends.base import RequestFailed, TeacherForced
-from oracle.backends.faults import MalformedEvent
-from oracle.backends.schemas import UNSET, AnswerBroken, LlamaEvent, parse
+from oracle.backends.schemas import UNSET, AnswerBroken, LlamaEvent, parse_answer
 
 __all__ = ["LlamaCppScoring"]
 
@@ -81,10 +80,7 @@ class LlamaCppScoring:
             raise RequestFailed(f"POST {self.base_url}/completion ({where}): {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST /completion ({where}): HTTP {r.status_code}: {r.text[:300]}")
-        try:
-            answer = parse(r.content, LlamaEvent, where=f"POST /completion ({where})")
-        except MalformedEvent as exc:
-            raise AnswerBroken(f"POST /completion ({where}): the server's answer is not JSON: {exc}") from None
+        answer = parse_answer(r.content, LlamaEvent, where=f"POST /completion ({where})")
         # llama-server answers n_predict 0 (the prompt evaluated into the slot) with the one token it sampled.
         if len(answer.tokens) > max(n_predict, 1):
             raise AnswerBroken(f"POST /completion ({where}): the server's answer breaks the request: "

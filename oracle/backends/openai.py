@@ -36,7 +36,7 @@ from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
-                                     ServedModel, Tokenized, parse, parse_object)
+                                     ServedModel, Tokenized, parse, parse_answer, parse_object)
 from oracle.backends.stream import DONE, sse_events
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
@@ -76,7 +76,7 @@ class OpenAIBackend(HttpClients, BackendBase):
         r = self._get(path)
         if r.status_code != 200:
             raise RequestFailed(f"GET {self.base_url}{path}: {status_words(r)}")
-        return _answer(r.content, shape, where=f"GET {path}")
+        return parse_answer(r.content, shape, where=f"GET {path}")
 
     def healthy(self) -> bool:
         for path in ("/health", "/v1/models"):
@@ -147,7 +147,7 @@ class OpenAIBackend(HttpClients, BackendBase):
         if r.status_code != 200:
             raise RequestFailed(f"POST /tokenize: HTTP {r.status_code}: {r.text[:200]}; this server has no tokenizer "
                                 "endpoint: give the model's tokenizer with --tokenizer PATH")
-        return _answer(r.content, Tokenized, where="POST /tokenize").ids()
+        return parse_answer(r.content, Tokenized, where="POST /tokenize").ids()
 
     def detokenize(self, ids: list[int]) -> str:
         try:
@@ -156,7 +156,7 @@ class OpenAIBackend(HttpClients, BackendBase):
             raise RequestFailed(f"POST /detokenize: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
             raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
-        answer = _answer(r.content, Detokenized, where="POST /detokenize")
+        answer = parse_answer(r.content, Detokenized, where="POST /detokenize")
         text = answer.prompt if answer.prompt is not None else answer.content
         if text is None:
             raise AnswerBroken("POST /detokenize: the server's answer breaks its schema: neither field prompt nor "
@@ -388,14 +388,6 @@ def _token_id(key: str) -> int:
         raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
                            f"{TOKEN_ID}N id")
     return int(tail)
-
-
-def _answer(content: bytes, shape, *, where: str):
-    """An administrative answer parsed as its shape; bytes that are not JSON are an AnswerBroken too."""
-    try:
-        return parse(content, shape, where=where)
-    except MalformedEvent as exc:
-        raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
 
 
 FAMILY = FamilyDescriptor(name="openai", help="any OpenAI-compatible server", backend=OpenAIBackend)

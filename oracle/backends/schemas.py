@@ -20,7 +20,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from oracle.backends.base import RequestFailed
 from oracle.backends.faults import MalformedEvent
 
-__all__ = ["AnswerBroken", "ChatDelta", "ContentLogprob", "ContentTop", "Detokenized", "LlamaEvent", "LlamaTimings", "ModelList", "OpenAIChoice",
+__all__ = ["AnswerBroken", "parse_answer", "ChatDelta", "ContentLogprob", "ContentTop", "Detokenized", "LlamaEvent", "LlamaTimings", "ModelList", "OpenAIChoice",
            "OpenAIChunk", "OpenAILogprobs", "Props", "RankedLogprob", "ScoredAnswer", "ScoredChoice", "ServedModel", "TokenId", "TokenLogprob", "TokenPiece",
            "Tokenized", "TopLogprob", "UNSET", "decoder", "parse", "parse_object"]
 
@@ -266,3 +266,11 @@ def _broken(exc: msgspec.ValidationError, value, where: str) -> AnswerBroken:
         return AnswerBroken(f"{where}: the server's answer breaks its schema: {reason} (in {field})")
     said = f"field {field} = {shown}" if path else f"the answer is {shown}"
     return AnswerBroken(f"{where}: the server's answer breaks its schema: {said} ({reason})")
+
+
+def parse_answer(content: bytes, shape: type[T], *, where: str) -> T:
+    """An administrative (not streamed) answer parsed as its shape; bytes that are not JSON are an AnswerBroken too."""
+    try:
+        return parse(content, shape, where=where)
+    except MalformedEvent as exc:
+        raise AnswerBroken(f"{where}: the server's answer is not JSON: {exc}") from None
