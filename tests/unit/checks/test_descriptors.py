@@ -13,7 +13,7 @@ from oracle.checks import CHECKS, STATE_TYPES, fresh_states, read_state
 from oracle.option_declarations import add_options
 from oracle.report.sections import SECTIONS
 from oracle.report.state import SECTION_ORDER
-from tests.helpers.full_report import FULL_REPORT
+from full_report import FULL_REPORT
 
 REPO = Path(__file__).resolve().parents[3]
 GATE = REPO / "oracle" / "gate"

@@ -3,7 +3,7 @@
 (read from JSON, or filled section by section as a run's producers fill it).
 
 Regenerate only for a change to the report that docs/report-schema.md records:
-    PYTHONPATH=. python -c "from tests.unit.report.test_identity_golden import regenerate; regenerate()"
+    PYTHONPATH=tests/helpers:tests/unit/report python -c "from test_identity_golden import regenerate; regenerate()"
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 import oracle.report.state as state_module
 from oracle.checks import read_state
 from oracle.report.state import ReportState
-from tests.helpers.full_report import FULL_REPORT, SECTIONS
+from full_report import FULL_REPORT, SECTIONS
 
 GOLDEN = Path(__file__).parent / "golden" / "identity.json"
 WRITTEN = "2026-01-02T03:05:06Z"
