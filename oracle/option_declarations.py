@@ -15,8 +15,8 @@ import pytest
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 dtype, existing_path, inconclusive_kinds, int_list, ladder_arrivals, ledger_target,
-                                 ladder_levels, ladder_minimums, ladder_mode, non_negative_int, ov_config, positive_int,
+                                 dtype, existing_path, inconclusive_kinds, int_list, ledger_target,
+                                 non_negative_int, ov_config, positive_int,
                                  reference_kind, runner_arg, seed, shell_command, speed_cells)
 from oracle.speed_options import add_speed_options
 from oracle.redaction import redact_command
@@ -182,22 +182,6 @@ def _gate_options(parser: pytest.Parser) -> None:
                      "g1 measures cold input (prompt tokens / TTFT), longer cells decode (default: none)")
     g.addoption("--speed-repeats", metavar="N", type=positive_int("--speed-repeats"), default=None,
                 help=f"repeats per --speed-cells cell, every sample kept (default: {DEFAULT_SPEED_REPEATS})")
-    g.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
-                help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
-                     "independent streamed requests in flight, each compared with its prompt's c1 record "
-                     "(default: none)")
-    g.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
-                help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
-                     "(default: cycle)")
-    g.addoption("--ladder-arrivals", metavar="HOW", type=ladder_arrivals, default="at-once",
-                help="at-once: each wave's c requests sent together; staggered: each sent once the one before it has "
-                     "streamed its first token, so its prefill runs while the others decode (mixed-batch) "
-                     "(default: at-once)")
-    g.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
-                help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
-    g.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
-                help="start the server N times (needs --launch or the embedded default) and compare every "
-                     "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")

@@ -73,10 +73,6 @@ class GateOptions:
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
     speculative: bool
-    ladder: tuple[int, ...] = ()
-    ladder_mode: str = "cycle"
-    ladder_min: tuple[tuple[int, int, int], ...] = ()
-    boots: int = 1
     dtype: str = "float32"
     ov_config: tuple[tuple[str, str], ...] = ()
     floor_dtype: str = "bfloat16"
@@ -89,7 +85,6 @@ class GateOptions:
     speed_repeats: int = 5  # repeats per cell
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
-    ladder_arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
@@ -208,14 +203,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 f"(record first with --record {o.record}, then gate with --reference "
                                 f"{o.record})")
     check_family_options(o, urls)
-    if o.boots > 1 and urls:
-        raise pytest.UsageError(f"--boots {o.boots} needs a server oracle can restart: use --launch CMD "
-                                "(or the embedded default) instead of --url")
-    ladder = tuple(o.ladder)
-    unknown = [c for c, _, _ in o.ladder_min if c not in ladder]
-    if unknown:
-        raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
-                                f"add {unknown[0]} to --ladder or drop it from --ladder-min")
     from oracle.backends import family_of
 
     family = family_of(o.backend)
@@ -229,8 +216,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
     context = OptionContext(urls, workers, family)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers)
-    if o.boots > 1 and 1 not in ladder:
-        ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
     options = GateOptions(
         backend=o.backend, urls=urls, launch=o.launch, model=o.model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
@@ -239,15 +224,13 @@ def gate_options(config: pytest.Config) -> GateOptions:
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
-        speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
-        boots=o.boots, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
+        speculative=o.speculative, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
         launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
         speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
-        ladder_arrivals=o.ladder_arrivals,
         interleave=interleave, checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,

@@ -28,8 +28,9 @@ class PlanOptions(Protocol):
     model: str | None
     server_args: str
     embedded: bool
-    ladder: tuple[int, ...]
     canary: object  # CanaryOptions: kinds, context, needle_lengths, needle_depths
+
+    def check(self, name: str): ...  # a check kind's settings: "conditions" has the ladder's levels
 
 
 def canary_kind(module: Path) -> str | None:
@@ -54,7 +55,7 @@ def ignored(collection_path: Path, options: PlanOptions | None) -> bool | None:
 
 def crosstalk_levels(options: PlanOptions) -> tuple[int, ...]:
     """The ladder levels of c >= 2, each the size of one crosstalk wave."""
-    return tuple(sorted({c for c in options.ladder if c >= 2}))
+    return tuple(sorted({c for c in options.check("conditions").ladder if c >= 2}))
 
 
 def resolve_context(options: PlanOptions) -> tuple[int, str]:

@@ -20,7 +20,7 @@ from oracle.compare.verdicts import NOT_RUN, Check
 
 __all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "Producers",
            "SectionState",
-           "not_run"]
+           "not_run", "state_part"]
 
 
 @dataclass
@@ -45,6 +45,10 @@ class CheckItem:
     kind: str
     key: str | int | None = None
     order: int | tuple[int, ...] | None = None  # (10, i, k): beside the i-th prompt's own item
+    # Under pytest -n (gate/placement.py): the round-robin deal it is dealt from (None: the one every other item
+    # is dealt from), and whether every item of its kind goes to the worker its first one was dealt.
+    deal: str | None = None
+    together: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class CheckParts:
     target: Any = None
     served: Any = None  # oracle.canary.context.ServedContext
     chunk: Any = None  # oracle.backends.base.PrefillChunk: the server's prefill chunk, as the session read it
+    observers: Any = ()  # every kind's Producers.observe, as the session collects them (filled as kinds are built)
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,14 @@ class CheckState(Protocol):
 
     @classmethod
     def merge(cls, own: "CheckState", parts: list[tuple[str, "CheckState"]]) -> "CheckState": ...
+
+
+def state_part(state, name: str) -> dict:
+    """What a check state's optional method `name` gives, {} where it has none: `carried()`, the plain data a
+    worker hands its controller beside its report (its state's `from_json` reads it back, for `merge`);
+    `for_reference()`, the keywords it adds to the reference the controller writes after the merge."""
+    method = getattr(state, name, None)
+    return method() if method is not None else {}
 
 
 @dataclass
@@ -141,6 +154,8 @@ class CheckDescriptor:
     settings(option, context) -> its frozen settings, read from pytest's option namespace; raises
       pytest.UsageError naming the fix. `defaults` are the settings when no option was read (tests, library use).
     section: its report section (a module of oracle.report.sections.SECTIONS).
+    server_identity: the identity keys its producers write that belong to one server: under pytest -n each
+      server's row of the merged identity keeps them, the run's identity does not.
     """
 
     name: str
@@ -154,6 +169,7 @@ class CheckDescriptor:
     settings: Callable[[Any, OptionContext], Any] | None = None
     defaults: Any = None
     section: ModuleType | None = None
+    server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
 
     @property
     def group(self) -> str:

@@ -79,6 +79,11 @@ class NoiseEnvelope:
         entry = self.varies.get(prompt)
         return entry is not None and position is not None and position >= entry["first_position"]
 
+    def where(self, prompt: str) -> str:
+        """Where the reference varied on this prompt: 'from token 40 (boot1-c8, boot2-c1)'."""
+        entry = self.varies[prompt]
+        return f"from token {entry['first_position']} ({', '.join(entry['conditions'])})"
+
     def as_json(self) -> dict:
         return {"determinism": self.determinism, "conditions": self.conditions, "varies": self.varies}
 

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.checks import state_part
 from oracle.gate.merge import merge_workers
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -26,11 +27,11 @@ __all__ = ["XdistController", "worker_payload"]
 
 def worker_payload(session) -> dict:
     """What a worker sends the controller: plain data only (execnet ships builtins)."""
-    rows = session.conditions.rows if session.conditions else {}
+    carried = {k: v for state in session.state.states.values() for k, v in state_part(state, "carried").items()}
     return {"server": session.worker, "url": session.backend.base_url if session.backend else None,
             "owned": sorted(session.owned) if session.owned is not None else None,
             "report_dir": str(session.report_dir), "state": json.loads(json.dumps(session.state.as_json(), default=str)),
-            "condition_rows": json.loads(json.dumps(rows, default=str))}
+            "carried": json.loads(json.dumps(carried, default=str))}
 
 
 class XdistController(ReportOwner):
@@ -70,12 +71,15 @@ class XdistController(ReportOwner):
         try:
             if not self.payloads and not self.report.folder.exists():
                 return None  # nothing ran (--collect-only)
-            rows = merge_workers(self.state, self.payloads, workers=self.options.workers, root=self.report.folder,
-                                 allow_mixed=self.options.allow_mixed_servers)
+            merge_workers(self.state, self.payloads, workers=self.options.workers, root=self.report.folder,
+                          allow_mixed=self.options.allow_mixed_servers)
             message = None
             if self.plan.mode == "record" and self.payloads:
-                message = write_run_reference(self.plan, self.state, self._owned_records(), rows,
-                                              kept=str(self.report.folder / "servers" / "server*" / "records"))
+                extras = {k: v for state in self.state.states.values()
+                          for k, v in state_part(state, "for_reference").items()}
+                message = write_run_reference(self.plan, self.state, self._owned_records(),
+                                              kept=str(self.report.folder / "servers" / "server*" / "records"),
+                                              **extras)
             self.report.write()
             return message
         finally:

@@ -27,18 +27,20 @@ class ItemSpec:
     name: str
     kind: str
     key: str | int | None = None
+    deal: str | None = None  # under pytest -n (placement.py): its round-robin deal, None the common one
+    together: bool = False  # every item of its kind on the worker its first one was dealt
 
     @property
     def nodeid(self) -> str:
         return GATE_PREFIX + self.name
 
 
-def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_speedup: float | None = None,
+def item_specs(plan, servers: int, min_speedup: float | None = None,
                speed_cells: bool = False, interleave: bool = False,
                checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
-    """record[...] / tokens[...] / run[...] per prompt, the evidence items, the speed items, the ladder levels, the
-    later boots (the kinds the gate still runs itself), and each check kind's items (oracle/checks/): in the order
-    they run (`CheckDescriptor`'s `order`; items of one order in the order they are listed)."""
+    """record[...] / tokens[...] / run[...] per prompt, the evidence items, the speed items (the kinds the gate
+    still runs itself), and each check kind's items (oracle/checks/): in the order they run (`CheckDescriptor`'s
+    `order`; items of one order in the order they are listed)."""
     specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
     per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
                          "run": ("record", "run")}[plan.mode]
@@ -56,19 +58,16 @@ def item_specs(plan, ladder: tuple[int, ...], boots: int, servers: int, min_spee
         specs.append((31, ItemSpec("speed", "speed")))  # judged from the c1 run's card, after its cache evidence
     if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
         specs.append((32, ItemSpec("speed-cells", "speed_cells")))
-    # Ladder levels run in boot 1, before any restart; then each later boot.
-    specs += [(50, ItemSpec(f"ladder[c{level}]", "ladder", level)) for level in ladder]
-    specs += [(51, ItemSpec(f"boot[{boot}]", "boot", boot)) for boot in range(2, boots + 1)]
     for check in checks:
-        specs += [(check.order if item.order is None else item.order, ItemSpec(item.name, item.kind, item.key))
-                  for item in check.items(plan)]
+        specs += [(check.order if item.order is None else item.order,
+                   ItemSpec(item.name, item.kind, item.key, item.deal, item.together)) for item in check.items(plan)]
     # stable: one order keeps its listing; (10, i, k): the i-th prompt's own items
     return [spec for _, spec in sorted(specs, key=lambda pair: pair[0] if isinstance(pair[0], tuple) else (pair[0],))]
 
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.ladder, o.boots, o.workers, o.min_speedup, bool(o.speed_cells),
+    return item_specs(gate.plan, o.workers, o.min_speedup, bool(o.speed_cells),
                       interleave=o.interleave.on)
 
 

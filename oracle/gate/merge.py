@@ -2,20 +2,18 @@
 field by field, each field by its own rule in `MERGE_RULES` (a test checks that every `ReportState` field has one,
 so a new field cannot silently disappear under `pytest -n`).
 
-    rows = merge_workers(state, payloads, workers=2, root=report_dir, allow_mixed=False)  # payloads: index -> dict
+    merge_workers(state, payloads, workers=2, root=report_dir, allow_mixed=False)  # payloads: index -> dict
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from oracle.checks import read_state
+from oracle.checks import CHECKS, read_state
 from oracle.compare.evidence import speculation_totals
-from oracle.compare.noise import determinism_of
-from oracle.compare.sampled import match_rate_json
 from oracle.compare.verdicts import FAIL, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
@@ -24,6 +22,9 @@ from oracle.speed.card import merge_cards
 from oracle.store.records import PRIMARY, RecordKey
 
 __all__ = ["MERGE_RULES", "Merge", "Worker", "merge_workers"]
+
+# Identity keys that belong to one server (a boot sequence's servers): in each server's row, not the run's.
+SERVER_IDENTITY = tuple(key for check in CHECKS for key in check.server_identity)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,6 @@ class Worker:
     state: ReportState
     url: str | None
     owned: frozenset[str]  # the prompts it ran at c1 as their owner (all its prompts without a placement)
-    condition_rows: dict[str, list[dict]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -42,9 +42,10 @@ class Worker:
 
     @classmethod
     def of_payload(cls, index: int, payload: dict) -> "Worker":
-        state = read_state(payload["state"])
+        # What each check state carried beside the report (`carried()`) is read back with it, for its merge.
+        state = read_state(payload["state"] | payload.get("carried", {}))
         owned = payload["owned"] if payload["owned"] is not None else state.prompt_ids
-        return cls(index, state, payload["url"], frozenset(owned), payload["condition_rows"])
+        return cls(index, state, payload["url"], frozenset(owned))
 
 
 @dataclass
@@ -63,11 +64,6 @@ class Merge:
         """Workers that sent nothing (crashed or stopped)."""
         sent = {w.index for w in self.workers}
         return [i for i in range(self.count) if i not in sent]
-
-    @cached_property
-    def rows(self) -> dict[str, list[dict]]:
-        """The condition rows of every worker (each condition ran on one server)."""
-        return {k: v for w in self.workers for k, v in w.condition_rows.items()}
 
     @cached_property
     def finished(self) -> dict[RecordKey, dict]:
@@ -103,7 +99,7 @@ def _identity(m: Merge) -> dict:
     out = dict(m.own.identity)
     first = next((w.state.identity for w in m.workers if w.state.identity), None)
     if not out and first:
-        out = {k: v for k, v in first.items() if k not in ("url", "boots")}
+        out = {k: v for k, v in first.items() if k not in ("url",) + SERVER_IDENTITY}
     out["servers"] = [_server_row(w) for w in m.workers]
     out["servers_c1_crosscheck"] = _c1_crosscheck(m.finished)
     return out
@@ -113,7 +109,7 @@ def _server_row(w: Worker) -> dict:
     ident, checks = w.state.identity, w.state.checks
     return {"label": w.label, "worker": f"gw{w.index}", "url": w.url,
             "launch_command": ident.get("launch_command"), "server": ident.get("server"),
-            "boots": ident.get("boots"), "report": str(Path("servers") / w.label),
+            **{key: ident.get(key) for key in SERVER_IDENTITY}, "report": str(Path("servers") / w.label),
             "prompts_at_c1": sorted(w.owned), "verdict": w.state.verdict(),
             "checks": [c.id for c in checks], "failed": [c.id for c in checks if c.outcome == "failed"]}
 
@@ -154,16 +150,6 @@ def _interruption(m: Merge) -> str | None:
                 f"and records are in {m.root / 'servers' / server_label(i)}") for i in m.silent}
     said |= {w.index: f"{w.label}: {w.state.interruption}" for w in m.workers if w.state.interruption}
     return "; ".join(said[i] for i in sorted(said)) or m.own.interruption
-
-
-def _on_server(name: str, order: Callable[[str], int]) -> Callable[[Merge], dict]:
-    """Conditions (ladder levels, boots): each ran whole on one server, which its row names."""
-    def rule(m: Merge) -> dict:
-        rows = dict(getattr(m.own, name))
-        for w in m.workers:
-            rows.update({k: v | {"server": w.label} for k, v in getattr(w.state, name).items()})
-        return dict(sorted(rows.items(), key=lambda kv: order(kv[0])))
-    return rule
 
 
 def _canaries(m: Merge) -> dict:
@@ -213,13 +199,6 @@ def _states(m: Merge) -> dict:
             for kind, own in m.own.states.items()}
 
 
-def _c1_match(m: Merge) -> dict:
-    """Every server's c1 prompts against the reference: the workers' counts added up."""
-    parts = [w.state.token_match["c1"]["vs_reference"] for w in m.workers if "c1" in w.state.token_match]
-    return {"vs_reference": match_rate_json([(p["k"], p["n"]) for p in parts])
-            | {"records": sum(p["records"] for p in parts), "exact_records": sum(p["exact_records"] for p in parts)}}
-
-
 # Every ReportState field -> its value in the merged report. A field added to ReportState needs a rule here
 # (tests/unit/gate/test_merge.py fails without one): say how the workers' values become one.
 MERGE_RULES: dict[str, Callable[[Merge], object]] = {
@@ -238,9 +217,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "cache": _cache,
     "evidence": _evidence,
     "canaries": _canaries,
-    "ladder": _on_server("ladder", lambda level: int(level.removeprefix("c"))),
-    "boots": _on_server("boots", int),
-    "determinism": lambda m: determinism_of(m.rows),
     "interruption": _interruption,
     "complete": lambda m: not m.silent and all(w.state.verdict() != "partial" for w in m.workers),
     "closed": _own("closed"),  # the controller closes its own report
@@ -249,20 +225,15 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
-    # Each condition ran on one server.
-    "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
-                             | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
 }
 
 
 def merge_workers(state: ReportState, payloads: dict[int, dict | None], *, workers: int, root: Path,
-                  allow_mixed: bool) -> dict[str, list[dict]]:
-    """Fill the controller's state from the workers' payloads (every field by its rule); return the merged
-    condition rows (for the reference a record run writes)."""
+                  allow_mixed: bool) -> None:
+    """Fill the controller's state from the workers' payloads (every field by its rule)."""
     merge = Merge(state, [Worker.of_payload(i, p) for i, p in sorted(payloads.items())
                             if p is not None and i < workers],
                   workers, root, allow_mixed)
     merged = {name: rule(merge) for name, rule in MERGE_RULES.items()}
     for name, value in merged.items():
         setattr(state, name, value)
-    return merge.rows

@@ -6,13 +6,14 @@ every worker (which must know its own prompts before the first item) compute the
 
     place(["oracle::tokens[a]", "oracle::tokens[b]", "oracle::cache-zero[server1]", ...], 2, specs)
 
-where specs maps each gate item's node id to its `ItemSpec` (kind and key), built from the plan:
+where specs maps each gate item's node id to its `ItemSpec` (kind, key, deal), built from the plan:
 nothing is parsed back out of a node id.
 
 - prompt items (tokens / record / run) are dealt round-robin: each worker runs its share at c1;
 - `cache-zero[serverK]` and `speculation[serverK]` prove server K's own run, so they go to worker K-1;
-- each ladder level goes whole to one worker (its waves must hit one server), dealt round-robin;
-- all later boots go to one worker (a boot sequence restarts one server);
+- an item of a check kind's own deal (`CheckItem.deal`) is dealt round-robin in that deal, each whole to one
+  worker (a ladder level: its waves must hit one server); an item kept `together` with its kind goes where the
+  first of its kind was dealt (later boots: a boot sequence restarts one server);
 - every other item (the canaries; a repeat burst is one item) is dealt round-robin.
 """
 
@@ -44,14 +45,14 @@ def worker_index(worker_id: str) -> int:
 def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> list[int]:
     """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key)."""
     out: list[int] = []
-    dealt = {"prompt": 0, "ladder": 0, "other": 0}
+    dealt: dict[str, int] = {}  # deal -> items dealt from it ("prompt", "other", a check kind's own)
 
-    def deal(kind: str) -> int:
-        w = dealt[kind] % workers
-        dealt[kind] += 1
+    def deal(name: str) -> int:
+        w = dealt.get(name, 0) % workers
+        dealt[name] = dealt.get(name, 0) + 1
         return w
 
-    boots_worker = None
+    together: dict[str, int] = {}  # item kind -> the worker its first item was dealt
     for nodeid in nodeids:
         spec = specs.get(nodeid)
         kind = spec.kind if spec is not None else None
@@ -59,12 +60,12 @@ def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> 
             out.append(deal("prompt"))
         elif kind in PER_SERVER_KINDS and spec.key is not None:
             out.append(spec.key % workers)
-        elif kind == "ladder":
-            out.append(deal("ladder"))
-        elif kind == "boot":
-            if boots_worker is None:
-                boots_worker = deal("ladder")  # the next worker after the ladder levels
-            out.append(boots_worker)
+        elif spec is not None and spec.together:
+            if kind not in together:
+                together[kind] = deal(spec.deal or "other")  # the next worker of its deal
+            out.append(together[kind])
+        elif spec is not None and spec.deal is not None:
+            out.append(deal(spec.deal))
         else:
             out.append(deal("other"))
     return out

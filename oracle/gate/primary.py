@@ -21,17 +21,7 @@ from oracle.gate.registry import Finding
 from oracle.run.runner import RunResult, one_at_a_time
 from oracle.store.records import PRIMARY
 
-__all__ = ["PrimaryRun", "not_run", "run_log"]
-
-
-def run_log(result: RunResult, **extra) -> dict:
-    """The report's row for one condition's run: wall time, requests, the counters around it."""
-    def counters(c):
-        return c.as_dict() if c is not None else None
-
-    return {"condition": result.condition.key, "wall_s": round(result.wall_s, 3), "requests": len(result.records),
-            **extra, "counters_before": counters(result.counters_before),
-            "counters_after": counters(result.counters_after)}
+__all__ = ["PrimaryRun", "not_run"]
 
 
 class PrimaryRun:
@@ -65,7 +55,7 @@ class PrimaryRun:
         if self.result is None:
             return {}
         records, delta = self.result.records, self.result.counters_delta
-        findings: dict = {"runs": [run_log(self.result)], "speculation": speculation_summary(records, delta),
+        findings: dict = {"runs": [self.result.log_row()], "speculation": speculation_summary(records, delta),
                           "notes": []}
         positions = sum(len(r.completion_ids) for r in records)
         bare = sum(1 for r in records for t in r.top_ids if not t)
@@ -140,10 +130,8 @@ class PrimaryRun:
         evidence["split"] = split_view(ref, rec, result.first_divergence, decode)
         envelope = self.plan.envelope
         if envelope and envelope.covers(pid, result.split_position):
-            varies = envelope.varies[pid]
             return Finding(Check(cid, "tokens", WITHIN_NOISE, f"{detail}; the reference itself varies on this prompt "
-                                 f"from token {varies['first_position']} ({', '.join(varies['conditions'])})",
-                                 lines, evidence))
+                                 f"{envelope.where(pid)}", lines, evidence))
         return Finding(Check(cid, "tokens", result.verdict, detail, lines, evidence))
 
     # -- the run's evidence ---------------------------------------------------------------------

@@ -4,14 +4,13 @@ this run from its start. A canary the server could not hold (`dropped`) is left 
 finds no answer for it.
 
     lock = record_lock(plan)     # before any request; None unless recording
-    message = write_run_reference(plan, state, records, condition_rows, kept="reports/x/records", floor=None)
+    message = write_run_reference(plan, state, records, kept="reports/x/records", noise=None, floor=None)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from oracle.compare.noise import NoiseEnvelope
 from oracle.store.folders import FolderError, RecordLock
 from oracle.compare.verdicts import DROPPED
 from oracle.store.records import Record
@@ -33,10 +32,11 @@ def record_lock(plan) -> RecordLock | None:
 MAX_NAMED = 5  # failed checks named in the message
 
 
-def write_run_reference(plan, state, records: list[Record], rows: dict[str, list[dict]], *, kept: str,
+def write_run_reference(plan, state, records: list[Record], *, kept: str, noise: dict | None = None,
                         floor: dict | None = None) -> str:
     """The reference in --record, or why none was written (naming where the finished records are kept: `kept`);
-    the state notes either way."""
+    the state notes either way. The check kinds add their keywords (`Producers.for_reference`, a merged state's
+    `for_reference()`): the conditions' noise envelope, the logits floor."""
     o = plan.options
     if state.verdict() != "pass":
         failed = [c.id for c in state.checks if c.outcome != "passed"]
@@ -47,7 +47,6 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
                    f"are kept in {kept}")
         return (f"no reference written to {o.record}: the record run did not pass ({why}); its finished records "
                 f"are kept in {kept}")
-    noise = NoiseEnvelope.from_rows(rows, determinism=state.determinism) if rows else None
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
            "tokenizer": state.identity.get("tokenizer")}
@@ -65,6 +64,6 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
                           canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
                           overwrite=o.record_overwrite,
-                          noise=noise.as_json() if noise else None, logits=logits, speed=speed)
+                          noise=noise, logits=logits, speed=speed)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

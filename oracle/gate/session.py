@@ -21,7 +21,6 @@ from oracle.canary.context import ServedContext
 from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.cells_checks import CellsCheck
-from oracle.gate.condition_checks import ConditionChecks
 from oracle.gate.interleave_checks import InterleaveChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -62,7 +61,6 @@ class GateSession(ReportOwner):
         self.prompts: PromptSet | None = None
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
-        self.conditions: ConditionChecks | None = None
         self.for_reference: list = []  # what the check kinds add to a recorded reference (Producers.for_reference)
         self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
@@ -129,7 +127,8 @@ class GateSession(ReportOwner):
     def _register(self) -> None:
         parts = (self.plan, self.recorder, self.prompts, self.state)
         for check in CHECKS:
-            built = check.build(CheckParts(*parts, self.target, served=self.context, chunk=self.chunk))
+            built = check.build(CheckParts(*parts, self.target, served=self.context, chunk=self.chunk,
+                                           observers=self.observers))
             for kind, producer in built.answers.items():
                 self.checks.register(kind, producer)
             if built.observe is not None:
@@ -139,13 +138,11 @@ class GateSession(ReportOwner):
         self.speed = SpeedChecks(self.plan, self.state)
         self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
                                   observers=self.observers)
-        self.conditions = ConditionChecks(*parts, self.target, observers=self.observers)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
                                ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
-                               ("ladder", self.conditions.ladder_check),
-                               ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
+                               ("speed", self.speed.speed_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------
@@ -199,7 +196,7 @@ class GateSession(ReportOwner):
         try:
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
-                                              self.conditions.rows, kept=str(self.report.folder / "records"),
+                                              kept=str(self.report.folder / "records"),
                                               **{k: v for extra in self.for_reference for k, v in extra().items()})
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:

@@ -19,7 +19,6 @@ from typing import Any
 from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
-from oracle.compare.noise import UNMEASURED, determinism_of
 from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE,
                                      Check)
 from oracle.store.records import PRIMARY, RecordKey
@@ -55,9 +54,6 @@ class ReportState:
     cache: dict | None = None
     evidence: dict | None = None  # which evidence the server gave (ids or text, logprobs, cached tokens, counters)
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
-    ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
-    boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
-    determinism: str = UNMEASURED
     interruption: str | None = None
     complete: bool = False
     closed: bool = False  # set when the session finishes
@@ -65,7 +61,6 @@ class ReportState:
     notes: list[str] = field(default_factory=list)
     speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
-    token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
 
     # -- filling ---------------------------------------------------------------------------
@@ -151,8 +146,9 @@ class ReportState:
         """The summary's counts of like trials with their Wilson 95% intervals (docs/confidence.md): exact
         prompts, boots agreeing with boot 1, each canary family, c1 prompts that two servers both ran."""
         out = {"exact": count_json(*exact)}
-        if self.boots:
-            out["boots"] = count_json(*boots_agreeing(self.boots))
+        boots = self._section("boots")
+        if boots:
+            out["boots"] = count_json(*boots_agreeing(boots))
         canaries = family_counts(self.canaries)
         if canaries:
             out["canaries"] = {family: count_json(k, n) for family, (k, n) in canaries.items()}
@@ -194,11 +190,7 @@ class ReportState:
             "cache": self.cache,
             "evidence": self.evidence,
             "canaries": self.canaries,
-            "ladder": self.ladder,
-            "boots": self.boots,
-            "determinism": self.determinism if (self.ladder or self.boots) else None,
             "speed": self._speed_json(),
-            "token_match": self.token_match,
         }
         for state in self.states.values():
             out.update(state.to_json())
@@ -214,8 +206,7 @@ class ReportState:
     @classmethod
     def from_json(cls, data: dict, states: Mapping[str, type] | None = None) -> "ReportState":
         """The state back from its `as_json()` (typed again: record keys, checks); what as_json derives (verdict,
-        summary, missing, written_utc) is computed again, not read. `determinism` is said only with a ladder or
-        boots, so without them it reads back as unmeasured. A report written before `backend`, `complete` and
+        summary, missing, written_utc) is computed again, not read. A report written before `backend`, `complete` and
         `closed` were kept reads them from the identity and the verdict. states: the check kinds whose states
         are read (kind -> its CheckState class; oracle.checks.STATE_TYPES); the keys of any other are not read."""
         finished = (data.get("records") or {}).get("finished") or {}
@@ -235,9 +226,6 @@ class ReportState:
             cache=data.get("cache"),
             evidence=data.get("evidence"),
             canaries=data.get("canaries") or {},
-            ladder=data.get("ladder") or {},
-            boots=data.get("boots") or {},
-            determinism=data.get("determinism") or UNMEASURED,
             interruption=data.get("interruption"),
             complete=data.get("complete", done),
             closed=data.get("closed", done),
@@ -245,6 +233,5 @@ class ReportState:
             notes=list(data.get("notes") or []),
             speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
             speed_cells=(data.get("speed") or {}).get("cells"),
-            token_match=data.get("token_match") or {},
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -55,6 +55,16 @@ class RunResult:
             return None
         return self.counters_after.delta(self.counters_before)
 
+    def log_row(self, **extra) -> dict:
+        """The report's row for this condition's run (identity.json `runs`): wall time, requests, the counters
+        around it."""
+        def counters(c):
+            return c.as_dict() if c is not None else None
+
+        return {"condition": self.condition.key, "wall_s": round(self.wall_s, 3), "requests": len(self.records),
+                **extra, "counters_before": counters(self.counters_before),
+                "counters_after": counters(self.counters_after)}
+
 
 async def client_complete(backend: Backend, client, p: RenderedPrompt, *, logprobs: int, seed: int,
                           first_token: asyncio.Event | None = None, sampling: Sampling | None = None,

@@ -59,7 +59,7 @@ def test_under_pytest_n_each_servers_runs_are_kept_apart_in_the_merged_report(tm
         state = ReportState(mode="run", backend="llamacpp", complete=True, closed=True, states=fresh_states())
         state.apply({"coverage": {"boot1-c1": C1}})
         return {"url": f"http://127.0.0.1:{9000 + index}", "owned": None, "state": state.as_json(),
-                "condition_rows": {}}
+                "carried": {}}
 
     controller = ReportState(mode="run", backend="llamacpp", states=fresh_states())
     merge_workers(controller, {0: payload(0), 1: payload(1)}, workers=2, root=tmp_path, allow_mixed=False)

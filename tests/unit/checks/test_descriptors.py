@@ -24,16 +24,29 @@ def _words(check) -> set[str]:
     return names | {n.replace("_", "-") for n in names}
 
 
+def _is_module(dotted: str) -> bool:
+    path = REPO.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or path.is_dir()
+
+
 def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
     """(line, word) of each place the code names a check: a string that is a check's name or item kind (an item
     kind, a registry key, a report key, an item name such as "coverage" or f"logits[{pid}]"), an import of its
-    package or a module named for it. Prose that uses the same word (a comment, a message) names no check."""
+    package or a module named for it. Prose that uses the same word (a comment, a message) names no check, nor
+    does a Python name of the same word (`__all__`'s entries, a function imported by name: the A/B session's
+    `boot`)."""
+    tree = ast.parse(source)
+    exported = {id(c) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+                for c in ast.walk(node.value)}
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in exported:
             found += [(node.lineno, w) for w in words if node.value == w or node.value.startswith(w + "[")]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                       [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names
+                                              if _is_module(f"{node.module}.{a.name}")])
             found += [(node.lineno, w) for w in words for m in modules
                       if any(part == w or part.startswith(w + "_") for part in m.split("."))]
     return sorted(set(found))
@@ -50,9 +63,48 @@ def test_the_scan_sees_a_check_named_in_code():
     source = ('from oracle.gate.coverage_checks import CoverageChecks\n'
               'if kind == "coverage":  # prose about coverage is not a name\n'
               '    specs.append(ItemSpec(f"prompt-logprob[{pid}]", "prompt_logprob"))\n'
-              'raise UsageError("the coverage of a run")\n')
-    assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob"}) == [
-        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob")]
+              'raise UsageError("the coverage of a run")\n'
+              'from oracle.checks import conditions\n'
+              'from oracle.gate.ab_servers import boot  # a function of that name\n'
+              '__all__ = ["boot"]\n')
+    assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob", "conditions", "boot"}) == [
+        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob"), (5, "conditions")]
+
+
+# The conditions (oracle/checks/conditions/): their item kinds and name, the report keys and the settings that
+# were the gate's own fields before they had a package.
+CONDITION_WORDS = {"ladder", "boot", "boots", "conditions"}
+CONDITION_FIELDS = {"ladder", "ladder_min", "ladder_mode", "ladder_arrivals", "boots", "determinism",
+                    "token_match", "conditions"}
+
+
+def _attributes(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of each attribute read or written by one of these names (`options.ladder`, `state.boots`)."""
+    return sorted({(node.lineno, node.attr) for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Attribute) and node.attr in names})
+
+
+def test_the_gate_names_no_ladder_level_or_boot():
+    """The ladder and the boots live in oracle/checks/conditions/: the engine names neither their items, nor
+    their report keys, nor their settings (the A/B session's own server boots, `Server.boots`, are the speed
+    session's count, and the reference's own determinism class, `plan.envelope.determinism`, the reference's)."""
+    found = [f"{path.relative_to(REPO)}:{line}: {word}" for path in sorted(GATE.rglob("*.py"))
+             for line, word in _named(path.read_text(), CONDITION_WORDS)
+             + [(line, name) for line, name in _attributes(path.read_text(), CONDITION_FIELDS - {"determinism"})
+                if not (name == "boots" and path.name in ("ab_servers.py", "cells_interleave.py",
+                                                          "interleave_checks.py"))]]
+    assert found == [], "the conditions' knowledge belongs in oracle/checks/conditions/"
+    from dataclasses import fields
+
+    from oracle.options import GateOptions
+    from oracle.report.state import ReportState
+    assert not {f.name for f in fields(GateOptions)} & CONDITION_FIELDS, "their settings: options.check(...)"
+    assert not {f.name for f in fields(ReportState)} & CONDITION_FIELDS, "their report keys: ConditionsState"
+
+
+def test_the_attribute_scan_sees_a_condition_setting_read_by_the_gate():
+    source = "levels = plan.options.ladder\nstate.determinism = determinism_of(rows)\nx = o.seed\n"
+    assert _attributes(source, CONDITION_FIELDS) == [(1, "ladder"), (2, "determinism")]
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():

@@ -3,6 +3,7 @@
 from dataclasses import fields
 from pathlib import Path
 
+from oracle.checks import fresh_states
 from oracle.compare.verdicts import Check
 from oracle.gate.merge import MERGE_RULES, merge_workers
 from oracle.report.state import ReportState
@@ -31,14 +32,14 @@ def _payload(index: int, owned: list[str], finished: list[dict], checks: list[Ch
         c.outcome = "passed"
         state.judged(c)
     return {"server": index, "url": state.identity["url"], "owned": owned, "report_dir": "x",
-            "state": state.as_json(), "condition_rows": {}}
+            "state": state.as_json(), "carried": {}}
 
 
 def test_workers_merge_into_one_report_with_each_record_under_its_owner():
     p0 = _payload(0, ["p"], [_meta("p")], [Check("tokens[p]", "tokens", "exact", "ok")])
     # server2 owns q, and also ran p at c1 as the baseline of a ladder level on its own server.
     p1 = _payload(1, ["q"], [_meta("q"), _meta("p", sha="b")], [Check("tokens[q]", "tokens", "exact", "ok")])
-    state = ReportState(mode="gate", backend="llamacpp")
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
     merge_workers(state, {0: p0, 1: p1}, workers=2, root=Path("/r"), allow_mixed=False)
     state.closed = True
     assert set(map(str, state.finished)) == {"p@boot1-c1", "q@boot1-c1", "p@boot1-c1@server2"}
@@ -48,7 +49,7 @@ def test_workers_merge_into_one_report_with_each_record_under_its_owner():
 
 def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
     p0 = _payload(0, ["p"], [_meta("p")], [Check("tokens[p]", "tokens", "exact", "ok")])
-    state = ReportState(mode="gate", backend="llamacpp")
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
     merge_workers(state, {0: p0, 1: None}, workers=2, root=Path("/r"), allow_mixed=False)
     state.closed = True
     assert state.verdict() == "partial" and "server2 (worker gw1) sent no results" in state.interruption
@@ -56,7 +57,7 @@ def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
 
 
 def _merged(*payloads, allow_mixed=False) -> ReportState:
-    state = ReportState(mode="gate", backend="llamacpp")
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
     merge_workers(state, dict(enumerate(payloads)), workers=len(payloads), root=Path("/r"), allow_mixed=allow_mixed)
     state.closed = True
     return state
@@ -87,8 +88,9 @@ def test_conditions_speculation_cache_and_notes_merge_per_server():
                               "cached_requests": {"q": 3}},
                     "canaries": {"code[a]": {"family": "code", "ok": True}}, "interruption": "boot 2 failed"}
     state = _merged(p0, p1)
-    assert list(state.ladder) == ["c2", "c4"] and state.ladder["c4"]["server"] == "server1"
-    assert state.boots == {"2": {"verdict": "exact", "server": "server2"}}
+    conditions = state.states["conditions"]
+    assert list(conditions.ladder) == ["c2", "c4"] and conditions.ladder["c4"]["server"] == "server1"
+    assert conditions.boots == {"2": {"verdict": "exact", "server": "server2"}}
     assert (state.speculation["drafted"], state.speculation["accepted"]) == (10, 8)
     assert state.cache["verdict"] == "inconclusive" and state.cache["cached_requests"] == {"q@server2": 3}
     assert state.evidence == {"token_ids": True} and state.runs == [{"condition": "boot1-c1", "server": "server1"}]

@@ -1,7 +1,11 @@
 """Several servers under pytest-xdist, without a server: placement, identity comparison, usage errors."""
 
+from types import SimpleNamespace
+
 import pytest
 
+from oracle.checks import check_named
+from oracle.checks.conditions import ConditionSettings
 from oracle.gate.items import ItemSpec
 from oracle.gate.placement import place
 from oracle.gate.server_set import differences
@@ -16,7 +20,8 @@ GATE = ["oracle::tokens[a]", "oracle::tokens[b]", "oracle::tokens[c]",
 SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x) for x in "abc"]
          + [ItemSpec(f"cache-zero[server{k + 1}]", "cache", k) for k in range(2)]
          + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k) for k in range(2)]
-         + [ItemSpec(f"ladder[c{c}]", "ladder", c) for c in (1, 2, 4)] + [ItemSpec(f"boot[{b}]", "boot", b) for b in (2, 3)]}
+         + [ItemSpec(i.name, i.kind, i.key, i.deal, i.together) for i in check_named("conditions").items(
+             SimpleNamespace(options=SimpleNamespace(check=lambda name: ConditionSettings((1, 2, 4), boots=3))))]}
 
 
 def test_placement_pins_per_server_items_and_keeps_conditions_whole():

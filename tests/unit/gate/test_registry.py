@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from oracle.checks import check_named
+from oracle.checks.conditions import ConditionSettings
 from oracle.compare.verdicts import Check
 from oracle.gate.items import item_specs
 from oracle.gate.registry import CheckRegistry, Finding
@@ -38,12 +39,21 @@ class _Plan:
     distribution_gate = False
 
 
+def _on(plan, ladder: tuple[int, ...], boots: int):
+    """The plan with these ladder levels and boots (the conditions' settings)."""
+    def check(name):
+        return ConditionSettings(ladder, boots=boots) if name == "conditions" else plan.options.check(name)
+    return SimpleNamespace(**{k: getattr(plan, k) for k in dir(plan)
+                              if not k.startswith("_") and k != "options"},
+                           options=SimpleNamespace(logits=plan.options.logits, check=check))
+
+
 class _SampledPlan(_Plan):
     distribution_gate = True
 
 
 def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
-    names = [s.name for s in item_specs(_SampledPlan(), (2,), 1, 1)]
+    names = [s.name for s in item_specs(_on(_SampledPlan(), (2,), 1), 1)]
     assert names == ["tokens[a]", "tokens[b]", "cache-zero", "speculation", "sampling-distribution", "ladder[c2]"]
 
 
@@ -56,24 +66,24 @@ class _RunnerPlan(_DvpPlan):
 
 
 def test_a_runner_plan_adds_chunked_prefill_and_prompt_logprob_after_decode_vs_prefill():
-    names = [s.name for s in item_specs(_RunnerPlan(), (), 1, 1)]
+    names = [s.name for s in item_specs(_on(_RunnerPlan(), (), 1), 1)]
     assert names[-3:] == ["decode-vs-prefill", "chunked-prefill", "prompt-logprob"]
 
 
 def test_items_follow_the_plan_in_the_order_they_run():
-    names = [(s.name, s.kind, s.key) for s in item_specs(_Plan(), (1, 4), 2, 1)]
+    names = [(s.name, s.kind, s.key) for s in item_specs(_on(_Plan(), (1, 4), 2), 1)]
     assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
                      ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
                      ("boot[2]", "boot", 2)]
-    with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
+    with_speed = [s.name for s in item_specs(_on(_Plan(), (8,), 1), 1, min_speedup=1.1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
-    interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1, interleave=True)]
+    interleaved = [s.name for s in item_specs(_on(_Plan(), (8,), 1), 1, min_speedup=1.1, interleave=True)]
     assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
-    cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1, min_speedup=1.1, speed_cells=True)]
+    cells = [s.name for s in item_specs(_on(_DvpPlan(), (4,), 1), 1, min_speedup=1.1, speed_cells=True)]
     assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
-    dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level
+    dvp = [s.name for s in item_specs(_on(_DvpPlan(), (4,), 1), 1)]  # diagnostic requests: before any ladder level
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
-    two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
+    two = [s.name for s in item_specs(_on(_Plan(), (), 1), 2)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]
 
 
@@ -82,6 +92,6 @@ class _LogitsPlan(_Plan):
 
 
 def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
-    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, 1, min_speedup=1.1)]
+    names = [s.name for s in item_specs(_on(_LogitsPlan(), (2,), 1), 1, min_speedup=1.1)]
     assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
                      "logits", "ladder[c2]"]

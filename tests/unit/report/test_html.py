@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracle.checks import fresh_states
 from oracle.report.html import grid, render_html
 from oracle.report.writer import ReportState
 from oracle.compare.verdicts import Check
@@ -13,7 +14,7 @@ def split(position):
 
 
 def state() -> ReportState:
-    s = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p1", "p2"])
+    s = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p1", "p2"], states=fresh_states())
     s.checks = [
         Check("tokens[p1]", "tokens", "exact", "32/32", evidence={"first_divergence": None}, outcome="passed"),
         Check("tokens[p2]", "tokens", "divergent", "first divergence at token 7",
@@ -25,7 +26,7 @@ def state() -> ReportState:
                      {"prompt": "p2", "record": "p2~1", "verdict": "near-tie", "split": split(3),
                       "vs_c1": {"verdict": "near-tie", "first_divergence": 3}, "vs_reference": None}]}),
     ]
-    s.ladder = {"c16": {"counts": {"exact": 1}, "records": 2, "overlap": {"asked": 16, "reached": 8}}}
+    s.apply({"ladder": {"c16": {"counts": {"exact": 1}, "records": 2, "overlap": {"asked": 16, "reached": 8}}}})
     s.complete = s.closed = True
     return s
 
@@ -50,7 +51,7 @@ def test_page_is_self_contained_escaped_and_labelled():
 
 def test_counts_show_their_wilson_interval_on_hover_and_in_the_detail():
     s = state()
-    s.ladder["c16"]["confidence"] = {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
+    s.states["conditions"].ladder["c16"]["confidence"] = {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
     s.canaries = {"code[a]": {"family": "code", "ok": True, "verdict": "pass"}}
     page = render_html(s.as_json())
     assert "<span title='Wilson 95% 0.09–0.91'>1/2 exact</span>" in page  # the header's exact prompts

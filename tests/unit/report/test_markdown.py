@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from oracle.checks import fresh_states
 from oracle.compare.verdicts import Check
 from oracle.report.markdown import markdown
 from oracle.report.state import ReportState
 
 
 def test_condition_table_and_summary_line_carry_wilson_intervals():
-    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=[f"p{i}" for i in range(8)])
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=[f"p{i}" for i in range(8)], states=fresh_states())
     state.checks = [Check(f"tokens[p{i}]", "tokens", "exact" if i else "near-tie", "") for i in range(8)]
     counts = {"exact": 7, "near-tie": 1, "within-reference-noise": 0, "divergent": 0}
-    state.ladder = {"c8": {"counts": counts, "records": 8, "required": 8, "verdict": "near-tie",
-                           "first_divergences": [12], "overlap": {"asked": 8, "reached": 8}}}
-    state.boots = {"2": {"counts": dict(counts, exact=8, **{"near-tie": 0}), "records": 8, "required": 8,
-                         "verdict": "exact", "first_divergences": []}}
+    state.apply({"ladder": {"c8": {"counts": counts, "records": 8, "required": 8, "verdict": "near-tie",
+                                   "first_divergences": [12], "overlap": {"asked": 8, "reached": 8}}},
+                 "boots": {"2": {"counts": dict(counts, exact=8, **{"near-tie": 0}), "records": 8, "required": 8,
+                                 "verdict": "exact", "first_divergences": []}}})
     state.complete = state.closed = True
     text = markdown(state.as_json())
     assert "| condition | exact (Wilson 95%) | near-tie |" in text

@@ -17,11 +17,12 @@ def _meta(pid: str, condition: Condition = PRIMARY, repeat: int = 0, sha: str = 
 
 
 def test_findings_update_dicts_extend_lists_and_replace_the_rest():
-    state = ReportState(mode="gate", backend="llamacpp")
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
     state.apply({"ladder": {"c2": {"verdict": "exact"}}, "notes": ["a"], "determinism": "within-boot"})
     state.apply({"ladder": {"c4": {"verdict": "divergent"}}, "notes": ["a", "b"], "complete": True})
-    assert list(state.ladder) == ["c2", "c4"] and state.notes == ["a", "b"]
-    assert state.determinism == "within-boot" and state.complete
+    conditions = state.states["conditions"]  # a check kind's own keys go to its state
+    assert list(conditions.ladder) == ["c2", "c4"] and state.notes == ["a", "b"]
+    assert conditions.determinism == "within-boot" and state.complete
 
 
 def test_finished_records_are_written_by_their_key_and_counted_at_c1_only():
@@ -34,9 +35,9 @@ def test_finished_records_are_written_by_their_key_and_counted_at_c1_only():
 
 
 def test_summary_counts_carry_their_wilson_intervals():
-    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"])
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"], states=fresh_states())
     state.checks = [Check(f"tokens[{p}]", "tokens", v, "") for p, v in zip("pqr", ["exact", "exact", "near-tie"])]
-    state.boots = {"2": {"counts": {"exact": 3}, "records": 3}, "3": {"counts": {"exact": 2}, "records": 3}}
+    state.apply({"boots": {"2": {"counts": {"exact": 3}, "records": 3}, "3": {"counts": {"exact": 2}, "records": 3}}})
     state.canaries = {"code[a]": {"family": "code", "ok": True}, "code[b]": {"family": "code", "ok": False},
                       "repeats[burst]": {"family": "burst", "ok": True, "repeats": {"n": 5, "identical": 5}}}
     state.identity = {"servers_c1_crosscheck": {"identical": 4, "different": ["p: server1 vs server2"]}}
@@ -109,7 +110,7 @@ def test_a_state_reads_back_from_its_json():
     # as the xdist worker sends it: through JSON text
     assert read_state(json.loads(json.dumps(sample.as_json(), default=str))) == sample
     fresh = ReportState(mode="record", backend="llamacpp", started_utc="x", states=fresh_states())
-    assert read_state(fresh.as_json()) == fresh and fresh.determinism == UNMEASURED
+    assert read_state(fresh.as_json()) == fresh and fresh.states["conditions"].determinism == UNMEASURED
 
 
 def test_a_report_written_before_backend_complete_and_closed_were_kept_reads_them_from_identity_and_verdict():

@@ -1,7 +1,8 @@
-"""Ladder levels and later boots: each runs its condition, compares every record with its prompt's c1 record
-(and the reference), proves the overlap it asked for, and answers its item. Never writes the report.
+"""The conditions' producers, `ladder[cN]` and `boot[N]`: each runs its condition, compares every record with
+its prompt's c1 record (and the reference), proves the overlap it asked for, and answers its item. Its findings go
+to the report through the session; the rows against c1 are kept in its own state (`ConditionsState.rows`).
 
-    conditions = ConditionChecks(plan, recorder, prompts, state, target)
+    conditions = ConditionChecks(plan, recorder, prompts, state, target, own=state.states["conditions"])
     conditions.ladder_check(8).report["ladder"]["c8"]["overlap"]["reached"]
 """
 
@@ -14,8 +15,8 @@ from oracle.compare.noise import determinism_of
 from oracle.compare.sampled import rows_match
 from oracle.compare.splits import split_view
 from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NOT_RUN, Check
-from oracle.gate.primary import not_run, run_log
-from oracle.gate.registry import Finding
+from oracle.checks.conditions.state import ConditionsState
+from oracle.checks.descriptor import Finding, not_run
 from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.run.runner import RunResult, one_at_a_time
 from oracle.speed.card import level_speed
@@ -28,10 +29,11 @@ _NO_SPLIT = 1 << 30  # sorts rows without a token split last
 
 
 class ConditionChecks:
-    def __init__(self, plan, recorder, prompts, state, target, *, observers=()) -> None:
+    def __init__(self, plan, recorder, prompts, state, target, *, own: ConditionsState, observers=()) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
         self.observers = observers  # each check kind's observe(result, ...): what it keeps of each run
-        self.rows: dict[str, list[dict]] = {}  # condition key -> rows vs c1 (ladder levels, boots)
+        self.settings = plan.options.check("conditions")
+        self.rows = own.rows  # condition key -> rows vs c1 (ladder levels, boots), kept in the state
         self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
         self._references: dict[str, Record] | None = None
 
@@ -85,14 +87,14 @@ class ConditionChecks:
         cid = f"ladder[c{level}]"
         if (early := self._ready(cid, "ladder")) is not None:
             return early
-        waves = ladder_waves(self.prompts.rendered, level, self.plan.options.ladder_mode)
-        staggered = self.plan.options.ladder_arrivals == "staggered" and level > 1
+        waves = ladder_waves(self.prompts.rendered, level, self.settings.mode)
+        staggered = self.settings.arrivals == "staggered" and level > 1
         result = self.recorder.run(ladder_condition(level), waves, staggered=staggered)
         if result is None:
             return not_run(self.state, cid, "ladder")
         rows = self._compare(result)
         check = condition_check(cid, "ladder", f"c{level}", rows, recording=self.plan.mode == "record",
-                                required=required_exact(level, len(rows), self.plan.options.ladder_min))
+                                required=required_exact(level, len(rows), self.settings.minimums))
         reached = min(result.wave_overlap) if result.wave_overlap else 0
         overlap = {"asked": level, "reached": reached, "per_wave": result.wave_overlap,
                    "server_peak": result.server_peak, "waves": len(waves)}
@@ -159,9 +161,9 @@ class ConditionChecks:
         runs = []
         baseline, self._baseline = self._baseline, None
         if baseline is not None:  # the c1 baseline this condition needed: its cache use counts here too
-            runs.append(run_log(baseline, baseline=True))
+            runs.append(baseline.log_row(baseline=True))
             self._fold_cache(check, baseline, "baseline_cache", "c1 baseline on this server: ")
-        runs.append(run_log(result, overlap=check.evidence.get("overlap")))
+        runs.append(result.log_row(overlap=check.evidence.get("overlap")))
         self._fold_cache(check, result, "cache", "")
         check.evidence["speculation"] = speculation_summary(result.records, result.counters_delta)
         return runs

@@ -1,0 +1,46 @@
+"""The conditions: the concurrency ladder (`ladder[cN]`, one item per `--ladder` level) and the server's restarts
+(`boot[N]`, one item per later `--boots` boot), each a run of the suite compared record by record with its
+prompt's c1 record (and the reference).
+
+One kind, not two: ladder levels and boots share one state. Their rows against c1 make one determinism class
+(the c1 repeat of the ladder against every later boot) and one noise envelope of a recorded reference; under
+pytest -n a condition first runs, once per server, the c1 baseline of the prompts other servers ran; and
+`--boots` adds the within-boot repeat (level 1) to the ladder.
+
+Its options and settings (options.py), producer (producer.py), state (state.py), report section
+(oracle/report/grid.py) and this descriptor, listed once in oracle.checks.CHECKS.
+"""
+
+from __future__ import annotations
+
+from oracle.checks.conditions.options import ConditionSettings, add_options, settings_of
+from oracle.checks.conditions.producer import ConditionChecks
+from oracle.checks.conditions.state import ConditionsState
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.report import grid as section
+
+__all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState"]
+
+NAME = "conditions"
+
+
+def items(plan) -> list[CheckItem]:
+    """Ladder levels in boot 1, after the diagnostic requests; then each later boot. Under pytest -n each level
+    goes whole to one server (its waves must hit one server), dealt round-robin; all later boots go to the next
+    server dealt (a boot sequence restarts one server)."""
+    settings = plan.options.check(NAME)
+    return ([CheckItem(f"ladder[c{level}]", "ladder", level, deal=NAME) for level in settings.ladder]
+            + [CheckItem(f"boot[{boot}]", "boot", boot, order=51, deal=NAME, together=True)
+               for boot in range(2, settings.boots + 1)])
+
+
+def build(parts: CheckParts) -> Producers:
+    own = parts.state.states[NAME]
+    checks = ConditionChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.target, own=own,
+                             observers=parts.observers)
+    return Producers({"ladder": checks.ladder_check, "boot": checks.boot_check}, for_reference=own.for_reference)
+
+
+CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
+                        build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
+                        defaults=ConditionSettings(), section=section, server_identity=("boots",))

@@ -1,0 +1,59 @@
+"""The conditions' options and settings, on their own `--help` group: the concurrency ladder (`--ladder`,
+`--ladder-mode`, `--ladder-arrivals`, `--ladder-min`) and the server's restarts (`--boots`).
+
+    settings = settings_of(config.option, context)   # ConditionSettings(ladder=(1, 4), boots=2, ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from oracle.checks.descriptor import OptionContext
+from oracle.option_types import ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode, positive_int
+
+__all__ = ["ConditionSettings", "add_options", "settings_of"]
+
+
+@dataclass(frozen=True)
+class ConditionSettings:
+    ladder: tuple[int, ...] = ()  # concurrency levels after the c1 run (with --boots > 1, level 1 among them)
+    mode: str = "cycle"  # --ladder-mode: the suite's prompts cycled, or c copies of the first ("same")
+    minimums: tuple[tuple[int, int, int], ...] = ()  # --ladder-min: (level, exact, total)
+    boots: int = 1  # server starts; each later boot is an item
+    arrivals: str = "at-once"  # or "staggered": a wave's requests sent while its first decodes
+
+
+def add_options(group) -> None:
+    group.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
+                    help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
+                         "independent streamed requests in flight, each compared with its prompt's c1 record "
+                         "(default: none)")
+    group.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
+                    help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
+                         "(default: cycle)")
+    group.addoption("--ladder-arrivals", metavar="HOW", type=ladder_arrivals, default="at-once",
+                    help="at-once: each wave's c requests sent together; staggered: each sent once the one before it "
+                         "has streamed its first token, so its prefill runs while the others decode (mixed-batch) "
+                         "(default: at-once)")
+    group.addoption("--ladder-min", metavar="cN=K/M,...", type=ladder_minimums, default=(),
+                    help="least share of exact records per level, e.g. c32=29/32,c64=58/64 (default: all exact)")
+    group.addoption("--boots", metavar="N", type=positive_int("--boots"), default=1,
+                    help="start the server N times (needs --launch or the embedded default) and compare every "
+                         "boot with boot 1; adds the within-boot repeat (level 1) to the ladder (default: 1)")
+
+
+def settings_of(option, context: OptionContext) -> ConditionSettings:
+    if option.boots > 1 and context.urls:
+        raise pytest.UsageError(f"--boots {option.boots} needs a server oracle can restart: use --launch CMD "
+                                "(or the embedded default) instead of --url")
+    ladder = tuple(option.ladder)
+    unknown = [c for c, _, _ in option.ladder_min if c not in ladder]
+    if unknown:
+        raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
+                                f"add {unknown[0]} to --ladder or drop it from --ladder-min")
+    if option.boots > 1 and 1 not in ladder:
+        ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
+    return ConditionSettings(ladder, option.ladder_mode, tuple(option.ladder_min), option.boots,
+                             option.ladder_arrivals)
