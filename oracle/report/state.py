@@ -63,8 +63,6 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
-    speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
-    speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
 
@@ -197,19 +195,12 @@ class ReportState:
             "ladder": self.ladder,
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
-            "speed": self._speed_json(),
             "token_match": self.token_match,
         }
         for state in self.states.values():
             out.update(state.to_json())
         known = [k for k in SECTION_ORDER if k in out]
         return {k: out[k] for k in known + [k for k in out if k not in SECTION_ORDER]}
-
-    def _speed_json(self) -> dict | None:
-        """The speed card with the cells under its `cells` key (the cells alone when the card is missing)."""
-        if self.speed_cells is None:
-            return self.speed
-        return {**(self.speed or {}), "cells": self.speed_cells}
 
     @classmethod
     def from_json(cls, data: dict, states: Mapping[str, type] | None = None) -> "ReportState":
@@ -243,8 +234,6 @@ class ReportState:
             closed=data.get("closed", done),
             recorded_reference=data.get("recorded_reference"),
             notes=list(data.get("notes") or []),
-            speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
-            speed_cells=(data.get("speed") or {}).get("cells"),
             token_match=data.get("token_match") or {},
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -5,6 +5,9 @@ from types import SimpleNamespace
 import pytest
 
 from oracle.checks import check_named
+from oracle.checks.speed import SpeedSettings
+from oracle.checks.speed_ab import InterleaveOptions
+from oracle.checks.speed_cells import CellsSettings
 from oracle.compare.verdicts import Check
 from oracle.gate.items import item_specs
 from oracle.gate.registry import CheckRegistry, Finding
@@ -28,14 +31,28 @@ class _Suite:
 class _Options:
     logits = False
 
+    def __init__(self, **settings) -> None:
+        self.settings = settings  # check kind -> its settings, where not its defaults
+
     def check(self, name):
-        return check_named(name).defaults
+        return self.settings.get(name, check_named(name).defaults)
+
+
+_SPEED = {"speed": SpeedSettings(min_speedup=1.1)}
 
 
 class _Plan:
     options, capabilities = _Options(), SimpleNamespace(prompt_logprobs=False, chunked_prefill=False)
     suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
     distribution_gate = False
+
+    @classmethod
+    def given(cls, settings: dict):
+        """This plan with these check kinds' settings."""
+        plan = cls()
+        plan.options = _Options(**settings)
+        plan.options.logits = cls.options.logits
+        return plan
 
 
 class _SampledPlan(_Plan):
@@ -65,12 +82,15 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
                      ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
                      ("boot[2]", "boot", 2)]
-    with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
+    with_speed = [s.name for s in item_specs(_Plan.given(_SPEED), (8,), 1, 1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
-    interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1, interleave=True)]
+    interleaved = [s.name for s in item_specs(_Plan.given(_SPEED | {"speed_ab": InterleaveOptions("cmd")}), (8,), 1, 1)]
     assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
-    cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1, min_speedup=1.1, speed_cells=True)]
+    cells = [s.name for s in item_specs(_DvpPlan.given(_SPEED | {"speed_cells": CellsSettings(((512, 1),))}),
+                                        (4,), 1, 1)]
     assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
+    run = [s.name for s in item_specs(_DvpPlan.given(_SPEED | {"speed_ab": InterleaveOptions("cmd")}), (), 1, 1)]
+    assert "speed" not in run and "speed-ab" not in run  # judged against a reference only
     dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
@@ -82,6 +102,6 @@ class _LogitsPlan(_Plan):
 
 
 def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
-    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, 1, min_speedup=1.1)]
+    names = [s.name for s in item_specs(_LogitsPlan.given(_SPEED), (2,), 1, 1)]
     assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
                      "logits", "ladder[c2]"]
