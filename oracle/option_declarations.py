@@ -17,15 +17,13 @@ from oracle.checks import CHECKS
 from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
                                  dtype, existing_path, inconclusive_kinds, int_list, ledger_target,
                                  non_negative_int, ov_config, positive_int,
-                                 reference_kind, runner_arg, seed, shell_command, speed_cells)
-from oracle.speed_options import add_speed_options
+                                 reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["DEFAULT_SPEED_REPEATS", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
            "dash_value_refusal", "gate_options_given"]
 
-DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
@@ -174,14 +172,6 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
-    add_speed_options(g)  # --min-speedup and the interleaved A/B session (speed_options.py)
-    g.addoption("--speed-cells", metavar="CELLS", type=speed_cells, default=(),
-                help="add the speed-cells item: per cell pPROMPT/gGENERATED (e.g. p512/g128,p2048/g1, or `field`: "
-                     "p512/g128,p2048/g128,p8192/g128,p2048/g1,p8192/g1) one same-shape warm-up, then "
-                     "--speed-repeats cold requests of exactly that shape, each with its own unique prefix; "
-                     "g1 measures cold input (prompt tokens / TTFT), longer cells decode (default: none)")
-    g.addoption("--speed-repeats", metavar="N", type=positive_int("--speed-repeats"), default=None,
-                help=f"repeats per --speed-cells cell, every sample kept (default: {DEFAULT_SPEED_REPEATS})")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")

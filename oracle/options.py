@@ -17,14 +17,12 @@ import pytest
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.launch_command import port_refusal
 from oracle.checks import CHECKS, OptionContext, check_named
-from oracle.option_declarations import (DEFAULT_SPEED_REPEATS, DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K,
-                                        add_options)
+from oracle.option_declarations import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, add_options
 from oracle.option_families import check_family_options
 from oracle.option_inputs import check_canary_inputs
 from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
 from oracle.run.sampling import Sampling
-from oracle.speed_options import InterleaveOptions, speed_settings
 from oracle.store.json_files import InputFileError, read_text
 from oracle.store.folder_safety import Place, name_refusal
 
@@ -80,13 +78,8 @@ class GateOptions:
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
-    min_speedup: float | None = None  # the speed item's bar (None: speed reported, not judged)
-    speed_cells: tuple[tuple[int, int], ...] = ()  # (prompt tokens, generated tokens) per cell; () no cells
-    speed_repeats: int = 5  # repeats per cell
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
-    power: str = "auto"  # or "off": no energy meters, no isolation probe around the timed run (speed/power.py)
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
-    interleave: InterleaveOptions = field(default_factory=InterleaveOptions)  # --reference-launch (speed_options.py)
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
     canary: CanaryOptions = field(default_factory=CanaryOptions)
@@ -206,13 +199,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
     from oracle.backends import family_of
 
     family = family_of(o.backend)
-    min_speedup, interleave = speed_settings(o, urls=urls, workers=workers, in_process=family.in_process)
-    if o.speed_repeats is not None and not o.speed_cells:
-        raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
-                                "(e.g. --speed-cells field), or drop --speed-repeats")
-    if o.speed_cells and workers > 1:
-        raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {workers} the servers run at once "
-                                "and share the machine: measure cells without -n")
     context = OptionContext(urls, workers, family)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers)
@@ -226,12 +212,11 @@ def gate_options(config: pytest.Config) -> GateOptions:
         allow_inconclusive=o.allow_inconclusive,
         speculative=o.speculative, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
-        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,
-        launch_timeout=o.launch_timeout, speed_cells=tuple(o.speed_cells),
-        speed_repeats=o.speed_repeats or DEFAULT_SPEED_REPEATS, power=o.power,
+        workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup,
+        launch_timeout=o.launch_timeout,
         canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
                                 for f in fields(CanaryOptions)}),
-        interleave=interleave, checks=checks,
+        checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
     )

@@ -19,7 +19,7 @@ import pytest
 from oracle.compare.verdicts import NOT_RUN, Check
 
 __all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "Producers",
-           "SectionState",
+           "RunWatch", "SectionState",
            "not_run", "state_part"]
 
 
@@ -71,11 +71,24 @@ class CheckParts:
 class Producers:
     """A check's producers by item kind, and what it observes of each finished run (a ladder level, a boot):
     `observe(result, asked=, reached=, staggered=)` returns the report findings of that run; `for_reference()` the
-    keywords it adds to the reference a record run writes (the precision floor)."""
+    keywords it adds to the reference a record run writes (the precision floor); `watch(backend)` what it measures
+    around the primary run (a `RunWatch`: the speed card's power window)."""
 
     answers: Mapping[str, Callable[..., Finding]]
     observe: Callable[..., dict] | None = None
     for_reference: Callable[[], dict] | None = None  # what a recorded reference keeps of it (write_run_reference)
+    watch: Callable[[Any], "RunWatch"] | None = None  # around the primary run: started before it, closed after
+
+
+class RunWatch(Protocol):
+    """What a check measures around the primary run: `start()` before its first request, `close()` after its last
+    (whatever happened), then `findings(result, warmup)`, the report findings of the run it watched."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def findings(self, result, warmup: dict) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,10 @@ class CheckDescriptor:
     section: its report section (a module of oracle.report.sections.SECTIONS).
     server_identity: the identity keys its producers write that belong to one server: under pytest -n each
       server's row of the merged identity keeps them, the run's identity does not.
+    resolve(settings, reference) -> its settings settled against the loaded reference, before any server starts
+      (`--reference-launch recorded`); raises pytest.UsageError naming the fix.
+    for_reference(state) -> what a reference recorded by this run keeps of its state (`write_reference`'s
+      keywords), read from the finished report (a single server's, or the xdist controller's merged one).
     """
 
     name: str
@@ -170,6 +187,8 @@ class CheckDescriptor:
     defaults: Any = None
     section: ModuleType | None = None
     server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
+    resolve: Callable[[Any, Any], Any] | None = None
+    for_reference: Callable[[Any], dict] | None = None
 
     @property
     def group(self) -> str:

@@ -35,12 +35,10 @@ class ItemSpec:
         return GATE_PREFIX + self.name
 
 
-def item_specs(plan, servers: int, min_speedup: float | None = None,
-               speed_cells: bool = False, interleave: bool = False,
-               checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
-    """record[...] / tokens[...] / run[...] per prompt, the evidence items, the speed items (the kinds the gate
-    still runs itself), and each check kind's items (oracle/checks/): in the order they run (`CheckDescriptor`'s
-    `order`; items of one order in the order they are listed)."""
+def item_specs(plan, servers: int, checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
+    """record[...] / tokens[...] / run[...] per prompt, the evidence items (the kinds the gate still runs itself),
+    and each check kind's items (oracle/checks/): in the order they run (`CheckDescriptor`'s `order`; items of one
+    order in the order they are listed)."""
     specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
     per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
                          "run": ("record", "run")}[plan.mode]
@@ -52,12 +50,6 @@ def item_specs(plan, servers: int, min_speedup: float | None = None,
     else:  # each server proves its own run (see placement.py)
         specs += [(20, ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s)) for s in range(servers)]
         specs += [(20, ItemSpec(f"speculation[{server_label(s)}]", "speculation", s)) for s in range(servers)]
-    if interleave and plan.mode == "gate":  # --reference-launch: reference and candidate in ABBA rounds, before speed
-        specs.append((30, ItemSpec("speed-ab", "speed_ab")))
-    if min_speedup is not None and plan.mode == "gate":
-        specs.append((31, ItemSpec("speed", "speed")))  # judged from the c1 run's card, after its cache evidence
-    if speed_cells:  # their own cold requests: after the c1 run's evidence, before any diagnostic request
-        specs.append((32, ItemSpec("speed-cells", "speed_cells")))
     for check in checks:
         specs += [(check.order if item.order is None else item.order,
                    ItemSpec(item.name, item.kind, item.key, item.deal, item.together)) for item in check.items(plan)]
@@ -67,8 +59,7 @@ def item_specs(plan, servers: int, min_speedup: float | None = None,
 
 def plan_specs(gate) -> list[ItemSpec]:
     o = gate.options
-    return item_specs(gate.plan, o.workers, o.min_speedup, bool(o.speed_cells),
-                      interleave=o.interleave.on)
+    return item_specs(gate.plan, o.workers)
 
 
 class GateFailure(Exception):

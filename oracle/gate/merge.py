@@ -18,7 +18,6 @@ from oracle.compare.verdicts import FAIL, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
 from oracle.report.state import ReportState
-from oracle.speed.card import merge_cards
 from oracle.store.records import PRIMARY, RecordKey
 
 __all__ = ["MERGE_RULES", "Merge", "Worker", "merge_workers"]
@@ -194,9 +193,12 @@ def _cache(m: Merge) -> dict | None:
 
 
 def _states(m: Merge) -> dict:
-    """Each check kind's state, merged by its own rule (`CheckState.merge`) from the workers' states."""
-    return {kind: type(own).merge(own, [(w.label, w.state.states[kind]) for w in m.workers])
-            for kind, own in m.own.states.items()}
+    """Each check kind's state, merged by its own rule (`CheckState.merge`) from every started server's state, in
+    worker order: a worker that sent nothing is an empty state (so a rule that counts the servers counts it)."""
+    def parts(kind: str, own) -> list:
+        sent = {w.index: (w.label, w.state.states[kind]) for w in m.workers}
+        return [sent.get(i) or (server_label(i), type(own)()) for i in range(m.count)]
+    return {kind: type(own).merge(own, parts(kind, own)) for kind, own in m.own.states.items()}
 
 
 # Every ReportState field -> its value in the merged report. A field added to ReportState needs a rule here
@@ -222,9 +224,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "closed": _own("closed"),  # the controller closes its own report
     "recorded_reference": _own("recorded_reference"),  # the controller writes the reference after the merge
     "notes": _notes,
-    "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
-    # --speed-cells is refused under -n: the one worker that measured them, if any.
-    "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
 }
 
 

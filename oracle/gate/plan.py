@@ -15,7 +15,7 @@ import pytest
 
 from oracle.backends import family_of, parse_backend
 from oracle.canary.code import load_set
-from oracle.checks import fresh_states
+from oracle.checks import CHECKS, fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
 from oracle.option_folders import check_run_folders
@@ -23,7 +23,6 @@ from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateO
 from oracle.report.state import ReportState
 from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
-from oracle.speed_options import resolve_reference_launch
 from oracle.store.folders import fresh_report_dir
 from oracle.store.json_files import InputFileError
 from oracle.store.reference import Reference, check_record_target, load_reference
@@ -58,8 +57,7 @@ class GatePlan:
         except InputFileError as exc:  # a ReferenceError too
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"
-        if options.interleave.on:  # `recorded`: the reference's own command, refused before any server starts
-            options = dataclasses.replace(options, interleave=resolve_reference_launch(options.interleave, reference))
+        options = cls._resolved(options, reference)
         f16_gate = reference is not None and reference.kind == "f16"
         suite = cls._sampled(options, suite, reference, f16_gate)
         logits_gate = reference is not None and (f16_gate or options.logits)
@@ -81,6 +79,15 @@ class GatePlan:
             options = dataclasses.replace(options, logprobs=top_k)
         return cls(options, suite, reference, mode, f16_gate, logits_gate, floor,
                    distribution_gate=mode == "gate" and options.sampling_check == "distribution")
+
+    @staticmethod
+    def _resolved(options: GateOptions, reference: Reference | None) -> GateOptions:
+        """Each check's settings settled against the loaded reference (`CheckDescriptor.resolve`), before any
+        server starts."""
+        settled = {c.name: c.resolve(options.check(c.name), reference) for c in CHECKS if c.resolve is not None}
+        if not settled:
+            return options
+        return dataclasses.replace(options, checks=tuple((dict(options.checks) | settled).items()))
 
     @staticmethod
     def _sampled(options: GateOptions, suite: Suite, reference: Reference | None, f16_gate: bool) -> Suite:

@@ -25,10 +25,11 @@ __all__ = ["PrimaryRun", "not_run"]
 
 
 class PrimaryRun:
-    def __init__(self, plan, recorder, prompts, state, speed, *, server_index: int = 0,
-                 owned: set[str] | None = None, observers=()) -> None:
-        self.plan, self.recorder, self.prompts, self.state, self.speed = plan, recorder, prompts, state, speed
+    def __init__(self, plan, recorder, prompts, state, *, server_index: int = 0,
+                 owned: set[str] | None = None, observers=(), watches=()) -> None:
+        self.plan, self.recorder, self.prompts, self.state = plan, recorder, prompts, state
         self.observers = observers  # each check kind's observe(result): what it keeps of this run
+        self.watches = watches  # each check kind's watch(backend): what it measures around this run
         self.server_index, self.owned = server_index, owned
         self.result: RunResult | None = None
         self.ran = False
@@ -46,12 +47,14 @@ class PrimaryRun:
         warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
         if warmup is None:
             return {}
-        window = self.speed.window(self.backend)  # --power: the meters and the isolation probe over the run
-        window.start()
+        watches = [watch(self.backend) for watch in self.watches]  # the speed card's power window (--power)
+        for watch in watches:
+            watch.start()
         try:
             self.result = self.recorder.run(PRIMARY, one_at_a_time(mine))
         finally:
-            window.close()
+            for watch in watches:
+                watch.close()
         if self.result is None:
             return {}
         records, delta = self.result.records, self.result.counters_delta
@@ -72,7 +75,8 @@ class PrimaryRun:
         if fingerprints:
             findings["identity"] = {"server": self.state.identity.get("server", {})
                                     | {"system_fingerprint": ", ".join(fingerprints)}}
-        findings["speed"] = self.speed.card_findings(self.result, warmup, self.backend, window)
+        for watch in watches:
+            findings |= watch.findings(self.result, warmup)
         for observe in self.observers:
             findings |= observe(self.result)
         findings["complete"] = True

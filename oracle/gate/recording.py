@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from oracle.checks import CHECKS
 from oracle.store.folders import FolderError, RecordLock
 from oracle.compare.verdicts import DROPPED
 from oracle.store.records import Record
@@ -55,15 +56,12 @@ def write_run_reference(plan, state, records: list[Record], *, kept: str, noise:
     # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
     logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
               "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}
-    # The reference's speed card is rebuilt from its records' token times; what they cannot tell is kept here.
-    speed = ({k: state.speed.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible",
-                                                "isolation", "power")}
-             if state.speed else None)
-    if state.speed_cells:  # the cells a later gate compares its own with, cell by cell
-        speed = {**(speed or {}), "cells": state.speed_cells}
+    # What each check keeps of its part of the report (the speed card's facts, the speed cells).
+    kept_by_checks = {k: v for c in CHECKS if c.for_reference is not None and c.name in state.states
+                      for k, v in c.for_reference(state.states[c.name]).items()}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
                           canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
                           overwrite=o.record_overwrite,
-                          noise=noise, logits=logits, speed=speed)
+                          noise=noise, logits=logits, **kept_by_checks)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

@@ -20,14 +20,11 @@ from oracle.backends.schemas import AnswerBroken
 from oracle.canary.context import ServedContext
 from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
-from oracle.gate.cells_checks import CellsCheck
-from oracle.gate.interleave_checks import InterleaveChecks
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.gate.registry import CheckRegistry, Finding
-from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
 from oracle.backends.gguf import GGUFError
@@ -62,10 +59,10 @@ class GateSession(ReportOwner):
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
         self.for_reference: list = []  # what the check kinds add to a recorded reference (Producers.for_reference)
-        self.speed: SpeedChecks | None = None
         self.context: ServedContext | None = None  # what the server really holds, read at start
         self.chunk = None  # the server's prefill chunk (PrefillChunk), read at start
         self.observers: list = []  # what the check kinds observe of each finished run (Producers.observe)
+        self.watches: list = []  # what the check kinds measure around the primary run (Producers.watch)
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
 
@@ -135,14 +132,12 @@ class GateSession(ReportOwner):
                 self.observers.append(built.observe)
             if built.for_reference is not None:
                 self.for_reference.append(built.for_reference)
-        self.speed = SpeedChecks(self.plan, self.state)
-        self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
-                                  observers=self.observers)
-        self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
-        self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
+            if built.watch is not None:
+                self.watches.append(built.watch)
+        self.primary = PrimaryRun(*parts, server_index=self.worker or 0, owned=self.owned,
+                                  observers=self.observers, watches=self.watches)
         for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
-                               ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
-                               ("speed", self.speed.speed_check)):
+                               ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check)):
             self.checks.register(kind, producer)
 
     # -- items --------------------------------------------------------------------------------

@@ -59,8 +59,6 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
-    speed: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
-    speed_cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
 
     # -- filling ---------------------------------------------------------------------------
@@ -190,18 +188,11 @@ class ReportState:
             "cache": self.cache,
             "evidence": self.evidence,
             "canaries": self.canaries,
-            "speed": self._speed_json(),
         }
         for state in self.states.values():
             out.update(state.to_json())
         known = [k for k in SECTION_ORDER if k in out]
         return {k: out[k] for k in known + [k for k in out if k not in SECTION_ORDER]}
-
-    def _speed_json(self) -> dict | None:
-        """The speed card with the cells under its `cells` key (the cells alone when the card is missing)."""
-        if self.speed_cells is None:
-            return self.speed
-        return {**(self.speed or {}), "cells": self.speed_cells}
 
     @classmethod
     def from_json(cls, data: dict, states: Mapping[str, type] | None = None) -> "ReportState":
@@ -231,7 +222,5 @@ class ReportState:
             closed=data.get("closed", done),
             recorded_reference=data.get("recorded_reference"),
             notes=list(data.get("notes") or []),
-            speed=({k: v for k, v in data["speed"].items() if k != "cells"} or None) if data.get("speed") else None,
-            speed_cells=(data.get("speed") or {}).get("cells"),
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from oracle.speed_options import InterleaveOptions, resolve_reference_launch
+from oracle.checks.speed_ab.options import InterleaveOptions, resolve_reference_launch
 
 
 def _ref(command):

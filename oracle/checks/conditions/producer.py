@@ -110,8 +110,8 @@ class ConditionChecks:
                                   "was not proven (give the server more slots, e.g. llama-server -np N)")
         runs = self._evidence(check, result)
         speed = level_speed(result.records, result.wall_s)
-        return Finding(check, {"runs": runs, "ladder": {f"c{level}": _summary(check, rows) | {"overlap": overlap,
-                                                                                              "speed": speed}},
+        row = _summary(check, rows) | dict(overlap=overlap, speed=speed)  # the level's own throughput
+        return Finding(check, {"runs": runs, "ladder": {f"c{level}": row},
                                "determinism": determinism_of(self.rows), **self._match(f"c{level}", rows),
                                **self._observed(result, asked=level, reached=reached, staggered=staggered)})
 

@@ -47,9 +47,16 @@ def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                        [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names
                                               if _is_module(f"{node.module}.{a.name}")])
-            found += [(node.lineno, w) for w in words for m in modules
-                      if any(part == w or part.startswith(w + "_") for part in m.split("."))]
+            found += [(node.lineno, w) for w in words for m in modules if _names_check(m.split("."), w)]
     return sorted(set(found))
+
+
+def _names_check(parts: list[str], word: str) -> bool:
+    """A module path names a check when it is the check's package (oracle.checks.<kind>) or a module named for it
+    (gate/speed_checks.py); a library of the same name (oracle.speed: figures, host accounting) names none."""
+    return any((part == word and i > 0 and parts[i - 1] == "checks") or part.startswith(word + "_")
+               or (part == word and i == len(parts) - 1 and parts[:2] != ["oracle", word])
+               for i, part in enumerate(parts))
 
 
 def test_the_gate_names_no_check():
@@ -105,6 +112,24 @@ def test_the_gate_names_no_ladder_level_or_boot():
 def test_the_attribute_scan_sees_a_condition_setting_read_by_the_gate():
     source = "levels = plan.options.ladder\nstate.determinism = determinism_of(rows)\nx = o.seed\n"
     assert _attributes(source, CONDITION_FIELDS) == [(1, "ladder"), (2, "determinism")]
+
+
+def test_the_scan_sees_the_speed_checks_named_and_not_the_speed_library():
+    words = set().union(*(_words(c) for c in CHECKS if c.name in ("speed", "speed_ab", "speed_cells")))
+    assert {"speed", "speed-ab", "speed_ab", "speed-cells", "speed_cells"} <= words
+    named = ('from oracle.checks import speed\n'
+             'from oracle.checks.speed_cells.producer import CellsCheck\n'
+             'from oracle.gate.speed_checks import SpeedChecks\n'
+             'registry.register("speed_ab", ab.check)\n'
+             'specs.append(ItemSpec("speed-cells", kind))\n'
+             'findings["speed"] = card\n'
+             'import oracle.speed_options\n')
+    assert sorted({line for line, _ in _named(named, words)}) == [1, 2, 3, 4, 5, 6, 7]
+    library = ('from oracle.speed.card import level_speed\n'
+               'from oracle.speed import card\n'
+               'import oracle.speed.power\n'
+               'raise UsageError("the speed of a level")\n')
+    assert _named(library, words) == []
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():

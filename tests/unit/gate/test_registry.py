@@ -6,6 +6,9 @@ import pytest
 
 from oracle.checks import check_named
 from oracle.checks.conditions import ConditionSettings
+from oracle.checks.speed import SpeedSettings
+from oracle.checks.speed_ab import InterleaveOptions
+from oracle.checks.speed_cells import CellsSettings
 from oracle.compare.verdicts import Check
 from oracle.gate.items import item_specs
 from oracle.gate.registry import CheckRegistry, Finding
@@ -29,8 +32,14 @@ class _Suite:
 class _Options:
     logits = False
 
+    def __init__(self, **settings) -> None:
+        self.settings = settings  # check kind -> its settings, where not its defaults
+
     def check(self, name):
-        return check_named(name).defaults
+        return self.settings.get(name, check_named(name).defaults)
+
+
+_SPEED = {"speed": SpeedSettings(min_speedup=1.1)}
 
 
 class _Plan:
@@ -38,18 +47,22 @@ class _Plan:
     suite, mode, f16_gate, logits_gate, floor_wanted = _Suite(), "gate", False, False, False
     distribution_gate = False
 
-
-def _on(plan, ladder: tuple[int, ...], boots: int):
-    """The plan with these ladder levels and boots (the conditions' settings)."""
-    def check(name):
-        return ConditionSettings(ladder, boots=boots) if name == "conditions" else plan.options.check(name)
-    return SimpleNamespace(**{k: getattr(plan, k) for k in dir(plan)
-                              if not k.startswith("_") and k != "options"},
-                           options=SimpleNamespace(logits=plan.options.logits, check=check))
+    @classmethod
+    def given(cls, settings: dict):
+        """This plan with these check kinds' settings."""
+        plan = cls()
+        plan.options = _Options(**settings)
+        plan.options.logits = cls.options.logits
+        return plan
 
 
 class _SampledPlan(_Plan):
     distribution_gate = True
+
+
+def _on(plan, ladder: tuple[int, ...], boots: int, settings: dict | None = None):
+    """The plan with these ladder levels and boots (the conditions' settings) and these other check settings."""
+    return type(plan).given({"conditions": ConditionSettings(ladder, boots=boots), **(settings or {})})
 
 
 def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
@@ -75,12 +88,16 @@ def test_items_follow_the_plan_in_the_order_they_run():
     assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
                      ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
                      ("boot[2]", "boot", 2)]
-    with_speed = [s.name for s in item_specs(_on(_Plan(), (8,), 1), 1, min_speedup=1.1)]
+    with_speed = [s.name for s in item_specs(_on(_Plan(), (8,), 1, _SPEED), 1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
-    interleaved = [s.name for s in item_specs(_on(_Plan(), (8,), 1), 1, min_speedup=1.1, interleave=True)]
+    ab = _SPEED | {"speed_ab": InterleaveOptions("cmd")}
+    interleaved = [s.name for s in item_specs(_on(_Plan(), (8,), 1, ab), 1)]
     assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
-    cells = [s.name for s in item_specs(_on(_DvpPlan(), (4,), 1), 1, min_speedup=1.1, speed_cells=True)]
+    cells = [s.name for s in item_specs(_on(_DvpPlan(), (4,), 1, _SPEED | {"speed_cells": CellsSettings(((512, 1),))}),
+                                        1)]
     assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
+    run = [s.name for s in item_specs(_on(_DvpPlan(), (), 1, _SPEED | {"speed_ab": InterleaveOptions("cmd")}), 1)]
+    assert "speed" not in run and "speed-ab" not in run  # judged against a reference only
     dvp = [s.name for s in item_specs(_on(_DvpPlan(), (4,), 1), 1)]  # diagnostic requests: before any ladder level
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
     two = [s.name for s in item_specs(_on(_Plan(), (), 1), 2)]
@@ -92,6 +109,6 @@ class _LogitsPlan(_Plan):
 
 
 def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
-    names = [s.name for s in item_specs(_on(_LogitsPlan(), (2,), 1), 1, min_speedup=1.1)]
+    names = [s.name for s in item_specs(_on(_LogitsPlan(), (2,), 1, _SPEED), 1)]
     assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
                      "logits", "ladder[c2]"]

@@ -65,7 +65,7 @@ _SECTIONS = {  # the sections: each kept by the run's own field or by a check ki
     "cache": {"verdict": "pass"}, "evidence": {"token_ids": True},
     "canaries": {"code[a]": {"family": "code", "ok": True}}, "ladder": {"c2": {"verdict": "exact"}},
     "boots": {"2": {"verdict": "exact", "counts": {"exact": 2}, "records": 2}}, "determinism": "within-boot",
-    "speed": {"label": "headline"}, "speed_cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}},
+    "speed": {"label": "headline", "cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}}},
     "logits": {"overall": {"positions": 0}}, "decode_vs_prefill": {"modes": {"one-pass": {"positions": 3}}},
     "chunked_prefill": {"modes": {"chunks-4": {"chunk": 4}}}, "prompt_logprob": {"candidate": -0.66},
     "coverage": {"boot1-c2": {"mixed-batch": {"held": True, "detail": "d", "how": "h"}}},
@@ -99,9 +99,10 @@ def test_the_sample_sets_every_field():
 def test_the_cells_are_kept_under_the_speed_card():
     data = _every_field_set().as_json()
     assert data["speed"] == {"label": "headline", "cells": {"repeats": 3, "cells": {"p512/g1": {"status": "measured"}}}}
-    alone = ReportState(mode="run", backend="llamacpp", speed_cells={"repeats": 1, "cells": {}})
+    alone = ReportState(mode="run", backend="llamacpp", states=fresh_states())
+    alone.apply({"speed": {"cells": {"repeats": 1, "cells": {}}}})  # the cells' finding, without a card
     back = read_state(alone.as_json())
-    assert back.speed is None and back.speed_cells == {"repeats": 1, "cells": {}}
+    assert back.states["speed"].card is None and back.states["speed"].cells == {"repeats": 1, "cells": {}}
 
 
 def test_a_state_reads_back_from_its_json():

@@ -90,7 +90,7 @@ def measure(server, cells, repeats=3, context=8192, meter=None):
 
 
 class Meter:
-    """A window factory (as gate/cells_checks.meter): every window it opens logs its calls; 1.5 J per window."""
+    """A window factory (as oracle/checks/speed_cells/producer.meter): every window it opens logs its calls; 1.5 J per window."""
 
     def __init__(self):
         self.calls = []

@@ -16,7 +16,7 @@ from test_cells import LlamaServer, backend, tokenize
 from test_energy import rapl_tree, set_energy
 from test_nvml import fake_nvml
 
-from oracle.gate.cells_checks import headline_cell, speedup
+from oracle.checks.speed_cells.producer import headline_cell, speedup
 from oracle.speed import cells_report
 from oracle.speed import power as power_module
 from oracle.speed.campaign import measure_cells

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from oracle.compare.verdicts import Check
-from oracle.gate.speed_checks import SpeedChecks
+from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
 from oracle.report.header import _headline
 from oracle.speed.interleave import (Measurement, between_run_ratio, control_summary, interleaved_comparison,
                                      round_medians)
@@ -35,8 +35,9 @@ def control(*sessions: list[float]) -> dict:
 
 
 def gate(card: dict, bar: float = 1.0, floor: float = NOISE_FLOOR):
-    plan = SimpleNamespace(options=SimpleNamespace(min_speedup=bar, interleave=SimpleNamespace(noise_floor=floor)))
-    state = SimpleNamespace(speed=card, complete=True, interruption=None)
+    settings = SpeedSettings(min_speedup=bar, noise_floor=floor)
+    plan = SimpleNamespace(options=SimpleNamespace(check=lambda name: settings))
+    state = SimpleNamespace(states={"speed": SpeedState(card)}, complete=True, interruption=None)
     return SpeedChecks(plan, state).speed_check().check
 
 

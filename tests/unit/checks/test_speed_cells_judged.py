@@ -1,6 +1,6 @@
 """The speed-cells item's judgement of each cell: what fails it, what leaves it inconclusive, what passes."""
 
-from oracle.gate.cells_checks import _problems
+from oracle.checks.speed_cells.producer import _problems
 
 
 def cell(**over) -> dict:

@@ -40,7 +40,7 @@ def reference_target(plan, target, recorder, folder: str) -> LaunchedTarget:
     candidate's holds the library path its llama-server needs)."""
     env = target.server.env if isinstance(target, LaunchedTarget) else None
     o = plan.options
-    return LaunchedTarget(o.backend, o.interleave.command, kind="reference", worker=0,
+    return LaunchedTarget(o.backend, o.check("speed_ab").command, kind="reference", worker=0,
                           log_dir=recorder.report.folder / folder, env=env, timeout_s=o.request_timeout,
                           launch_timeout_s=o.launch_timeout)
 

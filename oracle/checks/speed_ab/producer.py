@@ -17,10 +17,9 @@ import dataclasses
 from oracle.compare.evidence import cache_zero_check
 from oracle.redaction import redact_command
 from oracle.compare.verdicts import INFO, NOT_RUN, Check
-from oracle.gate.ab_servers import Server, boot, candidate_back, reference_target
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
-from oracle.gate.speed_checks import SpeedChecks
+from oracle.checks.descriptor import Finding, not_run
+from oracle.checks.speed.producer import counters_of
+from oracle.checks.speed_ab.servers import Server, boot, candidate_back, reference_target
 from oracle.run.runner import RunInterrupted, one_at_a_time, run_waves
 from oracle.run.warmup import WARMUP_CONDITION, warmup_prompt
 from oracle.speed.card import prompt_rows
@@ -44,7 +43,7 @@ RECORDED_NOTE = ("reference measured in another run: the interval is within-run 
 class InterleaveChecks:
     def __init__(self, plan, recorder, prompts, state, target) -> None:
         self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
-        self.ab = plan.options.interleave
+        self.ab = plan.options.check("speed_ab")
         self.figure = "conventional_tok_s"
         self._warmup = None  # the warm-up prompt, rendered while the candidate is up
 
@@ -58,7 +57,7 @@ class InterleaveChecks:
         rates = {k: v[self.figure] for k, v in rows.items() if v.get(self.figure)}
         cache = cache_zero_check(result.records, result.counters_delta, check_id="speed-ab",
                                  cache=backend.capabilities.cache).verdict
-        credible = credibility(rows, **SpeedChecks._counters(result, backend))
+        credible = credibility(rows, **counters_of(result, backend))
         return Measurement(rates=rates, figure=self.figure, wall_s=result.wall_s,
                            tokens=sum(len(r.completion_ids) for r in result.records), cache=cache,
                            credible=list(credible["reasons"]))
@@ -80,9 +79,9 @@ class InterleaveChecks:
     # -- the session ----------------------------------------------------------------------------
     def check(self, key=None) -> Finding:
         cid = "speed-ab"
-        if not self.state.complete or self.state.interruption or self.state.speed is None:
+        card = self.state.states["speed"].card
+        if not self.state.complete or self.state.interruption or card is None:
             return not_run(self.state, cid, "speed")
-        card = self.state.speed
         self.figure = ("conventional_tok_s" if card["prompts"] and all(v.get("conventional_tok_s")
                                                                        for v in card["prompts"].values())
                        else "after_ttft_tok_s")
@@ -160,7 +159,7 @@ class InterleaveChecks:
             block["control"] = control_summary(
                 [(between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}).get("ci95")
                  for aa in control])
-        versus["noise"] = noise_band(block["control"], self.plan.options.interleave.noise_floor)
+        versus["noise"] = noise_band(block["control"], self.plan.options.check("speed").noise_floor)
         speed = {"interleave": block, "vs_reference": versus}
         if "vs_reference" in card and card["vs_reference"].get("interval") != "between-run":
             speed["vs_recorded_reference"] = card["vs_reference"]

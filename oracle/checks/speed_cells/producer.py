@@ -12,7 +12,7 @@ counters), timestamps not credible, or no cell fitted the context. A dropped cel
 listed in the notes.
 
 With --reference-launch the cells run interleaved with the reference (speed/cells_ab.py, its servers in
-gate/cells_interleave.py), and --min-speedup X is judged on the headline decode cell's between-run interval as the
+interleave.py), and --min-speedup X is judged on the headline decode cell's between-run interval as the
 speed item judges the suite's: fail when the whole interval is below X, inconclusive when it straddles X. With
 --power each cell's repeats are metered (`meter`: a PowerWindow per cell, per side and repeat when interleaved).
 """
@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from oracle.canary.needle import load_haystack
 from oracle.compare.verdicts import FAIL, INCONCLUSIVE, NOT_RUN, PASS, Check
-from oracle.gate.cells_interleave import CellSides
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
+from oracle.checks.descriptor import Finding, not_run
+from oracle.checks.speed_cells.interleave import CellSides
 from oracle.speed.campaign import DROPPED, MEASURED, measure_cells, reference_ratios
 from oracle.speed.cells import DECODE, Cell
 from oracle.speed.cells_ab import measure_cells_interleaved
@@ -106,10 +105,10 @@ def speedup(block: dict, bar: float | None, floor: float = NOISE_FLOOR) -> tuple
     return verdict, f"{said}: {why}"
 
 
-def meter(options, identity: dict):
+def meter(power: str, identity: dict):
     """--power: an energy window (speed/power.py) around each cell's repeats, on the server the backend talks to."""
     def open_window(backend) -> PowerWindow:
-        return PowerWindow.open(options.power, identity, url=backend.base_url,
+        return PowerWindow.open(power, identity, url=backend.base_url,
                                 in_process=backend.capabilities.in_process)
     return open_window
 
@@ -121,20 +120,21 @@ class CellsCheck:
 
     def _keep(self, block: dict) -> None:
         """After each cell, as the recorder after each record: the partial report holds the cells finished so far."""
-        self.state.speed_cells = block
+        self.state.apply({"speed": {"cells": block}})
         self.recorder.report.write()
 
     def _measure(self, cells: list) -> tuple[dict | None, str | None]:
         """The cells' block: interleaved with the reference when --reference-launch is on, else the candidate's
         alone; and why the run stops (a server that did not start or come back), or None."""
-        o = self.plan.options
+        o, own = self.plan.options, self.plan.options.check("speed_cells")
         kw = dict(tokenize=self.prompts.tokenize, haystack=load_haystack(o.canary.haystack), context=self.context,
-                  seed=o.seed, meter=meter(o, self.state.identity))
-        if not o.interleave.on:
-            return measure_cells(self.recorder.backend, cells, o.speed_repeats, on_cell=self._keep, **kw), None
+                  seed=o.seed, meter=meter(o.check("speed").power, self.state.identity))
+        interleave = o.check("speed_ab")
+        if not interleave.on:
+            return measure_cells(self.recorder.backend, cells, own.repeats, on_cell=self._keep, **kw), None
         sides, block, error = CellSides(self.plan, self.recorder, self.prompts, self.target), None, None
         try:
-            block = measure_cells_interleaved(sides, cells, o.speed_repeats, servers=o.interleave.servers,
+            block = measure_cells_interleaved(sides, cells, own.repeats, servers=interleave.servers,
                                               on_pass=self._keep, **kw)
         except TargetError as exc:
             error = f"{CID}: {exc}"
@@ -145,13 +145,13 @@ class CellsCheck:
     def check(self) -> Finding:
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, CID, "speed")
-        o = self.plan.options
-        cells = [Cell(p, g) for p, g in o.speed_cells]
+        own, speed = self.plan.options.check("speed_cells"), self.plan.options.check("speed")
+        cells = [Cell(p, g) for p, g in own.cells]
         block, error = self._measure(cells)
         if error:
             stopped = f"{error}. The run stops here; no request was retried"
             return Finding(Check(CID, "speed", NOT_RUN, f"not run: {stopped}"),
-                           {"interruption": stopped} | ({"speed_cells": block} if block else {}))
+                           {"interruption": stopped} | ({"speed": {"cells": block}} if block else {}))
         reference = self.plan.reference
         ref_cells = ((reference.manifest.get("speed") or {}).get("cells")) if reference is not None else None
         versus = None if "interleaved" in block else reference_ratios(block, ref_cells)
@@ -164,26 +164,26 @@ class CellsCheck:
                          f"sent): {', '.join(dropped)}")
         if block["fixed_length_missing"]:
             notes.append(f"speed cells: {block['fixed_length_missing']}")
-        if o.min_speedup is not None and "interleaved" not in block:
-            notes.append(f"speed cells: --min-speedup {o.min_speedup:g} judged on the suite's speed only: the "
+        if speed.min_speedup is not None and "interleaved" not in block:
+            notes.append(f"speed cells: --min-speedup {speed.min_speedup:g} judged on the suite's speed only: the "
                          "reference's cells were measured in another run (no interval); --reference-launch "
                          "interleaves them")
         fail, unsure = [], []
         for name, cell in block["cells"].items():
             f, u = _problems(name, cell)
             fail, unsure = fail + f, unsure + u
-        judged = speedup(block, o.min_speedup, o.interleave.noise_floor)
+        judged = speedup(block, speed.min_speedup, speed.noise_floor)
         if judged is not None and judged[0] != PASS:
             (fail if judged[0] == FAIL else unsure).insert(0, judged[1])
         measured = [n for n, c in block["cells"].items() if c["status"] == MEASURED]
         said = "; ".join(_words(n, c) for n, c in block["cells"].items())
-        head = f"{len(measured)} cell(s) x {o.speed_repeats} cold repeat(s)"
+        head = f"{len(measured)} cell(s) x {own.repeats} cold repeat(s)"
         lines = [f"  {_ratio_words(n, c['vs_reference'])}" for n, c in block["cells"].items()
                  if c.get("vs_reference")]
-        evidence = {"cells": {n: c["status"] for n, c in block["cells"].items()}, "repeats": o.speed_repeats,
-                    "interleaved": "interleaved" in block, "min_speedup": o.min_speedup,
+        evidence = {"cells": {n: c["status"] for n, c in block["cells"].items()}, "repeats": own.repeats,
+                    "interleaved": "interleaved" in block, "min_speedup": speed.min_speedup,
                     "headline_cell": headline_cell(block) if "interleaved" in block else None}
-        report = {"speed_cells": block, "notes": notes}
+        report = {"speed": {"cells": block}, "notes": notes}
         if fail:
             check = Check(CID, "speed", FAIL, f"{len(fail)} problem(s) in the speed cells: {fail[0]}",
                           [f"  {x}" for x in fail[1:] + unsure] + lines, evidence)

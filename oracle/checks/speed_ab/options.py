@@ -1,10 +1,10 @@
-"""The speed options: the speed item's bar (--min-speedup) and the interleaved A/B session (--reference-launch,
---speed-rounds, --speed-control, --interleave-servers), declared, typed and cross-checked here; `options.py` calls
-`add_speed_options` and `speed_settings` and keeps the result in `GateOptions` (`min_speedup`, `interleave`).
+"""The interleaved A/B check's options and settings, on its own `--help` group: --reference-launch (the reference
+config started here), --speed-rounds, --speed-control and --interleave-servers, declared, typed and cross-checked
+here.
 
-    interleave = speed_settings(config.option, urls=urls, workers=1, in_process=False)[1]
-    interleave.on, interleave.command, interleave.rounds        # frozen InterleaveOptions
-    resolve_reference_launch(interleave, reference)             # `recorded` -> the reference's launch command
+    interleave = settings_of(config.option, context)      # frozen InterleaveOptions
+    interleave.on, interleave.command, interleave.rounds
+    resolve_reference_launch(interleave, reference)       # `recorded` -> the reference's launch command
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from oracle.option_types import power_mode, shell_command, speedup
+from oracle.checks.descriptor import OptionContext
+from oracle.option_types import shell_command
 from oracle.redaction import MASK
-from oracle.speed.noise import NOISE_FLOOR
 
-__all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_speed_options",
-           "resolve_reference_launch", "speed_settings"]
+__all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
+           "resolve_reference_launch", "settings_of"]
 
 RECORDED = "recorded"  # --reference-launch recorded: the reference's own launch command, from its manifest
 INTERLEAVE_SERVERS = ("one-at-a-time", "both-up")
@@ -29,14 +29,12 @@ MAX_ROUNDS = 1000  # rounds and control pairs: a typo, not a plan, beyond this
 
 @dataclass(frozen=True)
 class InterleaveOptions:
-    """The interleaved A/B session: off unless --reference-launch is given; and the speed verdict's noise floor,
-    which judges every comparison (interleaved or not)."""
+    """The interleaved A/B session: off unless --reference-launch is given."""
 
     command: str | None = None  # the reference's launch command ({port}), or RECORDED until the plan resolves it
     rounds: int = DEFAULT_SPEED_ROUNDS  # ABBA rounds: each round measures reference and candidate once
     control: int = 0  # A/A pairs of the reference config against itself, each of `rounds` rounds
     servers: str = INTERLEAVE_SERVERS[0]  # one-at-a-time (each pass on its own boot) or both-up
-    noise_floor: float = NOISE_FLOOR  # --speed-noise-floor: the speed verdict's band without an A/A control
 
     @property
     def on(self) -> bool:
@@ -72,33 +70,7 @@ def _servers(value: str) -> str:
     return value
 
 
-def _noise_floor(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = -1.0
-    if not 0 <= x < 1:
-        raise pytest.UsageError(f"--speed-noise-floor {value!r}: expected a fraction of the speed ratio from 0 to "
-                                "below 1, e.g. --speed-noise-floor 0.05 (5%)")
-    return x
-
-
-def add_speed_options(g) -> None:
-    g.addoption("--min-speedup", metavar="X", type=speedup, default=None,
-                help="add the speed item: pass when the 95%% interval of the speed-up over the reference (the "
-                     "interleaved between-run interval with --reference-launch, else the median per-prompt "
-                     "conventional decode rate against the recorded reference) lies at or above X, fail when it lies "
-                     "below; inconclusive (kind speed) when X is inside it or the comparison is not headline "
-                     "(default: speed reported, not judged)")
-    g.addoption("--speed-noise-floor", metavar="F", type=_noise_floor, default=None,
-                help="the noise band of --min-speedup when no A/A control ran (--speed-control): a speed-up whose "
-                     "point lies within F of the bar (0.05: +-5%%) is inconclusive, whatever its interval; with "
-                     "--speed-control the band is the A/A intervals' farthest reach from 1.0 (default: 0.05, "
-                     "identical configs measured up to 3.7%% apart on an H100: docs/speed.md)")
-    g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
-                help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
-                     "clocks over the timed run, and whether another process shared the server's device (then "
-                     "`not isolated`: never a headline); off: none of it (default: auto)")
+def add_options(g) -> None:
     g.addoption("--reference-launch", metavar="CMD|recorded", type=_reference_launch, default=None,
                 help="add the speed-ab item: start the reference config with this command ({port} replaced), or "
                      "`recorded` (the command the reference was recorded with), and measure reference and candidate "
@@ -117,43 +89,32 @@ def add_speed_options(g) -> None:
                      "needs both-up) (default: one-at-a-time)")
 
 
-def speed_settings(o, *, urls: tuple[str, ...], workers: int, in_process: bool) -> tuple[float | None,
-                                                                                         InterleaveOptions]:
-    """(--min-speedup, the interleave options), cross-checked; UsageError naming the fix."""
-    if o.min_speedup is not None and not o.reference:
-        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
-                                "add --reference DIR (a reference recorded on the same hardware)")
-    if o.min_speedup is not None and workers > 1:
-        raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {workers} the servers run "
-                                "at once and share the machine: gate the speed without -n")
+def settings_of(o, context: OptionContext) -> InterleaveOptions:
+    """The interleave options, cross-checked; UsageError naming the fix."""
     given = [f for f, v in (("--speed-rounds", o.speed_rounds), ("--speed-control", o.speed_control),
                             ("--interleave-servers", o.interleave_servers)) if v is not None]
     if o.reference_launch is None:
         if given:
             raise pytest.UsageError(f"{given[0]} belongs to the interleaved A/B session: add --reference-launch CMD "
                                     f"(or --reference-launch {RECORDED}), or drop {given[0]}")
-        return o.min_speedup, InterleaveOptions(noise_floor=_floor(o))
+        return InterleaveOptions()
     if not o.reference:
         raise pytest.UsageError("--reference-launch measures the reference config beside the candidate: add "
                                 "--reference DIR (the reference it gates against)")
-    if in_process:
+    if context.family.in_process:
         raise pytest.UsageError(f"--reference-launch starts a reference server; --backend {o.backend} runs the model "
                                 "in this process: compare in-process speed without it")
-    if workers > 1:
+    if context.workers > 1:
         raise pytest.UsageError(f"--reference-launch measures one candidate server against the reference; with -n "
-                                f"{workers} the servers run at once and share the machine: interleave without -n")
+                                f"{context.workers} the servers run at once and share the machine: interleave without "
+                                "-n")
     servers = o.interleave_servers or INTERLEAVE_SERVERS[0]
-    if urls and servers == "one-at-a-time":
+    if context.urls and servers == "one-at-a-time":
         raise pytest.UsageError("--reference-launch with a --url candidate: oracle cannot stop a server it did not "
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
-    return o.min_speedup, InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds or DEFAULT_SPEED_ROUNDS,
-                                            control=o.speed_control or 0, servers=servers, noise_floor=_floor(o))
-
-
-def _floor(o) -> float:
-    given = getattr(o, "speed_noise_floor", None)
-    return NOISE_FLOOR if given is None else given
+    return InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds or DEFAULT_SPEED_ROUNDS,
+                             control=o.speed_control or 0, servers=servers)
 
 
 def resolve_reference_launch(interleave: InterleaveOptions, reference) -> InterleaveOptions:

@@ -12,7 +12,7 @@ both-up: the reference booted at its first pass and kept up beside the candidate
 
 from __future__ import annotations
 
-from oracle.gate.ab_servers import Server, boot, candidate_back, reference_target
+from oracle.checks.speed_ab.servers import Server, boot, candidate_back, reference_target
 from oracle.speed.interleave import CANDIDATE, REFERENCE
 
 __all__ = ["CellSides"]
@@ -21,7 +21,7 @@ __all__ = ["CellSides"]
 class CellSides:
     def __init__(self, plan, recorder, prompts, target) -> None:
         self.recorder, self.prompts = recorder, prompts
-        self.mode = plan.options.interleave.servers
+        self.mode = plan.options.check("speed_ab").servers
         self.candidate = recorder.backend
         mine = Server(CANDIDATE, target, own=False)
         mine.backend = recorder.backend

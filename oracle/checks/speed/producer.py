@@ -2,8 +2,8 @@
 Producers return findings and never write the report.
 
     speed = SpeedChecks(plan, state)
-    window = speed.window(backend); window.start(); ...the primary run...    # --power: meters and isolation
-    findings = speed.card_findings(result, warmup_row, backend, window)   # identity.json's `speed`
+    watch = speed.watch(backend); watch.start(); ...the primary run...; watch.close()   # --power: meters, isolation
+    findings = watch.findings(result, warmup_row)                 # identity.json's `speed`: the card
     speed.speed_check().check.verdict                              # pass / fail / inconclusive
 """
 
@@ -12,8 +12,7 @@ from __future__ import annotations
 from oracle.backends.base import IDS_FROM_TEXT
 from oracle.compare.evidence import cache_zero_check
 from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
-from oracle.gate.primary import not_run
-from oracle.gate.registry import Finding
+from oracle.checks.descriptor import Finding, not_run
 from oracle.speed.credible import counter_evidence, credibility
 from oracle.speed.figures import BYTES_ARRIVAL
 from oracle.speed.card import prompt_rows, reference_card, speed_card
@@ -23,16 +22,37 @@ from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
 from oracle.speed.verdict import speed_verdict
 from oracle.speed.versus import compare_cards, hardware
 
-__all__ = ["SpeedChecks"]
+__all__ = ["CardWatch", "SpeedChecks", "counters_of"]
+
+
+class CardWatch:
+    """The speed card's watch of the primary run (`RunWatch`): its power and isolation window around the run, then
+    the card made from the run's records."""
+
+    def __init__(self, speed: "SpeedChecks", backend) -> None:
+        self.speed, self.backend = speed, backend
+        self.window = speed.window(backend)
+
+    def start(self) -> None:
+        self.window.start()
+
+    def close(self) -> None:
+        self.window.close()
+
+    def findings(self, result, warmup: dict) -> dict:
+        return {"speed": self.speed.card_findings(result, warmup, self.backend, self.window)}
 
 
 class SpeedChecks:
     def __init__(self, plan, state) -> None:
         self.plan, self.state = plan, state
 
+    def watch(self, backend) -> CardWatch:
+        return CardWatch(self, backend)
+
     def window(self, backend) -> PowerWindow:
         """The primary run's power and isolation window (--power): the meters for the run's device, unstarted."""
-        return PowerWindow.open(self.plan.options.power, self.state.identity, url=backend.base_url,
+        return PowerWindow.open(self.plan.options.check("speed").power, self.state.identity, url=backend.base_url,
                                 in_process=backend.capabilities.in_process)
 
     def card_findings(self, result, warmup: dict, backend, window: PowerWindow | None = None) -> dict:
@@ -59,7 +79,7 @@ class SpeedChecks:
         reasons = diagnostics(cache_verdict=cache_verdict, warmup_requests=warmup.get("requests", 0),
                               history=history, text_only=sum(r.ids_source == IDS_FROM_TEXT for r in records))
         rows = prompt_rows(records)
-        credible = credibility(rows, **self._counters(result, backend))
+        credible = credibility(rows, **counters_of(result, backend))
         card = speed_card(rows, reasons=reasons, clock=BYTES_ARRIVAL, warmup=warmup, credible=credible,
                           isolation=isolation, power=power)
         reference = self.plan.reference
@@ -75,30 +95,31 @@ class SpeedChecks:
                                                                   "credible", "isolation", "power")}
         return card
 
-    @staticmethod
-    def _counters(result, backend) -> dict:
-        """The counter evidence of the primary run: the server's generated-token counter around it against the
-        tokens the client received; or why it was not checked."""
-        if backend.capabilities.in_process:
-            return {"counters": None, "counters_missing": "in process: no server, no counters"}
-        delta = result.counters_delta
-        generated = delta.tokens_generated if delta is not None else None
-        if generated is None:
-            return {"counters": None, "counters_missing": "the server exposes no generated-token counter "
-                                                          f"({backend.capabilities.cache.counters_hint})"}
-        received = sum(len(r.completion_ids) for r in result.records)
-        return {"counters": counter_evidence(received, generated, counter="generated tokens in /metrics"),
-                "counters_missing": ""}
-
     def speed_check(self) -> Finding:
         """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X, else
         inconclusive (kind speed), as when the point is within the noise band around X, either card is not a
         headline or the runs are not comparable (`speed/noise.py`)."""
-        cid, bar = "speed", self.plan.options.min_speedup
-        card = self.state.speed
+        settings = self.plan.options.check("speed")
+        cid, bar = "speed", settings.min_speedup
+        card = self.state.states["speed"].card
         if not self.state.complete or card is None or self.state.interruption:
             return not_run(self.state, cid, "speed")
         versus = card.get("vs_reference") or {}
-        verdict, said, evidence = speed_verdict(card, bar, self.plan.options.interleave.noise_floor)
+        verdict, said, evidence = speed_verdict(card, bar, settings.noise_floor)
         return Finding(Check(cid, "speed", verdict, said, [f"  {r}" for r in (versus.get("reasons") or [])[1:]]
                              if verdict == INCONCLUSIVE and versus.get("label") != HEADLINE else [], evidence))
+
+
+def counters_of(result, backend) -> dict:
+    """The counter evidence of a c1 pass: the server's generated-token counter around it against the tokens the
+    client received; or why it was not checked."""
+    if backend.capabilities.in_process:
+        return {"counters": None, "counters_missing": "in process: no server, no counters"}
+    delta = result.counters_delta
+    generated = delta.tokens_generated if delta is not None else None
+    if generated is None:
+        return {"counters": None, "counters_missing": "the server exposes no generated-token counter "
+                                                      f"({backend.capabilities.cache.counters_hint})"}
+    received = sum(len(r.completion_ids) for r in result.records)
+    return {"counters": counter_evidence(received, generated, counter="generated tokens in /metrics"),
+            "counters_missing": ""}
