@@ -72,7 +72,6 @@ class GateOptions:
     near_tie_nats: float
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
-    speculative: bool
     ladder: tuple[int, ...] = ()
     ladder_mode: str = "cycle"
     ladder_min: tuple[tuple[int, int, int], ...] = ()
@@ -239,7 +238,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
-        speculative=o.speculative, ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
+        ladder=ladder, ladder_mode=o.ladder_mode, ladder_min=tuple(o.ladder_min),
         boots=o.boots, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup, min_speedup=min_speedup,

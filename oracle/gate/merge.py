@@ -13,9 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from oracle.checks import read_state
-from oracle.compare.evidence import speculation_totals
 from oracle.compare.noise import determinism_of
-from oracle.compare.sampled import match_rate_json
 from oracle.compare.verdicts import FAIL, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
@@ -173,51 +171,10 @@ def _canaries(m: Merge) -> dict:
     return out
 
 
-def _evidence(m: Merge) -> dict | None:
-    return m.own.evidence or next((w.state.evidence for w in m.workers if w.state.evidence), None)
-
-
-def _speculation(m: Merge) -> dict | None:
-    parts = [w.state.speculation for w in m.workers if w.state.speculation]
-    if not parts:
-        return None
-    per_request = {k: v for p in parts for k, v in (p.get("per_request") or {}).items()}
-    known = [p for p in parts if p.get("drafted") is not None]
-    if not known:
-        return {"drafted": None, "accepted": None, "source": None, "per_request": per_request}
-    totals = speculation_totals(drafted=sum(p["drafted"] for p in known),
-                                accepted=sum(p.get("accepted") or 0 for p in known),
-                                drafts=sum(p.get("drafts") or 0 for p in known))
-    return {"drafted": totals.pop("drafted"), "accepted": totals.pop("accepted"),
-            "source": ", ".join(sorted({str(p["source"]) for p in known})), "per_request": per_request, **totals}
-
-
-def _cache(m: Merge) -> dict | None:
-    parts = {w.label: w.state.cache for w in m.workers if w.state.cache}
-    if not parts:
-        return None
-    verdicts = [p.get("verdict") for p in parts.values()]
-    verdict = next((v for v in ("fail", "inconclusive", "pass") if v in verdicts), verdicts[0])
-    return {"verdict": verdict,
-            "requests": sum(p.get("requests") or 0 for p in parts.values()),
-            "requests_with_cache_field": sum(p.get("requests_with_cache_field") or 0 for p in parts.values()),
-            "cached_requests": {f"{k}@{label}": v for label, p in parts.items()
-                                for k, v in (p.get("cached_requests") or {}).items()},
-            "counter_deltas": {label: p.get("counter_deltas") for label, p in parts.items()},
-            "servers": parts}
-
-
 def _states(m: Merge) -> dict:
     """Each check kind's state, merged by its own rule (`CheckState.merge`) from the workers' states."""
     return {kind: type(own).merge(own, [(w.label, w.state.states[kind]) for w in m.workers])
             for kind, own in m.own.states.items()}
-
-
-def _c1_match(m: Merge) -> dict:
-    """Every server's c1 prompts against the reference: the workers' counts added up."""
-    parts = [w.state.token_match["c1"]["vs_reference"] for w in m.workers if "c1" in w.state.token_match]
-    return {"vs_reference": match_rate_json([(p["k"], p["n"]) for p in parts])
-            | {"records": sum(p["records"] for p in parts), "exact_records": sum(p["exact_records"] for p in parts)}}
 
 
 # Every ReportState field -> its value in the merged report. A field added to ReportState needs a rule here
@@ -234,9 +191,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "finished": lambda m: m.finished,
     "checks": _checks,
     "runs": lambda m: list(m.own.runs) + [r | {"server": w.label} for w in m.workers for r in w.state.runs],
-    "speculation": _speculation,
-    "cache": _cache,
-    "evidence": _evidence,
     "canaries": _canaries,
     "ladder": _on_server("ladder", lambda level: int(level.removeprefix("c"))),
     "boots": _on_server("boots", int),
@@ -249,9 +203,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "speed": lambda m: merge_cards([w.state.speed for w in m.workers if w.state.speed], servers=m.count),
     # --speed-cells is refused under -n: the one worker that measured them, if any.
     "speed_cells": lambda m: next((w.state.speed_cells for w in m.workers if w.state.speed_cells), None),
-    # Each condition ran on one server.
-    "token_match": lambda m: {label: v for w in m.workers for label, v in w.state.token_match.items()}
-                             | ({"c1": _c1_match(m)} if any("c1" in w.state.token_match for w in m.workers) else {}),
 }
 
 

@@ -9,8 +9,10 @@ every worker (which must know its own prompts before the first item) compute the
 where specs maps each gate item's node id to its `ItemSpec` (kind and key), built from the plan:
 nothing is parsed back out of a node id.
 
-- prompt items (tokens / record / run) are dealt round-robin: each worker runs its share at c1;
-- `cache-zero[serverK]` and `speculation[serverK]` prove server K's own run, so they go to worker K-1;
+- prompt items (a check's items placed "prompt": tokens / record / run) are dealt round-robin: each worker runs
+  its share at c1;
+- items placed "server" (`cache-zero[serverK]`, `speculation[serverK]`) prove server K's own run, so they go to
+  worker K-1;
 - each ladder level goes whole to one worker (its waves must hit one server), dealt round-robin;
 - all later boots go to one worker (a boot sequence restarts one server);
 - every other item (the canaries; a repeat burst is one item) is dealt round-robin.
@@ -24,16 +26,11 @@ import pytest
 from xdist.report import report_collection_diff
 from xdist.scheduler.each import EachScheduling
 
-__all__ = ["GATE_PREFIX", "PER_PROMPT_KINDS", "PinnedScheduling", "place", "server_label", "worker_index"]
+from oracle.checks.per_server import server_label
+
+__all__ = ["GATE_PREFIX", "PinnedScheduling", "place", "server_label", "worker_index"]
 
 GATE_PREFIX = "oracle::"
-PER_PROMPT_KINDS = ("tokens", "record")  # each prompt's c1 item: a worker runs the prompts of its share
-PER_SERVER_KINDS = ("cache", "speculation")  # with a server index as key: that server's own proof
-
-
-def server_label(index: int) -> str:
-    """server1, server2, ... for worker gw0, gw1, ..."""
-    return f"server{index + 1}"
 
 
 def worker_index(worker_id: str) -> int:
@@ -42,7 +39,7 @@ def worker_index(worker_id: str) -> int:
 
 
 def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> list[int]:
-    """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key)."""
+    """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key, placed)."""
     out: list[int] = []
     dealt = {"prompt": 0, "ladder": 0, "other": 0}
 
@@ -54,10 +51,10 @@ def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> 
     boots_worker = None
     for nodeid in nodeids:
         spec = specs.get(nodeid)
-        kind = spec.kind if spec is not None else None
-        if kind in PER_PROMPT_KINDS:
+        kind, placed = (spec.kind, spec.placed) if spec is not None else (None, None)
+        if placed == "prompt":  # each prompt's c1 item: a worker runs the prompts of its share
             out.append(deal("prompt"))
-        elif kind in PER_SERVER_KINDS and spec.key is not None:
+        elif placed == "server" and spec.key is not None:  # that server's own proof
             out.append(spec.key % workers)
         elif kind == "ladder":
             out.append(deal("ladder"))

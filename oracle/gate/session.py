@@ -1,7 +1,7 @@
 """The gate session: it orchestrates one run from options to verdicts and does no work itself.
 
     session = GateSession(options); session.start()
-    session.judge(session.produce("tokens", "code-palindrome")); session.finish()
+    session.judge(session.produce(kind, key)); session.finish()      # an item's kind and key (gate/items.py)
 
 The plan settles what runs, the target brings up the server, the prompt set renders and tokenizes,
 the recorder runs conditions and saves records, the check producers answer the items, and the
@@ -137,14 +137,11 @@ class GateSession(ReportOwner):
             if built.for_reference is not None:
                 self.for_reference.append(built.for_reference)
         self.speed = SpeedChecks(self.plan, self.state)
-        self.primary = PrimaryRun(*parts, self.speed, server_index=self.worker or 0, owned=self.owned,
-                                  observers=self.observers)
+        self.primary = PrimaryRun(*parts, self.speed, owned=self.owned, observers=self.observers)
         self.conditions = ConditionChecks(*parts, self.target, observers=self.observers)
         self.checks.register("speed_ab", InterleaveChecks(*parts, self.target).check)
         self.checks.register("speed_cells", CellsCheck(*parts, self.context, self.target).check)
-        for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
-                               ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check),
-                               ("ladder", self.conditions.ladder_check),
+        for kind, producer in (("ladder", self.conditions.ladder_check),
                                ("boot", self.conditions.boot_check), ("speed", self.speed.speed_check)):
             self.checks.register(kind, producer)
 

@@ -5,6 +5,7 @@ writes, reads back and merges exactly the identity.json keys it owns; its report
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,26 @@ def _words(check) -> set[str]:
     return names | {n.replace("_", "-") for n in names}
 
 
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import names: `from a import b` names a, and a.b where b is a module (not a function)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    return [base] + [f"{base}.{a.name}" for a in node.names if _is_module(f"{base}.{a.name}")]
+
+
+# The comparison library every check shares (tokens, ladder and boots all compare tokens; cache-zero evidence is
+# read for speed too): its modules and functions name no check.
+LIBRARY = "oracle.compare"
+
+
 def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
     """(line, word) of each place the code names a check: a string that is a check's name or item kind (an item
     kind, a registry key, a report key, an item name such as "coverage" or f"logits[{pid}]"), an import of its
@@ -33,17 +54,27 @@ def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found += [(node.lineno, w) for w in words if node.value == w or node.value.startswith(w + "[")]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+            modules = [m for m in _modules(node) if m != LIBRARY and not m.startswith(LIBRARY + ".")]
             found += [(node.lineno, w) for w in words for m in modules
                       if any(part == w or part.startswith(w + "_") for part in m.split("."))]
     return sorted(set(found))
 
 
+# A kind not yet moved out of the gate may still use another's word for its own report: (module, word) -> why.
+# Each entry must still be found (a stale one fails), so it goes when its module leaves gate/.
+NOT_YET_MOVED = {
+    ("oracle/gate/condition_checks.py", "speculation"): "a ladder or boot row's own evidence key",
+}
+
+
 def test_the_gate_names_no_check():
     """A check's knowledge lives in its package (oracle/checks/<kind>/), never in the engine."""
-    found = [f"{path.relative_to(REPO)}:{line}: {word}" for check in CHECKS for path in sorted(GATE.rglob("*.py"))
-             for line, word in _named(path.read_text(), _words(check))]
-    assert found == [], "move what the gate knows of these checks into their descriptors"
+    found = {(str(path.relative_to(REPO)), line, word) for check in CHECKS for path in sorted(GATE.rglob("*.py"))
+             for line, word in _named(path.read_text(), _words(check))}
+    named = sorted(f"{path}:{line}: {word}" for path, line, word in found if (path, word) not in NOT_YET_MOVED)
+    assert named == [], "move what the gate knows of these checks into their descriptors"
+    stale = set(NOT_YET_MOVED) - {(path, word) for path, _, word in found}
+    assert not stale, f"remove from NOT_YET_MOVED: {sorted(stale)}"
 
 
 def test_the_scan_sees_a_check_named_in_code():
@@ -53,6 +84,22 @@ def test_the_scan_sees_a_check_named_in_code():
               'raise UsageError("the coverage of a run")\n')
     assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob"}) == [
         (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob")]
+
+
+def test_the_scan_sees_the_primary_runs_checks_named_in_code():
+    """The primary run's checks (tokens, cache-zero, speculation) once lived in the gate: their item names,
+    registry keys, report keys and packages are names; the comparison library they share is not."""
+    words = {w for c in CHECKS if c.name in ("tokens", "cache_zero", "speculation") for w in _words(c)}
+    assert words == {"tokens", "cache_zero", "cache-zero", "speculation"}
+    source = ('from oracle.checks import tokens\n'
+              'from oracle.checks.speculation.state import SpeculationState\n'
+              'specs.append(ItemSpec(f"cache-zero[{server_label(s)}]", "cache_zero", s))\n'
+              'registry.register("tokens", primary.tokens_check)\n'
+              'summary = findings["speculation"]\n'
+              'from oracle.compare.evidence import cache_zero_check, speculation_summary\n'
+              'from oracle.compare.tokens import SAMPLED_SPLIT  # the tokens of a split\n')
+    assert _named(source, words) == [(1, "tokens"), (2, "speculation"), (3, "cache-zero"), (3, "cache_zero"),
+                                     (4, "tokens"), (5, "speculation")]
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():

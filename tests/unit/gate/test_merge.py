@@ -3,6 +3,7 @@
 from dataclasses import fields
 from pathlib import Path
 
+from oracle.checks import fresh_states
 from oracle.compare.verdicts import Check
 from oracle.gate.merge import MERGE_RULES, merge_workers
 from oracle.report.state import ReportState
@@ -56,7 +57,7 @@ def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
 
 
 def _merged(*payloads, allow_mixed=False) -> ReportState:
-    state = ReportState(mode="gate", backend="llamacpp")
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
     merge_workers(state, dict(enumerate(payloads)), workers=len(payloads), root=Path("/r"), allow_mixed=allow_mixed)
     state.closed = True
     return state
@@ -89,8 +90,10 @@ def test_conditions_speculation_cache_and_notes_merge_per_server():
     state = _merged(p0, p1)
     assert list(state.ladder) == ["c2", "c4"] and state.ladder["c4"]["server"] == "server1"
     assert state.boots == {"2": {"verdict": "exact", "server": "server2"}}
-    assert (state.speculation["drafted"], state.speculation["accepted"]) == (10, 8)
-    assert state.cache["verdict"] == "inconclusive" and state.cache["cached_requests"] == {"q@server2": 3}
-    assert state.evidence == {"token_ids": True} and state.runs == [{"condition": "boot1-c1", "server": "server1"}]
+    speculation, cache = state.states["speculation"].report, state.states["cache_zero"].report
+    assert (speculation["drafted"], speculation["accepted"]) == (10, 8)
+    assert cache["verdict"] == "inconclusive" and cache["cached_requests"] == {"q@server2": 3}
+    assert state.states["tokens"].evidence == {"token_ids": True}
+    assert state.runs == [{"condition": "boot1-c1", "server": "server1"}]
     assert state.notes == ["server1: slow"] and list(state.canaries) == ["code[a]"]
     assert state.interruption == "server2: boot 2 failed" and not state.complete and state.verdict() == "partial"

@@ -13,9 +13,9 @@ GATE = ["oracle::tokens[a]", "oracle::tokens[b]", "oracle::tokens[c]",
         "canaries/test_repeats.py::test_repeats", "canaries/test_needle.py::test_needle[1k]",
         "canaries/test_needle.py::test_needle[4k]"]
 # What the plan says each gate item is (the collector builds the same specs): no node id is parsed.
-SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x) for x in "abc"]
-         + [ItemSpec(f"cache-zero[server{k + 1}]", "cache", k) for k in range(2)]
-         + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k) for k in range(2)]
+SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x, "prompt") for x in "abc"]
+         + [ItemSpec(f"cache-zero[server{k + 1}]", "cache_zero", k, "server") for k in range(2)]
+         + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k, "server") for k in range(2)]
          + [ItemSpec(f"ladder[c{c}]", "ladder", c) for c in (1, 2, 4)] + [ItemSpec(f"boot[{b}]", "boot", b) for b in (2, 3)]}
 
 

@@ -26,7 +26,7 @@ class _Suite:
 
 
 class _Options:
-    logits = False
+    logits, workers = False, 1
 
     def check(self, name):
         return check_named(name).defaults
@@ -43,12 +43,12 @@ class _SampledPlan(_Plan):
 
 
 def test_the_distribution_item_runs_after_the_evidence_and_before_the_ladder():
-    names = [s.name for s in item_specs(_SampledPlan(), (2,), 1, 1)]
+    names = [s.name for s in item_specs(_SampledPlan(), (2,), 1)]
     assert names == ["tokens[a]", "tokens[b]", "cache-zero", "speculation", "sampling-distribution", "ladder[c2]"]
 
 
 class _DvpPlan(_Plan):
-    mode, options = "run", SimpleNamespace(logits=True, check=_Options().check)
+    mode, options = "run", SimpleNamespace(logits=True, workers=1, check=_Options().check)
 
 
 class _RunnerPlan(_DvpPlan):
@@ -56,25 +56,29 @@ class _RunnerPlan(_DvpPlan):
 
 
 def test_a_runner_plan_adds_chunked_prefill_and_prompt_logprob_after_decode_vs_prefill():
-    names = [s.name for s in item_specs(_RunnerPlan(), (), 1, 1)]
+    names = [s.name for s in item_specs(_RunnerPlan(), (), 1)]
     assert names[-3:] == ["decode-vs-prefill", "chunked-prefill", "prompt-logprob"]
 
 
 def test_items_follow_the_plan_in_the_order_they_run():
-    names = [(s.name, s.kind, s.key) for s in item_specs(_Plan(), (1, 4), 2, 1)]
-    assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache", None),
+    names = [(s.name, s.kind, s.key) for s in item_specs(_Plan(), (1, 4), 2)]
+    assert names == [("tokens[a]", "tokens", "a"), ("tokens[b]", "tokens", "b"), ("cache-zero", "cache_zero", None),
                      ("speculation", "speculation", None), ("ladder[c1]", "ladder", 1), ("ladder[c4]", "ladder", 4),
                      ("boot[2]", "boot", 2)]
-    with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1)]
+    with_speed = [s.name for s in item_specs(_Plan(), (8,), 1, min_speedup=1.1)]
     assert with_speed[2:] == ["cache-zero", "speculation", "speed", "ladder[c8]"]
-    interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, 1, min_speedup=1.1, interleave=True)]
+    interleaved = [s.name for s in item_specs(_Plan(), (8,), 1, min_speedup=1.1, interleave=True)]
     assert interleaved[2:] == ["cache-zero", "speculation", "speed-ab", "speed", "ladder[c8]"]  # measured, then judged
-    cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1, min_speedup=1.1, speed_cells=True)]
+    cells = [s.name for s in item_specs(_DvpPlan(), (4,), 1, min_speedup=1.1, speed_cells=True)]
     assert cells[2:] == ["cache-zero", "speculation", "speed-cells", "decode-vs-prefill", "ladder[c4]"]
-    dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1, 1)]  # diagnostic requests: before any ladder level
+    dvp = [s.name for s in item_specs(_DvpPlan(), (4,), 1)]  # diagnostic requests: before any ladder level
     assert dvp == ["run[a]", "run[b]", "cache-zero", "speculation", "decode-vs-prefill", "ladder[c4]"]
-    two = [s.name for s in item_specs(_Plan(), (), 1, 2)]
+    two = [s.name for s in item_specs(_TwoServersPlan(), (), 1)]
     assert two[2:] == ["cache-zero[server1]", "cache-zero[server2]", "speculation[server1]", "speculation[server2]"]
+
+
+class _TwoServersPlan(_Plan):
+    options = SimpleNamespace(logits=False, workers=2, check=_Options().check)
 
 
 class _LogitsPlan(_Plan):
@@ -82,6 +86,6 @@ class _LogitsPlan(_Plan):
 
 
 def test_each_prompts_logits_item_follows_its_own_item_and_the_suites_logits_lead_the_diagnostics():
-    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, 1, min_speedup=1.1)]
+    names = [s.name for s in item_specs(_LogitsPlan(), (2,), 1, min_speedup=1.1)]
     assert names == ["tokens[a]", "logits[a]", "tokens[b]", "logits[b]", "cache-zero", "speculation", "speed",
                      "logits", "ladder[c2]"]

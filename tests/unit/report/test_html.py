@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracle.checks import fresh_states
 from oracle.report.html import grid, render_html
 from oracle.report.writer import ReportState
 from oracle.compare.verdicts import Check
@@ -13,7 +14,7 @@ def split(position):
 
 
 def state() -> ReportState:
-    s = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p1", "p2"])
+    s = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p1", "p2"], states=fresh_states())
     s.checks = [
         Check("tokens[p1]", "tokens", "exact", "32/32", evidence={"first_divergence": None}, outcome="passed"),
         Check("tokens[p2]", "tokens", "divergent", "first divergence at token 7",

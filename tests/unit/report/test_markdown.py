@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from oracle.checks import fresh_states
 from oracle.compare.verdicts import Check
 from oracle.report.markdown import markdown
 from oracle.report.state import ReportState
 
 
 def test_condition_table_and_summary_line_carry_wilson_intervals():
-    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=[f"p{i}" for i in range(8)])
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=[f"p{i}" for i in range(8)], states=fresh_states())
     state.checks = [Check(f"tokens[p{i}]", "tokens", "exact" if i else "near-tie", "") for i in range(8)]
     counts = {"exact": 7, "near-tie": 1, "within-reference-noise": 0, "divergent": 0}
     state.ladder = {"c8": {"counts": counts, "records": 8, "required": 8, "verdict": "near-tie",

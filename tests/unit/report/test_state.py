@@ -34,7 +34,7 @@ def test_finished_records_are_written_by_their_key_and_counted_at_c1_only():
 
 
 def test_summary_counts_carry_their_wilson_intervals():
-    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"])
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"], states=fresh_states())
     state.checks = [Check(f"tokens[{p}]", "tokens", v, "") for p, v in zip("pqr", ["exact", "exact", "near-tie"])]
     state.boots = {"2": {"counts": {"exact": 3}, "records": 3}, "3": {"counts": {"exact": 2}, "records": 3}}
     state.canaries = {"code[a]": {"family": "code", "ok": True}, "code[b]": {"family": "code", "ok": False},
