@@ -166,9 +166,6 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="pass near-tie items (still reported) (default: fail them)")
     g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
-    g.addoption("--speculative", action="store_true", default=False,
-                help="the candidate is speculative: require drafted > 0 and accepted > 0 (default: off; "
-                     "also required when the server's config or counters show speculation)")
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")

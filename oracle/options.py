@@ -70,7 +70,6 @@ class GateOptions:
     near_tie_nats: float
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
-    speculative: bool
     dtype: str = "float32"
     ov_config: tuple[tuple[str, str], ...] = ()
     floor_dtype: str = "bfloat16"
@@ -210,7 +209,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
-        speculative=o.speculative, dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
+        dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup,
         launch_timeout=o.launch_timeout,

@@ -17,7 +17,7 @@ import pytest
 from oracle.canary.plan import ignored as canary_ignored
 from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
-from oracle.gate.placement import PER_PROMPT_KINDS, PinnedScheduling, place, server_label, worker_index
+from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
 from oracle.option_declarations import dash_value_refusal, gate_options_given
 from oracle.option_folders import check_run_folders
@@ -186,7 +186,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
     per_prompt = [item for item in session.items if isinstance(item, GateItem)
-                  and item.spec.kind in PER_PROMPT_KINDS + ("logits",)]
+                  and (item.spec.placed == "prompt" or item.spec.kind == "logits")]
     owned = None
     if gate.worker is not None:
         specs = {s.nodeid: s for s in plan_specs(gate)}

@@ -8,8 +8,8 @@ that lists them. The gate (oracle/gate/) is the engine that reads them; it names
 
 from __future__ import annotations
 
-from oracle.checks import conditions, coverage, decode_vs_prefill, logits, prompt_logprob, sampling_distribution
-from oracle.checks import speed, speed_ab, speed_cells
+from oracle.checks import (cache_zero, conditions, coverage, decode_vs_prefill, logits, prompt_logprob,
+                           sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run, state_part)
 from oracle.report.state import ReportState
@@ -19,8 +19,9 @@ __all__ = ["CHECKS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState",
 
 # The registry, in the order of their option groups in --help and of their items within one `order`.
 CHECKS: tuple[CheckDescriptor, ...] = (logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
-                                       prompt_logprob.CHECK, conditions.CHECK, coverage.CHECK,
-                                       speed.CHECK, speed_ab.CHECK, speed_cells.CHECK)
+                                       prompt_logprob.CHECK, conditions.CHECK, coverage.CHECK, tokens.CHECK,
+                                       cache_zero.CHECK, speculation.CHECK, speed.CHECK, speed_ab.CHECK,
+                                       speed_cells.CHECK)
 
 STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}
 

@@ -38,8 +38,9 @@ def not_run(state, check_id: str, kind: str) -> Finding:
 
 @dataclass(frozen=True)
 class CheckItem:
-    """One gate item a check adds: its name, the kind of producer that answers it, the producer's argument, and
-    where it runs among the gate's items (`order`; None: its descriptor's, see `CheckDescriptor.order`)."""
+    """One gate item a check adds: its name, the kind of producer that answers it, the producer's argument,
+    where it runs among the gate's items (`order`; None: its descriptor's, see `CheckDescriptor.order`) and which
+    worker runs it under pytest -n (`placed`)."""
 
     name: str
     kind: str
@@ -49,6 +50,9 @@ class CheckItem:
     # is dealt from), and whether every item of its kind goes to the worker its first one was dealt.
     deal: str | None = None
     together: bool = False
+    # Under pytest -n: "prompt", dealt with the prompts (a worker runs its share at c1); "server", on the worker
+    # of server `key` (it proves that server's own run); None, dealt round-robin (gate/placement.py).
+    placed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,8 @@ class OptionContext:
 
 class CheckState(Protocol):
     """A check's part of the report: the identity.json keys it owns (`KEYS`), filled by its producers' findings,
-    written and read back by itself, and merged from several servers' states under pytest -n."""
+    written and read back by itself, and merged from several servers' states under pytest -n. A state may also
+    add counts to the report's summary: `summary(report) -> dict` (keys of report/state.py's SUMMARY_ORDER)."""
 
     KEYS: tuple[str, ...]
 

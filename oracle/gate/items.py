@@ -13,7 +13,7 @@ import pytest
 
 from oracle.checks import CHECKS, CheckDescriptor
 from oracle.compare.verdicts import MAX_MESSAGE_LINES, Check
-from oracle.gate.placement import GATE_PREFIX, server_label
+from oracle.gate.placement import GATE_PREFIX
 
 __all__ = ["GATE_KEY", "GateCollector", "GateFailure", "GateItem", "ItemSpec", "MAX_MESSAGE_LINES", "item_specs"]
 
@@ -29,37 +29,27 @@ class ItemSpec:
     key: str | int | None = None
     deal: str | None = None  # under pytest -n (placement.py): its round-robin deal, None the common one
     together: bool = False  # every item of its kind on the worker its first one was dealt
+    placed: str | None = None  # which worker runs it under pytest -n (`CheckItem.placed`, gate/placement.py)
 
     @property
     def nodeid(self) -> str:
         return GATE_PREFIX + self.name
 
 
-def item_specs(plan, servers: int, checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
-    """record[...] / tokens[...] / run[...] per prompt, the evidence items (the kinds the gate still runs itself),
-    and each check kind's items (oracle/checks/): in the order they run (`CheckDescriptor`'s `order`; items of one
-    order in the order they are listed)."""
+def item_specs(plan, checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemSpec]:
+    """Each check kind's items (oracle/checks/), in the order they run (`CheckDescriptor`'s `order`; items of one
+    order in the order their kinds are listed in CHECKS)."""
     specs: list[tuple[int | tuple[int, ...], ItemSpec]] = []
-    per_prompt, label = {"gate": ("tokens", "tokens"), "record": ("record", "record"),
-                         "run": ("record", "run")}[plan.mode]
-    for i, pid in enumerate(plan.suite.ids()):
-        if not plan.f16_gate or plan.mode != "gate":  # an f16 reference is gated on logits only
-            specs.append(((10, i, 0), ItemSpec(f"{label}[{pid}]", per_prompt, pid)))
-    if servers == 1:
-        specs += [(20, ItemSpec("cache-zero", "cache")), (20, ItemSpec("speculation", "speculation"))]
-    else:  # each server proves its own run (see placement.py)
-        specs += [(20, ItemSpec(f"cache-zero[{server_label(s)}]", "cache", s)) for s in range(servers)]
-        specs += [(20, ItemSpec(f"speculation[{server_label(s)}]", "speculation", s)) for s in range(servers)]
     for check in checks:
         specs += [(check.order if item.order is None else item.order,
-                   ItemSpec(item.name, item.kind, item.key, item.deal, item.together)) for item in check.items(plan)]
+                   ItemSpec(item.name, item.kind, item.key, deal=item.deal, together=item.together,
+                            placed=item.placed)) for item in check.items(plan)]
     # stable: one order keeps its listing; (10, i, k): the i-th prompt's own items
     return [spec for _, spec in sorted(specs, key=lambda pair: pair[0] if isinstance(pair[0], tuple) else (pair[0],))]
 
 
 def plan_specs(gate) -> list[ItemSpec]:
-    o = gate.options
-    return item_specs(gate.plan, o.workers)
+    return item_specs(gate.plan)
 
 
 class GateFailure(Exception):

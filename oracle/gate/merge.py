@@ -13,7 +13,6 @@ from functools import cached_property
 from pathlib import Path
 
 from oracle.checks import CHECKS, read_state
-from oracle.compare.evidence import speculation_totals
 from oracle.compare.verdicts import FAIL, Check
 from oracle.gate.placement import server_label
 from oracle.gate.server_set import differences
@@ -158,40 +157,6 @@ def _canaries(m: Merge) -> dict:
     return out
 
 
-def _evidence(m: Merge) -> dict | None:
-    return m.own.evidence or next((w.state.evidence for w in m.workers if w.state.evidence), None)
-
-
-def _speculation(m: Merge) -> dict | None:
-    parts = [w.state.speculation for w in m.workers if w.state.speculation]
-    if not parts:
-        return None
-    per_request = {k: v for p in parts for k, v in (p.get("per_request") or {}).items()}
-    known = [p for p in parts if p.get("drafted") is not None]
-    if not known:
-        return {"drafted": None, "accepted": None, "source": None, "per_request": per_request}
-    totals = speculation_totals(drafted=sum(p["drafted"] for p in known),
-                                accepted=sum(p.get("accepted") or 0 for p in known),
-                                drafts=sum(p.get("drafts") or 0 for p in known))
-    return {"drafted": totals.pop("drafted"), "accepted": totals.pop("accepted"),
-            "source": ", ".join(sorted({str(p["source"]) for p in known})), "per_request": per_request, **totals}
-
-
-def _cache(m: Merge) -> dict | None:
-    parts = {w.label: w.state.cache for w in m.workers if w.state.cache}
-    if not parts:
-        return None
-    verdicts = [p.get("verdict") for p in parts.values()]
-    verdict = next((v for v in ("fail", "inconclusive", "pass") if v in verdicts), verdicts[0])
-    return {"verdict": verdict,
-            "requests": sum(p.get("requests") or 0 for p in parts.values()),
-            "requests_with_cache_field": sum(p.get("requests_with_cache_field") or 0 for p in parts.values()),
-            "cached_requests": {f"{k}@{label}": v for label, p in parts.items()
-                                for k, v in (p.get("cached_requests") or {}).items()},
-            "counter_deltas": {label: p.get("counter_deltas") for label, p in parts.items()},
-            "servers": parts}
-
-
 def _states(m: Merge) -> dict:
     """Each check kind's state, merged by its own rule (`CheckState.merge`) from every started server's state, in
     worker order: a worker that sent nothing is an empty state (so a rule that counts the servers counts it)."""
@@ -215,9 +180,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "finished": lambda m: m.finished,
     "checks": _checks,
     "runs": lambda m: list(m.own.runs) + [r | {"server": w.label} for w in m.workers for r in w.state.runs],
-    "speculation": _speculation,
-    "cache": _cache,
-    "evidence": _evidence,
     "canaries": _canaries,
     "interruption": _interruption,
     "complete": lambda m: not m.silent and all(w.state.verdict() != "partial" for w in m.workers),

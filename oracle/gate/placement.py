@@ -9,8 +9,10 @@ every worker (which must know its own prompts before the first item) compute the
 where specs maps each gate item's node id to its `ItemSpec` (kind, key, deal), built from the plan:
 nothing is parsed back out of a node id.
 
-- prompt items (tokens / record / run) are dealt round-robin: each worker runs its share at c1;
-- `cache-zero[serverK]` and `speculation[serverK]` prove server K's own run, so they go to worker K-1;
+- prompt items (a check's items placed "prompt": tokens / record / run) are dealt round-robin: each worker runs
+  its share at c1;
+- items placed "server" (`cache-zero[serverK]`, `speculation[serverK]`) prove server K's own run, so they go to
+  worker K-1;
 - an item of a check kind's own deal (`CheckItem.deal`) is dealt round-robin in that deal, each whole to one
   worker (a ladder level: its waves must hit one server); an item kept `together` with its kind goes where the
   first of its kind was dealt (later boots: a boot sequence restarts one server);
@@ -25,16 +27,11 @@ import pytest
 from xdist.report import report_collection_diff
 from xdist.scheduler.each import EachScheduling
 
-__all__ = ["GATE_PREFIX", "PER_PROMPT_KINDS", "PinnedScheduling", "place", "server_label", "worker_index"]
+from oracle.checks.per_server import server_label
+
+__all__ = ["GATE_PREFIX", "PinnedScheduling", "place", "server_label", "worker_index"]
 
 GATE_PREFIX = "oracle::"
-PER_PROMPT_KINDS = ("tokens", "record")  # each prompt's c1 item: a worker runs the prompts of its share
-PER_SERVER_KINDS = ("cache", "speculation")  # with a server index as key: that server's own proof
-
-
-def server_label(index: int) -> str:
-    """server1, server2, ... for worker gw0, gw1, ..."""
-    return f"server{index + 1}"
 
 
 def worker_index(worker_id: str) -> int:
@@ -43,7 +40,7 @@ def worker_index(worker_id: str) -> int:
 
 
 def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> list[int]:
-    """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key)."""
+    """The worker index for each node id, in order; specs: node id -> the gate item's spec (kind, key, placed)."""
     out: list[int] = []
     dealt: dict[str, int] = {}  # deal -> items dealt from it ("prompt", "other", a check kind's own)
 
@@ -55,10 +52,10 @@ def place(nodeids: Sequence[str], workers: int, specs: Mapping[str, object]) -> 
     together: dict[str, int] = {}  # item kind -> the worker its first item was dealt
     for nodeid in nodeids:
         spec = specs.get(nodeid)
-        kind = spec.kind if spec is not None else None
-        if kind in PER_PROMPT_KINDS:
+        kind, placed = (spec.kind, spec.placed) if spec is not None else (None, None)
+        if placed == "prompt":  # each prompt's c1 item: a worker runs the prompts of its share
             out.append(deal("prompt"))
-        elif kind in PER_SERVER_KINDS and spec.key is not None:
+        elif placed == "server" and spec.key is not None:  # that server's own proof
             out.append(spec.key % workers)
         elif spec is not None and spec.together:
             if kind not in together:

@@ -1,7 +1,7 @@
 """The check registry: which producer answers each kind of gate item, instead of looking methods up by name.
 
-    registry.register("tokens", primary.tokens_check)
-    finding = registry.produce("tokens", "code-hashmap")   # Finding(check, report findings)
+    registry.register(kind, producer)                  # each check kind's, from its descriptor's build(parts)
+    finding = registry.produce(kind, "code-hashmap")   # Finding(check, report findings): a prompt's item
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The gate session: it orchestrates one run from options to verdicts and does no work itself.
 
     session = GateSession(options); session.start()
-    session.judge(session.produce("tokens", "code-palindrome")); session.finish()
+    session.judge(session.produce(kind, key)); session.finish()      # an item's kind and key (gate/items.py)
 
 The plan settles what runs, the target brings up the server, the prompt set renders and tokenizes,
 the recorder runs conditions and saves records, the check producers answer the items, and the
@@ -134,11 +134,7 @@ class GateSession(ReportOwner):
                 self.for_reference.append(built.for_reference)
             if built.watch is not None:
                 self.watches.append(built.watch)
-        self.primary = PrimaryRun(*parts, server_index=self.worker or 0, owned=self.owned,
-                                  observers=self.observers, watches=self.watches)
-        for kind, producer in (("record", self.primary.record_check), ("tokens", self.primary.tokens_check),
-                               ("cache", self.primary.cache_check), ("speculation", self.primary.speculation_check)):
-            self.checks.register(kind, producer)
+        self.primary = PrimaryRun(*parts, owned=self.owned, observers=self.observers, watches=self.watches)
 
     # -- items --------------------------------------------------------------------------------
     def ensure_run(self) -> None:

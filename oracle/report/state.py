@@ -19,8 +19,7 @@ from typing import Any
 from oracle.canary.results import family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
-from oracle.compare.verdicts import (CONTAMINATED, DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, WITHIN_NOISE,
-                                     Check)
+from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, Check
 from oracle.store.records import PRIMARY, RecordKey
 from oracle.store.stamps import utc_now as _utc
 
@@ -34,6 +33,10 @@ REPORT_SCHEMA_VERSION = 2  # 2: the speed card (`speed`), Wilson intervals on co
 SECTION_ORDER = ("speculation", "cache", "evidence", "canaries", "ladder", "boots", "determinism", "logits",
                  "decode_vs_prefill", "chunked_prefill", "prompt_logprob", "speed", "coverage", "sampling",
                  "token_match")
+# identity.json's `summary`, in the order the report has always written it; a check state adds its counts
+# (`summary(report)`, e.g. the tokens check's verdicts per prompt), the report the rest.
+SUMMARY_ORDER = ("exact", "logits", "near_tie", "divergent", "within_reference_noise", "inconclusive", "not_run",
+                 "contaminated", "checks_passed", "records", "records_all_conditions", "confidence")
 
 
 @dataclass
@@ -50,9 +53,6 @@ class ReportState:
     finished: dict[RecordKey, dict] = field(default_factory=dict)  # record meta of every finished record
     checks: list[Check] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
-    speculation: dict | None = None
-    cache: dict | None = None
-    evidence: dict | None = None  # which evidence the server gave (ids or text, logprobs, cached tokens, counters)
     canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     interruption: str | None = None
     complete: bool = False
@@ -118,27 +118,23 @@ class ReportState:
         return [p for p in self.prompt_ids if p not in done]
 
     def summary(self) -> dict:
-        tokens = [c for c in self.checks if c.kind == "tokens"]
-        count = lambda v: sum(c.verdict == v for c in tokens)  # noqa: E731
-        # Against an f16 reference the gate is on logits: no token item, so no "0/N exact".
-        tokens_gated = bool(tokens) or not any(c.kind == "logits" for c in self.checks)
+        """The headline counts: each check state's own (`summary(report)`: the prompts' verdicts come from the
+        tokens check's), then those over every check and record, in SUMMARY_ORDER."""
         overall = (self._section("logits") or {}).get("overall") or {}
-        exact = [count(EXACT), len(self.prompt_ids) if self.mode == "gate" and tokens_gated else len(tokens)]
-        return {
-            "exact": exact,
+        out = {
             "logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
                         "positions": overall["positions"]} if overall.get("positions") else None),
-            "near_tie": count(NEAR_TIE),
-            "divergent": count(DIVERGENT),
-            "within_reference_noise": count(WITHIN_NOISE),
             "inconclusive": sum(c.verdict == INCONCLUSIVE for c in self.checks),
-            "not_run": count(NOT_RUN),
             "contaminated": sum(c.verdict == CONTAMINATED for c in self.checks),
             "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
             "records": [len(self._primary()), len(self.prompt_ids)],
             "records_all_conditions": len(self.finished),
-            "confidence": self._confidence(exact),
         }
+        for state in self.states.values():
+            if hasattr(state, "summary"):
+                out |= state.summary(self)
+        out["confidence"] = self._confidence(out.get("exact") or [0, 0])  # no per-prompt check: 0 of 0
+        return {k: out[k] for k in SUMMARY_ORDER if k in out}
 
     def _confidence(self, exact: list[int]) -> dict:
         """The summary's counts of like trials with their Wilson 95% intervals (docs/confidence.md): exact
@@ -184,9 +180,6 @@ class ReportState:
     def _sections(self) -> dict:
         """The sections between `checks` and `runs`: the run's own and each check state's, in SECTION_ORDER."""
         out = {
-            "speculation": self.speculation,
-            "cache": self.cache,
-            "evidence": self.evidence,
             "canaries": self.canaries,
         }
         for state in self.states.values():
@@ -213,9 +206,6 @@ class ReportState:
             finished={RecordKey.parse(k): v for k, v in finished.items()},
             checks=[Check(**c) for c in data.get("checks") or []],
             runs=list(data.get("runs") or []),
-            speculation=data.get("speculation"),
-            cache=data.get("cache"),
-            evidence=data.get("evidence"),
             canaries=data.get("canaries") or {},
             interruption=data.get("interruption"),
             complete=data.get("complete", done),

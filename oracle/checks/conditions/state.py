@@ -1,7 +1,7 @@
 """The conditions' part of the report: identity.json `ladder` (level -> counts, first divergences, overlap,
 speed, verdict), `boots` (later boot -> the same without overlap and speed), `determinism` (the class their rows
-give, said only with a ladder or boots) and `token_match` (sampled runs: each condition's token match rate, c1's
-from the tokens items). Beside them, not in identity.json: every condition's rows against c1 (`rows`), from which
+give, said only with a ladder or boots); a sampled run's match rate per level and boot goes to the tokens
+check's `token_match` (oracle/checks/tokens/state.py). Beside them, not in identity.json: every condition's rows against c1 (`rows`), from which
 the determinism class and a recorded reference's noise envelope are made, and which a worker hands its
 controller under pytest -n (`carried`).
 
@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from oracle.compare.noise import UNMEASURED, NoiseEnvelope, determinism_of
-from oracle.compare.sampled import match_rate_json
 
 __all__ = ["ConditionsState"]
 
@@ -23,12 +22,11 @@ _ROWS = "condition_rows"  # the rows' key in what a worker hands its controller 
 
 @dataclass
 class ConditionsState:
-    KEYS = ("ladder", "boots", "determinism", "token_match")
+    KEYS = ("ladder", "boots", "determinism")
 
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
     determinism: str = UNMEASURED
-    token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate
     rows: dict[str, list[dict]] = field(default_factory=dict)  # condition key -> rows vs c1 (ladder levels, boots)
 
     def apply(self, key: str, value) -> None:
@@ -39,16 +37,14 @@ class ConditionsState:
 
     def to_json(self) -> dict:
         return {"ladder": self.ladder, "boots": self.boots,
-                "determinism": self.determinism if (self.ladder or self.boots) else None,
-                "token_match": self.token_match}
+                "determinism": self.determinism if (self.ladder or self.boots) else None}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "ConditionsState":
         """`determinism` is said only with a ladder or boots, so without them it reads back as unmeasured; the rows
         come back from a worker's payload (`carried`), never from identity.json."""
         return cls(dict(data.get("ladder") or {}), dict(data.get("boots") or {}),
-                   data.get("determinism") or UNMEASURED, dict(data.get("token_match") or {}),
-                   dict(data.get(_ROWS) or {}))
+                   data.get("determinism") or UNMEASURED, dict(data.get(_ROWS) or {}))
 
     def carried(self) -> dict:
         """What a worker hands its controller beside its report: the rows the merge classifies."""
@@ -63,16 +59,10 @@ class ConditionsState:
     @classmethod
     def merge(cls, own: "ConditionsState", parts: list[tuple[str, "ConditionsState"]]) -> "ConditionsState":
         """Each ladder level and boot ran whole on one server, which its row names; the determinism class comes
-        from every server's rows; each condition's match rate is its server's, c1's the servers' counts added."""
+        from every server's rows."""
         rows = {key: value for _, state in parts for key, value in state.rows.items()}
-        token_match = {label: v for _, state in parts for label, v in state.token_match.items()}
-        c1 = [state.token_match["c1"]["vs_reference"] for _, state in parts if "c1" in state.token_match]
-        if c1:
-            token_match["c1"] = {"vs_reference": match_rate_json([(p["k"], p["n"]) for p in c1])
-                                 | {"records": sum(p["records"] for p in c1),
-                                    "exact_records": sum(p["exact_records"] for p in c1)}}
         return cls(_on_server(own.ladder, parts, "ladder", lambda level: int(level.removeprefix("c"))),
-                   _on_server(own.boots, parts, "boots", int), determinism_of(rows), token_match, rows)
+                   _on_server(own.boots, parts, "boots", int), determinism_of(rows), rows)
 
 
 def _on_server(own: dict, parts: list[tuple[str, ConditionsState]], name: str, order) -> dict:

@@ -53,9 +53,9 @@ def test_the_determinism_class_is_made_from_every_servers_rows():
     assert set(conditions.rows) == {REPEAT.key, BOOT2}
     assert conditions.ladder == {"c1": {"verdict": "exact", "server": "server1"}}
     assert conditions.boots["2"]["server"] == "server2"
-    c1 = conditions.token_match["c1"]["vs_reference"]
+    c1 = merged.states["tokens"].token_match["c1"]["vs_reference"]
     assert (c1["k"], c1["n"], c1["records"], c1["exact_records"]) == (8, 9, 2, 1)  # the servers' counts added
-    assert conditions.token_match["boot 2"] == {"vs_c1": {"k": 7, "n": 8}}
+    assert merged.states["tokens"].token_match["boot 2"] == {"vs_c1": {"k": 7, "n": 8}}
     data = merged.as_json()
     assert data["determinism"] == WITHIN_BOOT_ONLY
     # The boot sequence's servers belong to the server that ran it, not to the run's identity.

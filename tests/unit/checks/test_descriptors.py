@@ -29,6 +29,11 @@ def _is_module(dotted: str) -> bool:
     return path.with_suffix(".py").is_file() or path.is_dir()
 
 
+# The comparison library every check shares (tokens, ladder and boots all compare tokens; cache-zero evidence is
+# read for speed too): its modules and functions name no check.
+LIBRARY = "oracle.compare"
+
+
 def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
     """(line, word) of each place the code names a check: a string that is a check's name or item kind (an item
     kind, a registry key, a report key, an item name such as "coverage" or f"logits[{pid}]"), an import of its
@@ -47,6 +52,7 @@ def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                        [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names
                                               if _is_module(f"{node.module}.{a.name}")])
+            modules = [m for m in modules if m != LIBRARY and not m.startswith(LIBRARY + ".")]
             found += [(node.lineno, w) for w in words for m in modules if _names_check(m.split("."), w)]
     return sorted(set(found))
 
@@ -130,6 +136,22 @@ def test_the_scan_sees_the_speed_checks_named_and_not_the_speed_library():
                'import oracle.speed.power\n'
                'raise UsageError("the speed of a level")\n')
     assert _named(library, words) == []
+
+
+def test_the_scan_sees_the_primary_runs_checks_named_in_code():
+    """The primary run's checks (tokens, cache-zero, speculation) once lived in the gate: their item names,
+    registry keys, report keys and packages are names; the comparison library they share is not."""
+    words = {w for c in CHECKS if c.name in ("tokens", "cache_zero", "speculation") for w in _words(c)}
+    assert words == {"tokens", "cache_zero", "cache-zero", "speculation"}
+    source = ('from oracle.checks import tokens\n'
+              'from oracle.checks.speculation.state import SpeculationState\n'
+              'specs.append(ItemSpec(f"cache-zero[{server_label(s)}]", "cache_zero", s))\n'
+              'registry.register("tokens", primary.tokens_check)\n'
+              'summary = findings["speculation"]\n'
+              'from oracle.compare.evidence import cache_zero_check, speculation_summary\n'
+              'from oracle.compare.tokens import SAMPLED_SPLIT  # the tokens of a split\n')
+    assert _named(source, words) == [(1, "tokens"), (2, "speculation"), (3, "cache-zero"), (3, "cache_zero"),
+                                     (4, "tokens"), (5, "speculation")]
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():

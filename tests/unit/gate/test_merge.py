@@ -91,8 +91,10 @@ def test_conditions_speculation_cache_and_notes_merge_per_server():
     conditions = state.states["conditions"]
     assert list(conditions.ladder) == ["c2", "c4"] and conditions.ladder["c4"]["server"] == "server1"
     assert conditions.boots == {"2": {"verdict": "exact", "server": "server2"}}
-    assert (state.speculation["drafted"], state.speculation["accepted"]) == (10, 8)
-    assert state.cache["verdict"] == "inconclusive" and state.cache["cached_requests"] == {"q@server2": 3}
-    assert state.evidence == {"token_ids": True} and state.runs == [{"condition": "boot1-c1", "server": "server1"}]
+    speculation, cache = state.states["speculation"].report, state.states["cache_zero"].report
+    assert (speculation["drafted"], speculation["accepted"]) == (10, 8)
+    assert cache["verdict"] == "inconclusive" and cache["cached_requests"] == {"q@server2": 3}
+    assert state.states["tokens"].evidence == {"token_ids": True}
+    assert state.runs == [{"condition": "boot1-c1", "server": "server1"}]
     assert state.notes == ["server1: slow"] and list(state.canaries) == ["code[a]"]
     assert state.interruption == "server2: boot 2 failed" and not state.complete and state.verdict() == "partial"

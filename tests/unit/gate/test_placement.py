@@ -17,10 +17,10 @@ GATE = ["oracle::tokens[a]", "oracle::tokens[b]", "oracle::tokens[c]",
         "canaries/test_repeats.py::test_repeats", "canaries/test_needle.py::test_needle[1k]",
         "canaries/test_needle.py::test_needle[4k]"]
 # What the plan says each gate item is (the collector builds the same specs): no node id is parsed.
-SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x) for x in "abc"]
-         + [ItemSpec(f"cache-zero[server{k + 1}]", "cache", k) for k in range(2)]
-         + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k) for k in range(2)]
-         + [ItemSpec(i.name, i.kind, i.key, i.deal, i.together) for i in check_named("conditions").items(
+SPECS = {s.nodeid: s for s in [ItemSpec(f"tokens[{x}]", "tokens", x, placed="prompt") for x in "abc"]
+         + [ItemSpec(f"cache-zero[server{k + 1}]", "cache_zero", k, placed="server") for k in range(2)]
+         + [ItemSpec(f"speculation[server{k + 1}]", "speculation", k, placed="server") for k in range(2)]
+         + [ItemSpec(i.name, i.kind, i.key, deal=i.deal, together=i.together) for i in check_named("conditions").items(
              SimpleNamespace(options=SimpleNamespace(check=lambda name: ConditionSettings((1, 2, 4), boots=3))))]}
 
 

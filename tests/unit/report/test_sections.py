@@ -14,8 +14,8 @@ from oracle.report.state import ReportState
 
 
 def _states() -> list[ReportState]:
-    fresh = ReportState(mode="run", backend="llamacpp")
-    ran = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p"], complete=True, closed=True,
+    fresh = ReportState(mode="run", backend="llamacpp", states=fresh_states())
+    ran = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p"], complete=True, closed=True, states=fresh_states(),
                       canaries={"code[a]": {"family": "code", "ok": False, "verdict": "fail", "expected": "14",
                                             "extracted": "15"}}, notes=["a note"])
     ran.checks = [Check("tokens[p]", "tokens", "exact", "ok", outcome="passed")]

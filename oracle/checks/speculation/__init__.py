@@ -1,0 +1,34 @@
+"""Speculation: the primary run's drafted and accepted tokens kept for the report, and the `speculation` item
+(`speculation[serverK]` under pytest -n) that proves a speculative candidate (`--speculative`, or one whose
+server's config or counters show speculation) drafted and accepted tokens.
+
+Its option (options.py), producer (producer.py, on the primary run's evidence shared with cache-zero in
+oracle/checks/per_server.py), state (state.py), report section (oracle/report/evidence.py, beside cache-zero) and
+this descriptor, listed once in oracle.checks.CHECKS.
+"""
+
+from __future__ import annotations
+
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.per_server import server_items
+from oracle.checks.speculation.options import SpeculationSettings, add_options, settings_of
+from oracle.checks.speculation.producer import SpeculationChecks
+from oracle.checks.speculation.state import SpeculationState
+from oracle.report import evidence as section
+
+__all__ = ["CHECK", "SpeculationChecks", "SpeculationSettings", "SpeculationState"]
+
+
+def items(plan) -> list[CheckItem]:
+    """Always: the run's evidence, after every prompt's item; one per server under pytest -n."""
+    return server_items(plan, "speculation", "speculation")
+
+
+def build(parts: CheckParts) -> Producers:
+    checks = SpeculationChecks(parts.plan, parts.recorder, parts.prompts, parts.state)
+    return Producers({"speculation": checks.speculation_check}, observe=checks.observe)
+
+
+CHECK = CheckDescriptor(name="speculation", title="speculation", order=20, kinds=("speculation",), items=items,
+                        build=build, state=SpeculationState, add_options=add_options, settings=settings_of,
+                        defaults=SpeculationSettings(), section=section)

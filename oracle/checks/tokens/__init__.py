@@ -1,0 +1,39 @@
+"""Tokens: each prompt's item of the primary run (boot 1, c1, every prompt once), `tokens[ID]` in a gate (its
+completion against the reference's, token by token), `record[ID]` when recording, `run[ID]` without a reference;
+and which evidence the server gave (ids or text, logprobs, cached tokens, counters), with the sampled runs' token
+match rate.
+
+The primary run itself is the gate's (oracle/gate/primary.py); this check judges what it recorded. Its producer
+(producer.py), state (state.py), report sections (oracle/report/grid.py, the verdict grid; evidence.py) and this
+descriptor, listed once in oracle.checks.CHECKS. `--near-tie-nats` is the gate's: the ladder and boots judge
+with it too.
+"""
+
+from __future__ import annotations
+
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.tokens.producer import TokenChecks
+from oracle.checks.tokens.state import TokensState
+from oracle.report import grid as section
+
+__all__ = ["CHECK", "TokenChecks", "TokensState"]
+
+_LABEL = {"gate": "tokens", "record": "record", "run": "run"}  # the item's name by the plan's mode
+
+
+def items(plan) -> list[CheckItem]:
+    """One per prompt, first of that prompt's items; against an f16 reference the gate is on logits alone."""
+    if plan.f16_gate and plan.mode == "gate":
+        return []
+    label = _LABEL[plan.mode]
+    return [CheckItem(f"{label}[{pid}]", "tokens", pid, order=(10, i, 0), placed="prompt")
+            for i, pid in enumerate(plan.suite.ids())]
+
+
+def build(parts: CheckParts) -> Producers:
+    checks = TokenChecks(parts.plan, parts.recorder, parts.prompts, parts.state)
+    return Producers({"tokens": checks.prompt_check}, observe=checks.observe)
+
+
+CHECK = CheckDescriptor(name="tokens", title="tokens", order=10, kinds=("tokens",), items=items, build=build,
+                        state=TokensState, section=section)
