@@ -1,0 +1,32 @@
+"""The fixed list of bad inputs (tests/helpers/bad_inputs.py), each the mistake a user makes, with the answer
+oracle owes it: refused with the documented exit code (an `oracle` command 2, the gate 4), the message naming the
+value, no traceback, every input folder byte-identical, never taken to a server. Every `oracle` command case runs
+here (in process, no server); the gate cases, each its own process, with a few here and all of them in
+`python benchmarks/bad_inputs.py`."""
+
+from __future__ import annotations
+
+import pytest
+
+from bad_inputs import CASES, run_case
+from fuzz import Outcome
+
+COMMANDS = [c for c in CASES if c.command == "oracle"]
+# The gate cases that once failed (a traceback, a wrong exit code, a silent acceptance or a changed folder).
+GATES = [c for c in CASES if c.command == "gate" and c.name in {
+    "url-broken-ipv6", "suite-parquet-garbage", "record-and-reference", "report-dir-is-the-reference",
+    "launch-empty", "seed-negative"}]
+
+
+@pytest.mark.parametrize("case", COMMANDS, ids=[c.name for c in COMMANDS])
+def test_an_oracle_command_refuses_bad_input_naming_the_value(case, tmp_path):
+    assert run_case(case, tmp_path, gate=None) == []
+
+
+@pytest.mark.parametrize("case", GATES, ids=[c.name for c in GATES])
+def test_the_gate_refuses_bad_input_before_any_request(case, tmp_path, pytester):
+    def gate(args: list[str]) -> Outcome:
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        return Outcome(result.ret, result.stdout.str() + result.stderr.str())
+
+    assert run_case(case, tmp_path, gate) == []
