@@ -58,8 +58,12 @@ def main() -> int:
     chosen = [c for c in CASES if not args.only or c.name in args.only.split(",")]
     # The oracle commands run in this process (cli.main) and redirect its output: one at a time.
     commands = [one(c) for c in chosen if c.command == "oracle"]
+    gates = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        gates = list(pool.map(one, [c for c in chosen if c.command == "gate"]))
+        for case, found in pool.map(one, [c for c in chosen if c.command == "gate"]):
+            gates.append((case, found))
+            if found:  # as they come: a long run cut short still shows what it found
+                print(f"failing: {case.name}: {'; '.join(found)[:500]}", flush=True)
     tally, failing = Counter(), []
     for case, found in gates + commands:
         tally["cases"] += 1
