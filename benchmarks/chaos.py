@@ -47,7 +47,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--freeze-timeout", type=int, default=FREEZE_TIMEOUT_S,
-                    help="--request-timeout of the freeze rounds: more on a machine loaded many times over")
+                    help="--request-timeout of the freeze rounds at least (3 times the clean gate's slowest "
+                         "request when that is more)")
     a = ap.parse_args()
     outcomes, next_runs = [], 0
     started = time.monotonic()

@@ -102,7 +102,14 @@ def seed(value: str) -> int:
     if number < 0:
         raise pytest.UsageError(f"--seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
                                 "seed each time, which no run can repeat (e.g. --seed 1234)")
+    if number >= SEED_RANDOM:
+        raise pytest.UsageError(f"--seed {value!r}: must be below {SEED_RANDOM}; llama-server keeps a seed in 32 bits "
+                                f"and {SEED_RANDOM} is its own \"random each time\" (e.g. --seed 1234)")
     return number
+
+
+# llama.cpp's LLAMA_DEFAULT_SEED (0xFFFFFFFF): a random seed per request; its seeds are 32-bit.
+SEED_RANDOM = 2**32 - 1
 
 
 def existing_path(flag: str, what: str):

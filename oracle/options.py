@@ -124,9 +124,13 @@ def _url_refusal(url: str) -> str | None:
     import httpx
 
     try:
+        if any(c.isspace() for c in url):  # httpx quotes a space into the host and asks DNS for it
+            raise httpx.InvalidURL("a space in it")
         parsed = httpx.URL(url)
         if not parsed.host:
             raise httpx.InvalidURL("no host")
+        if parsed.port is not None and not 0 < parsed.port < 65536:  # httpx keeps 99999 and fails at connect
+            raise httpx.InvalidURL(f"port {parsed.port} is not 1..65535")
     except (httpx.InvalidURL, ValueError) as exc:
         return (f"not a valid URL ({exc}); write http://HOST:PORT, e.g. http://127.0.0.1:8080 or "
                 "http://[::1]:8080")

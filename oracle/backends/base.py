@@ -15,8 +15,8 @@ import httpx
 
 __all__ = ["API_KEY_VARIABLE", "Backend", "BackendBase", "CacheEvidence", "Capabilities", "Completion",
            "CompletionRequest", "Counters", "DEFAULT_TIMEOUT", "IDS_FROM_SERVER", "IDS_FROM_TEXT", "OnePassPrefill",
-           "PrefillChunk", "RequestFailed", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced", "auth_headers",
-           "context_tokens", "request_timeout", "server_timings", "status_words", "stop_reason"]
+           "PrefillChunk", "RequestFailed", "RouteMissing", "STOP_REASONS", "TEXT_DOWNGRADE", "TeacherForced",
+           "auth_headers", "context_tokens", "request_timeout", "server_timings", "status_words", "stop_reason"]
 
 # Generation can take minutes on a slow CPU; connecting must not.
 DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
@@ -51,6 +51,10 @@ class RequestFailed(RuntimeError):
 
     Never retried silently: the run stops and keeps what it has.
     """
+
+
+class RouteMissing(RequestFailed):
+    """The server has no such route (HTTP 404, 405 or 501): an optional request it cannot answer, not a fault."""
 
 
 # Each engine's stop reasons -> the one vocabulary of records: "stop" (end of generation or a stop

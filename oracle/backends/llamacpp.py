@@ -18,7 +18,7 @@ from oracle.backends.base import (STOP_REASONS, BackendBase, CacheEvidence, Capa
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
                                  context_tokens, server_timings, status_words)
 from oracle.backends.family import FamilyDescriptor
-from oracle.backends.conformance import check_count, check_stop
+from oracle.backends.conformance import check_count, check_ids_counted, check_stop
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
 from oracle.backends.launch_settings import launch_setting
@@ -274,6 +274,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         out.text = "".join(text)
         out.finish_reason = check_stop(final.stop_type, STOP_TYPES, engine="stop_type", where=where)
         timings = final.timings if final.timings is not UNSET else LlamaTimings()
+        check_ids_counted(out, timings.predicted_n, field="tokens", counter="timings.predicted_n", where=where)
         out.cached_prompt_tokens = timings.cache_n if timings.cache_n is not UNSET else final.tokens_cached_prompt
         if timings.draft_n is not UNSET:
             out.drafted = timings.draft_n

@@ -26,10 +26,10 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence,
+from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence, RouteMissing,
                                  Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
                                  context_tokens, server_timings, status_words)
-from oracle.backends.conformance import check_count, check_stop
+from oracle.backends.conformance import check_count, check_ids_counted, check_stop
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
@@ -155,7 +155,8 @@ class OpenAIBackend(HttpClients, BackendBase):
         except httpx.HTTPError as exc:
             raise RequestFailed(f"POST /detokenize: {type(exc).__name__}: {exc}") from exc
         if r.status_code != 200:
-            raise RequestFailed(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
+            kind = RouteMissing if r.status_code in (404, 405, 501) else RequestFailed
+            raise kind(f"POST /detokenize: HTTP {r.status_code}: {r.text[:200]}")
         answer = parse_answer(r.content, Detokenized, where="POST /detokenize")
         text = answer.prompt if answer.prompt is not None else answer.content
         if text is None:
@@ -287,7 +288,7 @@ class OpenAIBackend(HttpClients, BackendBase):
         last = start  # the last event's arrival: how long the server had been silent at a deadline
         text: list[str] = []
         finish: str | None = None
-        done = False
+        done, counted = False, None
         where = f"POST {self.path}"
         try:
             async with asyncio.timeout(self._timeout.read), client.stream("POST", self.path, json=body) as r:
@@ -306,6 +307,7 @@ class OpenAIBackend(HttpClients, BackendBase):
                             raise self._refused(code if isinstance(code, int) else 0, json.dumps({"error": error}),
                                                 request, after=len(out.completion_ids))
                         finish = self._take_chunk(out, chunk, arrived - start, text) or finish
+                        counted = chunk.usage.completion_tokens if chunk.usage else counted
                         check_count(len(out.completion_ids), request, where=where)
                         if request.first_token is not None and out.token_times_s:
                             request.first_token.set()
@@ -322,6 +324,7 @@ class OpenAIBackend(HttpClients, BackendBase):
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
         out.text = "".join(text)
         out.finish_reason = check_stop(finish, STOP_REASONS["openai"], engine="finish_reason", where=where)
+        check_ids_counted(out, counted, field="token ids", counter="usage.completion_tokens", where=where)
         if out.text and not out.completion_ids:
             out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
         if out.system_fingerprint:

@@ -151,6 +151,7 @@ class PromptTokensDetails(Struct):
 
 class Usage(Struct):
     prompt_tokens_details: PromptTokensDetails | None = None
+    completion_tokens: int | None = None
 
 
 class OpenAIChunk(Struct):

@@ -14,7 +14,8 @@ from pathlib import Path
 from oracle.backends import is_in_process, parse_backend, server_families
 from oracle.launch_command import Launch, LaunchError, parse_launch, port_refusal
 from oracle.run.suite import Suite, SuiteError, builtin_suite_path, load_suite
-from oracle.store.folder_safety import Place, earlier_report_refusal, folder_refusal, name_refusal
+from oracle.store.folder_safety import (Place, earlier_report_refusal, folder_refusal, name_refusal,
+                                         reference_inside_refusal)
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 
 __all__ = ["BisectConfig", "BisectUsage", "add_parser", "bisect_config"]
@@ -127,7 +128,7 @@ def bisect_config(args) -> BisectConfig:
     written = Place("--report-dir", folder)
     reads = [] if builtin_suite_path(args.suite) else [Place("--suite", Path(args.suite), file=True)]
     refusal = (name_refusal(written) or earlier_report_refusal(written, marker="bisect.json")
-               or folder_refusal([written], reads))
+               or folder_refusal([written], reads) or reference_inside_refusal(written))
     if refusal:
         raise BisectUsage(refusal)
     try:

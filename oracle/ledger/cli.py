@@ -9,7 +9,9 @@ what each prints. The work lives in the modules beside this one.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from oracle.ledger.check import check_reports
@@ -88,7 +90,25 @@ def _check(args, out) -> int:
     return 1 if problems else 0
 
 
+_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?")
+
+
+def _since(value: str | None) -> None:
+    """--since is a date or a date and time (compared with each run's started_utc), else refused before the ledger
+    is opened: a word would compare as text and keep no run, without a word."""
+    if value is None:
+        return
+    try:
+        if not _SINCE.fullmatch(value):  # the form started_utc is written in, so that text compares as time
+            raise ValueError(value)
+        datetime.fromisoformat(value.removesuffix("Z"))
+    except ValueError:
+        raise LedgerInputError(f"--since {value!r}: not a date; give a UTC date such as 2026-12-01, or a date and "
+                               "time such as 2026-12-01T06:00") from None
+
+
 def _history(args, out) -> int:
+    _since(args.since)
     ledger = open_ledger(args.ledger, existing=True)
     try:
         history = read_history(ledger, since=args.since, machine=args.machine, backend=args.backend)

@@ -18,7 +18,7 @@ from pathlib import Path
 from oracle.redaction import public_text, remember_secrets
 from oracle.repro.session import NOT_REPRODUCED, STOPPED, WRITTEN, ReproSession
 from oracle.repro.source import ReproInput, read_source
-from oracle.store.folder_safety import Place, folder_refusal
+from oracle.store.folder_safety import Place, folder_refusal, reference_inside_refusal
 
 __all__ = ["NOT_REPRODUCED", "STOPPED", "WRITTEN", "ReproInput", "add_parser", "run_cli", "run_repro"]
 
@@ -35,6 +35,9 @@ def run_repro(report_dir: Path, *, prompt: str | None = None, reference: Path | 
 def _reproduce(report_dir: Path, *, prompt: str | None, reference: Path | None, max_probes: int, out: Path | None,
                launch: str | None, stream) -> tuple[int, Path]:
     report_dir = Path(report_dir)
+    if launch is not None and not launch.strip():
+        raise ReproInput(f"--launch {launch!r}: an empty command; give the candidate's launch command with {{port}}, "
+                         "or leave --launch out to start the command the report names")
     if launch:
         remember_secrets(commands=(launch,))
     if max_probes < 1:
@@ -44,7 +47,8 @@ def _reproduce(report_dir: Path, *, prompt: str | None, reference: Path | None, 
     # The repro goes beside the gate's report by default (REPORT_DIR/repro); never into the reference, never over
     # the report itself.
     reads = [Place("--reference", source.reference_dir)] + ([Place("REPORT_DIR", report_dir)] if out else [])
-    refusal = folder_refusal([Place("--out" if out else "the default --out", folder)], reads)
+    written = Place("--out" if out else "the default --out", folder)
+    refusal = folder_refusal([written], reads) or reference_inside_refusal(written)
     if refusal:
         raise ReproInput(refusal)
     _preflight(folder)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from oracle.backends import Backend, CompletionRequest, Counters, RequestFailed
-from oracle.backends.conformance import check_completion
+from oracle.backends.base import RouteMissing
+from oracle.backends.conformance import check_completion, check_text
 from oracle.run.overlap import achieved_concurrency
 from oracle.run.prompting import RenderedPrompt
 from oracle.run.sampling import Sampling
@@ -109,6 +110,8 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
     width = max((len(w) for w in waves), default=1)
     loop = asyncio.get_running_loop()
     vocab = await asyncio.to_thread(backend.vocab_size)  # read once per run (the server states it, or None)
+    # Ids and text agree by the server's own detokenizer; an in-process backend writes its text from its ids.
+    detokenizer = [None if backend.capabilities.in_process else backend.detokenize]
     # Records are saved on one writer thread, in order, so disk writes never stall the other streams.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle-records") as writer:
         async with backend.async_client(connections=width) as client:
@@ -124,7 +127,9 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 finally:
                     if first is not None:  # a request that failed or streamed nothing releases the next one
                         first.set()
-                rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=time.time(),
+                finished = time.time()
+                await _agree(c, detokenizer, where=f"the answer to prompt {p.id!r}")
+                rec = Record.from_completion(p.id, p.ids, condition, c, started_at=started, finished_at=finished,
                                              repeat=index)
                 try:
                     await loop.run_in_executor(writer, on_record, rec)
@@ -135,6 +140,17 @@ async def _waves(backend: Backend, waves: Sequence[Sequence[tuple[RenderedPrompt
                 return rec
 
             await _send_waves(backend, waves, condition, one, result, staggered)
+
+
+async def _agree(c, detokenizer: list, *, where: str) -> None:
+    """The answer's text against its ids (conformance.check_text), after the request's clock has stopped; a server
+    without a detokenizer route (some OpenAI-compatible servers) cannot be asked, for the rest of the run."""
+    if detokenizer[0] is None:
+        return
+    try:
+        await asyncio.to_thread(check_text, c, detokenizer[0], where=where)
+    except RouteMissing:
+        detokenizer[0] = None
 
 
 async def _send_waves(backend: Backend, waves, condition: Condition, one, result: RunResult,

@@ -5,6 +5,7 @@ paths are compared resolved (symlinks followed), so `R`, `./R/` and a link to R 
     refusal = folder_refusal(writes=[Place("--report-dir", report)], reads=[Place("--reference", ref)])
     refusal = earlier_report_refusal(Place("--report-dir", report), marker="identity.json")
     refusal = name_refusal(Place("--record", record))     # a name longer than the filesystem allows
+    refusal = reference_inside_refusal(Place("--out", out))  # a reference (manifest.json) at or above it
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Place", "earlier_report_refusal", "folder_refusal", "name_refusal"]
+__all__ = ["Place", "earlier_report_refusal", "folder_refusal", "name_refusal", "reference_inside_refusal"]
 
 NAME_MAX = 255  # bytes in one file or folder name on Linux and macOS filesystems (ext4, xfs, btrfs, apfs)
 
@@ -93,4 +94,19 @@ def name_refusal(place: Place) -> str | None:
         if size > NAME_MAX:
             return (f"{place.option} {part[:40]}...: a name of {size} bytes, longer than the {NAME_MAX} a file or "
                     f"folder name may have; nothing was written or sent; give {place.option} a shorter name")
+    return None
+
+
+def reference_inside_refusal(place: Place) -> str | None:
+    """A folder written that is a reference, or lies inside one (a manifest.json at it or above it), though no
+    option names that reference: the refusal, else None. A reference is never written into."""
+    folder = place.resolved
+    for at in (folder, *folder.parents):
+        try:
+            held = (at / "manifest.json").is_file()
+        except OSError:
+            continue
+        if held:
+            return (f"{place.named}: {at} is a reference (it holds manifest.json), and oracle never writes into a "
+                    f"reference; nothing was written or sent; give {place.option} a folder outside it")
     return None

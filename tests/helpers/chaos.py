@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -56,9 +57,11 @@ CAUSE = {
     "write-fail": r"writing \S+ failed \(File too large\)",
     "oracle-interrupt": r"^interrupted \(Ctrl-C\); every record finished before it is kept under",
 }
-# --request-timeout of a freeze round: past the silences of a quiet 2-core machine's server (its first request
-# included); a machine loaded many times over needs more (benchmarks/chaos.py --freeze-timeout).
+# --request-timeout of a freeze round, at least: past the silences of a quiet 2-core machine's server. A loaded
+# machine's requests take longer (a first request ran past 10 s in all before the fault was planted): the round
+# takes FREEZE_MARGIN times the slowest request of the clean gate when that is more.
 FREEZE_TIMEOUT_S = 10
+FREEZE_MARGIN = 3
 FREEZE_STOP_S = 60  # past --request-timeout: a freeze round's time to stop its server and write its report
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|INTERNALERROR")
 
@@ -109,6 +112,11 @@ class Plan:
     levels: list[int]  # each record's concurrency: the records of a level-2 wave land together
     requests: dict[int, int]  # boot -> its /completion requests
     shortest: int  # completion tokens of the shortest answer
+    slowest_s: float = 0.0  # the clean gate's longest request, sent to answered (its first request included)
+
+    def freeze_timeout(self, floor_s: int) -> int:
+        """A freeze round's --request-timeout: the floor, or FREEZE_MARGIN times the slowest clean request."""
+        return max(floor_s, math.ceil(FREEZE_MARGIN * self.slowest_s))
 
     def moments(self) -> list[int]:
         """Record counts after which a fault still meets a request of the same server, though more records
@@ -185,7 +193,8 @@ class Chaos:
         boots = [int(m["condition"].split("-")[0][4:]) for m in metas]
         levels = [int(m["condition"].split("-")[1][1:]) for m in metas]
         return Plan([str(RecordKey.of_meta(m)) for m in metas], boots, levels,
-                    {b: boots.count(b) for b in set(boots)}, min(m["completion_tokens"] for m in metas))
+                    {b: boots.count(b) for b in set(boots)}, min(m["completion_tokens"] for m in metas),
+                    max(m["finished_at"] - m["started_at"] for m in metas))
 
     # -- one round ---------------------------------------------------------------------------------------
 
@@ -195,8 +204,9 @@ class Chaos:
         report = self.workdir / f"{fault}-{seed}"
         marker = uuid.uuid4().hex
         extra: list[str] = []
+        timeout = plan.freeze_timeout(self.freeze_timeout_s)
         if fault == "server-freeze":
-            extra.append(f"--request-timeout={self.freeze_timeout_s}")
+            extra.append(f"--request-timeout={timeout}")
         if fault == "connection-reset":
             boot = rng.choice(sorted(plan.requests))
             index, events = rng.randint(1, plan.requests[boot]), rng.randint(1, max(1, plan.shortest - 1))
@@ -221,12 +231,12 @@ class Chaos:
                     outcome.problems.append(f"the gate ended before the fault's moment ({moment})")
             # A frozen server is hung by --request-timeout's measure: the run must stop within it (and the
             # stop's own seconds), never wait out the 600 s an unbounded request would.
-            bound = self.freeze_timeout_s + FREEZE_STOP_S if fault == "server-freeze" and after else 1800
+            bound = timeout + FREEZE_STOP_S if fault == "server-freeze" and after else 1800
             try:
                 outcome.output, _ = gate.communicate(timeout=bound)
             except subprocess.TimeoutExpired:
                 outcome.problems.append(f"the run did not stop within {bound} s of the freeze (--request-"
-                                        f"timeout {self.freeze_timeout_s}): it waits on the server")
+                                        f"timeout {timeout}): it waits on the server")
                 gate.send_signal(signal.SIGINT)  # its partial report and its server stopped, for the checks
                 outcome.output, _ = gate.communicate(timeout=120)
         finally:

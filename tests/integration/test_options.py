@@ -148,6 +148,12 @@ import pytest
                                           "or leave --launch out for the embedded default*"),
     (["--backend=llamacpp", "--seed=-1"], "*--seed '-1': must be 0 or more; a negative seed asks the server for a "
                                           "random seed each time*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:99999"], "*server URL 'http://127.0.0.1:99999': not a valid URL "
+                                                            "(port 99999 is not 1..65535)*"),
+    (["--backend=llamacpp", "--url=http://local host:8080"], "*server URL 'http://local host:8080': not a valid URL "
+                                                             "(a space in it)*"),
+    (["--backend=llamacpp", "--seed=4294967295"], "*--seed '4294967295': must be below 4294967295; llama-server keeps "
+                                                  "a seed in 32 bits*"),
     (["--backend=llamacpp", "--dtype=float16"], "*--dtype means nothing for --backend llamacpp: only --backend hf "
                                                 "loads the model with it*drop it*"),
     (["--backend=vllm-cpu", "--ov-config=INFERENCE_PRECISION_HINT=f32"],

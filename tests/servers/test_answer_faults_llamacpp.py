@@ -70,6 +70,9 @@ GARBAGE = {
                          "and no token ids (field tokens is empty; return_tokens was asked) after 2 tokens"),
     "unknown-stop-type": (_on_second(lambda c: c | {"stop_type": "exploded"}, final=True),
                           SCHEMA + "field stop_type: stop reason 'exploded' is neither a stop nor the length limit"),
+    # The ids kept, one piece of text changed: a real server never answers so (its text is its ids' text).
+    "text-not-its-ids": (_on_second(lambda c: c | {"content": "planted"}),
+                         "the answer to prompt 'code-hashmap': the server's answer breaks its own ids: field text = "),
 }
 
 
@@ -103,6 +106,51 @@ def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_th
                                    "(and counting) for max_tokens 32")
     assert not ref.exists() and rep["mode"] == "record"
     result.stdout.fnmatch_lines([f"*no reference written to {ref}*"])
+
+
+def test_a_record_run_fed_text_that_is_not_its_ids_seals_no_reference(gate_run, shared_server, tmp_path):
+    ref = tmp_path / "never-sealed"
+    with FaultProxy(shared_server.url, rewrite_chunk=GARBAGE["text-not-its-ids"][0]) as proxy:
+        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--record={ref}", report="text-not-ids")
+    rep = _stopped_not_run(result, GARBAGE["text-not-its-ids"][1])
+    assert "'A hashplanted is a data struct'" in rep["interruption"] and "token ids detokenize to" in rep["interruption"]
+    assert not ref.exists() and rep["mode"] == "record"
+
+
+def test_real_answers_agree_with_their_ids_accents_and_end_of_generation_included(gate_run, shared_server,
+                                                                                 tmp_path):
+    """Every record's text is its ids' text as the real server answers: an accented word (two bytes, one token)
+    and an answer that ends on <|im_end|>, whose text no server streams."""
+    rows = [{"id": "cafe", "class": "chat", "messages": [{"role": "user", "content": "Write the word café five "
+                                                                                      "times."}], "max_tokens": 16},
+            {"id": "hi", "class": "chat", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 64}]
+    suite = tmp_path / "agree.jsonl"
+    suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    ref = tmp_path / "agree-ref"
+    result = gate_run(*NO_WARMUP, f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
+                      report="agree")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    records = {p.stem: json.loads(p.read_text()) for p in (ref / "records" / "boot1-c1").glob("*.json")}
+    assert "Café" in records["cafe"]["text"] and records["hi"]["finish_reason"] == "stop"
+
+
+def test_a_character_over_several_tokens_is_refused_as_llama_server_streams_only_its_last_id(gate_run, shared_server,
+                                                                                            tmp_path):
+    """🎉 is three tokens; llama-server's stream gives only the last one's id: a record of those ids would be
+    wrong, so the run stops not-run naming the count, and no reference is sealed."""
+    rows = [{"id": "emoji", "class": "chat", "messages": [{"role": "user", "content": "Repeat exactly: 🎉🎉🎉🎉"}],
+             "max_tokens": 8}]
+    suite = tmp_path / "emoji.jsonl"
+    suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    ref = tmp_path / "emoji-ref"
+    result = gate_run(*NO_WARMUP, f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
+                      report="emoji")
+    assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*prompt 'emoji' (boot1-c1, request 1 of 1): POST /completion: the server's answer "
+                                 "breaks its own ids: field tokens gave 4 ids for timings.predicted_n 8 generated "
+                                 "tokens (llama-server streams only the last id of a character that spans several "
+                                 "tokens*"])
+    assert not ref.exists() and "Traceback" not in result.stdout.str()
 
 
 def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_run, shared_server):

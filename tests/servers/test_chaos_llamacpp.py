@@ -6,7 +6,9 @@ benchmarks/chaos.py runs more rounds. docs/faults.md lists the faults."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import shutil
 
 import pytest
@@ -31,10 +33,17 @@ def plan(chaos):
     return chaos.clean("baseline")
 
 
-# Not fixed yet, so expected to fail where the seeded moment falls between two conditions (seed 1 did so on a
-# loaded machine: the run waited 13 min at --request-timeout 60 until it was interrupted); a freeze inside a
-# generation stops at --request-timeout. Remove the mark once the administration requests honour it.
-CASES = list(FAULTS)  # a freeze between two conditions too: the administration requests keep --request-timeout
+# A freeze between two conditions too: the administration requests keep --request-timeout. The freeze round's
+# --request-timeout is sized from the clean gate's slowest request (Plan.freeze_timeout): a loaded host's first
+# request must not reach it before the fault is planted.
+CASES = list(FAULTS)
+
+
+def test_the_freeze_rounds_deadline_grows_with_a_slow_host(plan):
+    assert plan.slowest_s > 0
+    assert plan.freeze_timeout(10) == max(10, math.ceil(3 * plan.slowest_s))
+    slow = dataclasses.replace(plan, slowest_s=12.2)
+    assert slow.freeze_timeout(10) == 37 and slow.freeze_timeout(60) == 60
 
 
 @pytest.mark.parametrize("fault", CASES)

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from oracle.backends import CompletionRequest, RequestFailed, make_backend
-from oracle.backends.base import Completion
-from oracle.backends.conformance import check_completion
+from oracle.backends.base import IDS_FROM_TEXT, Completion, RouteMissing
+from oracle.backends.conformance import check_completion, check_text
 from oracle.backends.schemas import AnswerBroken
 
 MODELS = {"object": "list", "data": [{"id": "m", "meta": {"n_vocab": 100}}]}
@@ -152,3 +152,86 @@ def test_vllm_teacher_forcing_reads_ranked_rows_and_refuses_another_shape():
     with pytest.raises(AnswerBroken, match=r"teacher forcing.*field choices\[0\].prompt_logprobs\[2\]\[...\] = "
                                            r"\{\"5\": -0.1\} \(Expected `object`, got `float`\)"):
         bad.teacher_forced([1, 2], [5], logprobs=2)
+
+
+# A toy detokenizer: id i is the piece PIECES[i]; 3 and 4 are the two bytes of one character, 9 the end of
+# generation (whose text no server streams).
+PIECES = {1: " Paris", 2: " is", 3: b"\xc3", 4: b"\xa9", 5: "!", 9: "<|im_end|>"}
+
+
+def _detokenize(ids: list[int]) -> str:
+    raw = b"".join(p if isinstance(p, bytes) else p.encode() for p in map(PIECES.__getitem__, ids))
+    return raw.decode("utf-8", errors="replace")
+
+
+def _answer(ids, text, finish="length", **kw) -> Completion:
+    return Completion(completion_ids=list(ids), finish_reason=finish, text=text, **kw)
+
+
+@pytest.mark.parametrize("ids, text, finish", [
+    ([1, 2], " Paris is", "length"),
+    ([1, 3, 4, 5], " Parisé!", "length"),  # a character split over two tokens is whole in the path
+    ([1, 3], " Paris", "length"),  # cut mid-character at the length limit: the server holds the byte back
+    ([1, 2, 9], " Paris is", "stop"),  # the end-of-generation token's text is never streamed
+    ([1, 2], "Paris is", "length"),  # the leading space a SentencePiece detokenizer drops
+])
+def test_ids_and_text_that_agree_pass(ids, text, finish):
+    check_text(_answer(ids, text, finish), _detokenize, where="p")
+
+
+@pytest.mark.parametrize("ids, text, finish, said", [
+    ([1, 2], " Paris was", "length", "field text = ' Paris was' is not what its 2 token ids detokenize to "
+                                     "(' Paris is'; first difference at character 7)"),
+    ([1, 2, 9], " Paris is<|im_end|>!", "stop", "field text = ...'is is<|im_end|>!' is not what its 3 token ids "
+                                                "detokenize to (...'is is<|im_end|>'; first difference at character 19)"),
+    ([1, 2, 5], " Paris is", "stop", "(' Paris is!'; first difference at character 9)"),  # only a last EOS drops
+    ([1, 2, 9], " Paris is", "length", "(' Paris is<|im_end|>'"),  # a length stop keeps every token's text
+    ([2], "  is", "length", "field text = '  is'"),  # one leading space, never two
+])
+def test_ids_and_text_that_disagree_are_answer_broken_naming_field_and_value(ids, text, finish, said):
+    with pytest.raises(AnswerBroken, match="the server's answer breaks its own ids") as e:
+        check_text(_answer(ids, text, finish), _detokenize, where="the answer to prompt 'p'")
+    assert said in str(e.value) and str(e.value).startswith("the answer to prompt 'p': ")
+
+
+def test_an_answer_without_ids_or_text_has_nothing_to_agree():
+    never = lambda ids: pytest.fail("detokenized an answer with nothing to compare")  # noqa: E731
+    check_text(_answer([], " Paris", ids_source=IDS_FROM_TEXT), never, where="p")
+    check_text(_answer([1, 2], ""), never, where="p")
+    check_text(_answer([1], " Paris", ids_source=IDS_FROM_TEXT), never, where="p")
+
+
+def test_openai_detokenize_without_the_route_is_route_missing_and_with_garbage_answer_broken():
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json=MODELS)
+        return httpx.Response(404 if request.url.host == "none" else 200, content=b"[1, 2]")
+
+    assert issubclass(RouteMissing, RequestFailed)
+    with pytest.raises(RouteMissing, match="POST /detokenize: HTTP 404"):
+        make_backend("openai", "http://none", transport=httpx.MockTransport(handler)).detokenize([1])
+    with pytest.raises(AnswerBroken, match="POST /detokenize"):
+        make_backend("openai", "http://garbage", transport=httpx.MockTransport(handler)).detokenize([1])
+
+
+def test_fewer_ids_than_the_servers_own_count_of_generated_tokens_is_answer_broken():
+    """llama-server's two ways of dropping the ids of a character spread over tokens, as it streams them: the
+    native route's `tokens` (only the last id per character) and the OpenAI route's one logprobs entry per
+    character; the counts the server states itself give it away. As many ids as counted pass."""
+    emoji = {"content": "🎉", "tokens": [227], "stop": False}
+    with pytest.raises(AnswerBroken, match=r"POST /completion: the server's answer breaks its own ids: field tokens "
+                                           r"gave 2 ids for timings.predicted_n 4 generated tokens \(llama-server "
+                                           r"gives only the last id of a character that spans several tokens; "
+                                           r"text 't1🎉'\)"):
+        _complete(_backend("llamacpp", Stream([_token(1), emoji, FINAL | {"timings": {"predicted_n": 4}}])))
+    assert _complete(_backend("llamacpp", Stream([_token(1), FINAL | {"timings": {"predicted_n": 1}}]))).text == "t1"
+
+    entry = {"id": 227, "token": "🎉", "logprob": -0.1, "top_logprobs": []}
+    chunks = [{"choices": [{"text": "🎉", "logprobs": {"content": [entry]}, "finish_reason": None}]},
+              {"choices": [{"text": "", "finish_reason": "length"}], "usage": {"completion_tokens": 3}},
+              b"data: [DONE]\n\n"]
+    with pytest.raises(AnswerBroken, match=r"POST /v1/completions: the server's answer breaks its own ids: field "
+                                           r"token ids gave 1 ids for usage.completion_tokens 3 generated tokens"):
+        _complete(_backend("openai", Stream(chunks)))
+    chunks[1]["usage"]["completion_tokens"] = 1
+    assert _complete(_backend("openai", Stream(chunks))).completion_ids == [227]
