@@ -14,7 +14,7 @@ import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.checks import CHECKS
-from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
+from oracle.option_types import (CANARY_KINDS, DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, budget_value, bounded, canary_kinds_list,
                                  dtype, existing_path, inconclusive_kinds, int_list, ladder_arrivals, ledger_target,
                                  ladder_levels, ladder_minimums, ladder_mode, non_negative_int, ov_config, positive_int,
                                  reference_kind, runner_arg, seed, shell_command, speed_cells)
@@ -174,6 +174,13 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
+    g.addoption("--budget", metavar="DURATION", type=budget_value, default=None,
+                help="time the run may take by the plan's estimate (e.g. 10m, 600s, or off): needles of the default "
+                     "lengths that do not fit are dropped, each named with its estimate and the --needle-lengths "
+                     f"that runs it (default: {DEFAULT_BUDGET} for the embedded CPU default, else off)")
+    g.addoption("--plan", action="store_true", default=False, dest="plan_only",
+                help="print the run plan (requests, tokens and estimated time per part, from the rates the "
+                     "warm-up measured) and exit 0 without sending any request beyond the warm-up (default: off)")
     add_speed_options(g)  # --min-speedup and the interleaved A/B session (speed_options.py)
     g.addoption("--speed-cells", metavar="CELLS", type=speed_cells, default=(),
                 help="add the speed-cells item: per cell pPROMPT/gGENERATED (e.g. p512/g128,p2048/g1, or `field`: "

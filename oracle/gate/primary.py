@@ -42,6 +42,7 @@ class PrimaryRun:
         self.server_index, self.owned = server_index, owned
         self.result: RunResult | None = None
         self.ran = False
+        self._warmed, self.warmup = False, None  # the warm-up row (None: failed), sent once, before the plan
 
     @property
     def backend(self):
@@ -53,7 +54,7 @@ class PrimaryRun:
             return {}
         self.ran = True
         mine = [p for p in self.prompts.rendered if self.owned is None or p.id in self.owned]
-        warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
+        warmup = self.warm_up()
         if warmup is None:
             return {}
         window = self.speed.window(self.backend)  # --power: the meters and the isolation probe over the run
@@ -87,6 +88,13 @@ class PrimaryRun:
             findings |= observe(self.result)
         findings["complete"] = True
         return findings
+
+    def warm_up(self) -> dict | None:
+        """The warm-up requests, sent once (the run plan measures the server's rates on them)."""
+        if not self._warmed:
+            self._warmed = True
+            self.warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
+        return self.warmup
 
     # -- per prompt ---------------------------------------------------------------------------
     def record_check(self, pid: str) -> Finding:

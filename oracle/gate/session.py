@@ -27,6 +27,7 @@ from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
+from oracle.gate.run_plan import RunPlanHook
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.gate.speed_checks import SpeedChecks
 from oracle.options import GateOptions
@@ -70,6 +71,7 @@ class GateSession(ReportOwner):
         self.observers: list = []  # what the check kinds observe of each finished run (Producers.observe)
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
+        self.run_plan = RunPlanHook(self)  # the plan after the warm-up, the budget's drops, the ETA
 
     @property
     def backend(self):
