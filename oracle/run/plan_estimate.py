@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Part", "Rates", "RunPlan", "duration_words", "parse_duration"]
+__all__ = ["Part", "Rates", "RunPlan", "duration_words", "parse_duration", "plan_words"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -146,3 +146,19 @@ class RunPlan:
         out += [f"  note: {n}" for n in self.notes]
         out.append(f"oracle plan: about {duration_words(self.total_s)} in all")
         return out
+
+
+def plan_words(plan: dict | None) -> str | None:
+    """identity.json's `plan` in a line for the reports: estimate, actual, rates, budget and what it dropped."""
+    if not plan:
+        return None
+    rates = plan.get("rates") or {}
+    actual = [p["actual_s"] for p in plan.get("parts") or [] if p.get("actual_s") is not None]
+    took = f", the planned parts took {duration_words(sum(actual))}" if actual else ""
+    said = (f"~{duration_words(plan.get('estimate_s'))} estimated{took} (prefill {rates.get('prefill_tok_s')} tok/s, "
+            f"decode {rates.get('decode_tok_s')} tok/s, from the warm-up)")
+    if plan.get("budget_s") is not None:
+        said += f"; budget {duration_words(plan['budget_s'])} ({plan.get('budget_source')})"
+    for d in plan.get("dropped") or []:
+        said += f"; dropped: {d['reason']}"
+    return said
