@@ -206,6 +206,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
     """After the warm-up: the run plan, printed; the live line's ETA; --plan runs no item."""
     lines = gate.run_plan.make(session.items)
+    gate.run_plan.drop(session.items)
     if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
         tr.ensure_newline()
         for line in lines:

@@ -2,8 +2,8 @@
 the rates the warm-up measured (run/plan_estimate.py), the needles a time budget drops, and the ETA's map from
 item to part (run/eta.py).
 
-    plan, part_of, dropped = make_run_plan(gate, session.items, warmup_row)
-    dropped["needle[8176-d50]"]   # "needle 8176 would take ~160 s at 52 tok/s prefill ...; --needle-lengths ..."
+    hook = RunPlanHook(gate); lines = hook.make(session.items); hook.drop(session.items)
+    hook.plan.dropped[0]["reason"]   # "needle 8176 would take ~160 s at 52 tok/s prefill ...; --needle-lengths ..."
 
 Only needles of the default lengths are dropped for the budget (the longest first): they are the run on a slow
 server, and a length given with --needle-lengths (or followed from the reference) is run whatever it takes.
@@ -11,10 +11,12 @@ server, and a length given with --needle-lengths (or followed from the reference
 
 from __future__ import annotations
 
+from functools import partial
 from math import ceil
 
 from oracle.backends import RequestFailed
 from oracle.canary.needle import ANSWER_TOKENS
+from oracle.canary.run import dropped
 from oracle.run.eta import RunEta
 from oracle.run.plan_estimate import Part, Rates, RunPlan, duration_words
 
@@ -138,8 +140,9 @@ def _budget_drops(plan: RunPlan, needle_parts: dict[int, Part], kept: list[int],
     return dropped
 
 
-def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, int], dict[str, str]]:
-    """(the plan, item nodeid -> part index, canary item id -> why the budget drops it)."""
+def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, int], dict[str, tuple]]:
+    """(the plan, item nodeid -> part index, item nodeid -> (canary item id, family, why the budget drops it,
+    the row's fields) for each item the budget drops)."""
     o = gate.options
     rates = Rates.from_warmup(warmup)
     parts = _Parts(rates)
@@ -159,7 +162,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     warm.estimate_s = warm.actual_s = (warmup or {}).get("wall_s", 0.0)
     plan = RunPlan(rates, [warm] + parts.parts(), budget_s=o.budget, budget_source=o.budget_source)
     needle_parts = {int(p.name.split()[1]): p for p in plan.parts if p.name.startswith("needles ")}
-    drops: dict[str, str] = {}
+    drops: dict[str, tuple] = {}
     if o.budget is not None and needle_parts and rates.known and o.canary.needle_lengths is None:
         kept: list[int] = []
         by_length = _budget_drops(plan, needle_parts, kept, o.budget)
@@ -168,9 +171,10 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
             plan.parts.remove(part)
             plan.dropped.append({"item": f"needles {length}", "length": length,
                                  "estimate_s": round(part.estimate_s, 1), "reason": reason})
-        for length, depth in needles.values():
+        for nodeid, (length, depth) in needles.items():
             if length in by_length:
-                drops[f"needle[{length}-d{depth}]"] = by_length[length]
+                drops[nodeid] = (f"needle[{length}-d{depth}]", "needle", by_length[length],
+                                 {"length": length, "depth": depth})
     elif o.budget is not None and not rates.known:
         plan.notes.append(f"the budget was not applied: {rates.source}")
     elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:
@@ -189,7 +193,7 @@ class RunPlanHook:
         self.gate = gate
         self.plan: RunPlan | None = None
         self.eta: RunEta | None = None
-        self.drops: dict[str, str] = {}  # canary item id -> why the budget drops it
+        self.drops: dict[str, tuple] = {}  # item nodeid -> (item id, family, why the budget drops it, row)
 
     def make(self, items) -> list[str]:
         """Send the warm-up, make the plan, keep it in identity.json; the lines the terminal prints."""
@@ -212,8 +216,13 @@ class RunPlanHook:
         gate.report.write()
         return self.plan.lines()
 
-    def dropped_reason(self, item_id: str) -> str | None:
-        return self.drops.get(item_id)
+    def drop(self, items) -> None:
+        """The items the budget drops never run their test: each is `dropped` as a needle beyond the context is
+        (not sent, passed, in the notes, left out of a recorded reference), whatever its module does."""
+        for item in items:
+            drop = self.drops.get(item.nodeid)
+            if drop is not None:
+                item.runtest = partial(dropped, self.gate, item, *drop)
 
     def suffix(self) -> str:
         return self.eta.suffix() if self.eta is not None else ""
