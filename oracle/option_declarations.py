@@ -14,8 +14,8 @@ import pytest
 
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.checks import CHECKS
-from oracle.option_types import (CANARY_KINDS, INCONCLUSIVE_KINDS, backend_name, bounded, canary_kinds_list,
-                                 dtype, existing_path, inconclusive_kinds, int_list, ledger_target,
+from oracle.option_types import (CANARY_KINDS, DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
+                                 canary_kinds_list, dtype, existing_path, inconclusive_kinds, int_list, ledger_target,
                                  non_negative_int, ov_config, positive_int,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
@@ -169,6 +169,13 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
+    g.addoption("--budget", metavar="DURATION", type=budget_value, default=None,
+                help="time the run may take by the plan's estimate (e.g. 10m, 600s, or off): needles of the default "
+                     "lengths that do not fit are dropped, each named with its estimate and the --needle-lengths "
+                     f"that runs it (default: {DEFAULT_BUDGET} for the embedded CPU default, else off)")
+    g.addoption("--plan", action="store_true", default=False, dest="plan_only",
+                help="print the run plan (requests, tokens and estimated time per part, from the rates the "
+                     "warm-up measured) and exit 0 without sending any request beyond the warm-up (default: off)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")

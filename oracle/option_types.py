@@ -14,10 +14,12 @@ import pytest
 
 from oracle.canary.plan import CANARY_KINDS  # --canaries' choices, each a module canaries/test_<kind>.py
 from oracle.redaction import redact_command, redact_url
+from oracle.run.plan_estimate import parse_duration
+from oracle.targets.families import EMBEDDED_CPU_BUDGET as DEFAULT_BUDGET
 from oracle.compare.coverage import CONDITIONS
 from oracle.speed.cells import parse_cells
 
-__all__ = ["CANARY_KINDS", "DTYPES", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
+__all__ = ["CANARY_KINDS", "DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
            "ledger_target",
            "bounded", "condition_names", "ladder_arrivals",
            "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
@@ -366,4 +368,14 @@ def ledger_target(value: str) -> str:
     if not value.strip() or (scheme is not None and scheme not in _LEDGER_SCHEMES):
         raise pytest.UsageError(f"--ledger {redact_url(value)}: not a ledger; give a SQLite file path "
                                 "(reports/ledger.sqlite), a postgresql://user@host/db URL, or off")
+    return value
+
+
+
+def budget_value(value: str) -> str:
+    """--budget: a duration (10m, 600s, 1h) or off, kept as given (options.py reads its seconds)."""
+    try:
+        parse_duration("--budget", value)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return value

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from oracle.backends import parse_backend
 from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.launch_command import port_refusal
 from oracle.checks import CHECKS, OptionContext, check_named
@@ -22,7 +23,9 @@ from oracle.option_families import check_family_options
 from oracle.option_inputs import check_canary_inputs
 from oracle.option_sampling import sampling_of
 from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
+from oracle.run.plan_estimate import parse_duration
 from oracle.run.sampling import Sampling
+from oracle.targets.families import target_of
 from oracle.store.json_files import InputFileError, read_text
 from oracle.store.folder_safety import Place, name_refusal
 
@@ -84,6 +87,9 @@ class GateOptions:
     canary: CanaryOptions = field(default_factory=CanaryOptions)
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
+    budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
+    budget_source: str = ""  # "--budget 10m", or why the default applies
+    plan_only: bool = False  # --plan: print the run plan after the warm-up and exit
 
     def check(self, name: str):
         """The settings of the check kind `name`: as read from its options, else its defaults."""
@@ -163,6 +169,23 @@ def _server_urls(o) -> tuple[str, ...]:
     return tuple(u.rstrip("/") for u in urls)
 
 
+def _budget(o, workers: int) -> dict:
+    """--budget's seconds and where they come from (the embedded CPU default has one of its own); --plan."""
+    if o.plan_only and workers > 1:
+        raise pytest.UsageError(f"--plan with -n {workers}: the plan is one server's; run --plan without -n")
+    target = target_of(o.backend)
+    embedded = target.embedded is not None and target.embedded.serves(parse_backend(o.backend).platform)
+    default = target.default_budget if embedded and not (o.url or o.servers or o.launch or o.model) else None
+    if o.budget is not None:
+        value, source = o.budget, f"--budget {o.budget}"
+    elif default is not None:
+        value, source = default, f"the embedded default's {default}; --budget off runs the full-size needles"
+    else:
+        value, source = "off", ""
+    seconds = parse_duration("--budget", value)
+    return {"budget": seconds, "budget_source": source if seconds is not None else "", "plan_only": o.plan_only}
+
+
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
@@ -222,6 +245,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
+        **_budget(o, workers),
     )
     check_canary_inputs(options.canary)  # read now: a bad file is refused before any request
     return options

@@ -88,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[GATE_KEY] = XdistController(options)
         else:
             config.stash[GATE_KEY] = GateSession(options)
+        config.stash[OPTIONS_KEY] = config.stash[GATE_KEY].options  # a gate follows its reference's canary set
     if role != "worker":  # a worker's interruption is its controller's to name
         config.pluginmanager.register(_StopWitness(), _StopWitness.name)
 
@@ -199,6 +200,37 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         gate.recorder.progress = ConditionProgress(tr)
     with _public_errors():
         gate.start()
+    _plan(session, gate, tr)
+
+
+def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
+    """After the warm-up: the run plan, printed; the live line's ETA; --plan runs no item."""
+    lines = gate.run_plan.make(session.items)
+    gate.run_plan.drop(session.items)
+    if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
+        tr.ensure_newline()
+        for line in lines:
+            tr.write_line(line)
+    if isinstance(gate.recorder.progress, ConditionProgress):
+        gate.recorder.progress.suffix = gate.run_plan.suffix
+    if gate.options.plan_only:
+        session.items[:] = []  # the plan is the run's answer: no item, exit 0 (pytest_sessionfinish)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """The whole run's progress: a line as each part of the plan ends, with the corrected ETA."""
+    gate = _gate(item.config)
+    if not isinstance(gate, GateSession):
+        return (yield)
+    gate.run_plan.started(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        line = gate.run_plan.finished(item.nodeid)
+        tr = item.config.pluginmanager.get_plugin("terminalreporter")
+        if line and tr is not None and gate.worker is None and item.config.get_verbosity() >= 0:
+            tr.write_line(line)
 
 
 @pytest.fixture(scope="session")
@@ -243,7 +275,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         gate.state.interruption = (f"{cause}; every record finished before it is kept under "
                                    f"{gate.report_dir}; no request was retried")
     message = gate.finish()
-    ledger_note = _append_to_ledger(gate)
+    planned_only = gate.options.plan_only and not gate.state.interruption
+    if planned_only and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # --plan: the plan was the answer
+    ledger_note = None if gate.options.plan_only else _append_to_ledger(gate)
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)

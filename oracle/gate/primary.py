@@ -23,6 +23,7 @@ class PrimaryRun:
         self.owned = owned
         self.result: RunResult | None = None
         self.ran = False
+        self._warmed, self.warmup = False, None  # the warm-up row (None: failed), sent once, before the plan
 
     @property
     def backend(self):
@@ -34,7 +35,7 @@ class PrimaryRun:
             return {}
         self.ran = True
         mine = [p for p in self.prompts.rendered if self.owned is None or p.id in self.owned]
-        warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
+        warmup = self.warm_up()
         if warmup is None:
             return {}
         watches = [watch(self.backend) for watch in self.watches]  # the speed card's power window (--power)
@@ -60,3 +61,11 @@ class PrimaryRun:
             findings |= observed
         findings["complete"] = True
         return findings
+
+    def warm_up(self) -> dict | None:
+        """The warm-up requests, sent once (the run plan measures the server's rates on them)."""
+        if not self._warmed:
+            self._warmed = True
+            self.warmup = self.recorder.warm_up(self.prompts, self.plan.options.warmup)
+        return self.warmup
+

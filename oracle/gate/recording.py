@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from oracle.canary.canary_set import canary_set
 from oracle.checks import CHECKS
 from oracle.store.folders import FolderError, RecordLock
 from oracle.compare.verdicts import DROPPED
@@ -34,7 +35,7 @@ MAX_NAMED = 5  # failed checks named in the message
 
 
 def write_run_reference(plan, state, records: list[Record], *, kept: str, noise: dict | None = None,
-                        floor: dict | None = None) -> str:
+                        floor: dict | None = None, canary_dropped: list[dict] = ()) -> str:
     """The reference in --record, or why none was written (naming where the finished records are kept: `kept`);
     the state notes either way. The check kinds add their keywords (`Producers.for_reference`, a merged state's
     `for_reference()`): the conditions' noise envelope, the logits floor."""
@@ -51,6 +52,8 @@ def write_run_reference(plan, state, records: list[Record], *, kept: str, noise:
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
            "tokenizer": state.identity.get("tokenizer")}
+    # The needle lengths this run sent (a budget may have dropped some): a gate against it collects the same.
+    run["canary_set"] = canary_set(state.canaries, dropped=list(canary_dropped))
     if o.sampling is not None:  # a gate with other settings is refused (gate/plan.py)
         run["sampling"] = o.sampling.as_json()
     # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.

@@ -24,6 +24,7 @@ from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
+from oracle.checks.run_plan import RunPlanHook
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
@@ -65,6 +66,7 @@ class GateSession(ReportOwner):
         self.watches: list = []  # what the check kinds measure around the primary run (Producers.watch)
         self.checks = CheckRegistry()
         self.lock = record_lock(self.plan) if worker is None else None  # the one writer of the reference
+        self.run_plan = RunPlanHook(self)  # the plan after the warm-up, the budget's drops, the ETA
 
     @property
     def backend(self):

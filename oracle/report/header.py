@@ -14,6 +14,7 @@ from oracle.canary.results import canary_summary
 from oracle.compare.conditions import headline_counts, headline_parts
 from oracle.compare.confidence import count_words, interval_words
 from oracle.compare.noise import NOT_WITHIN_BOOT
+from oracle.run.plan_estimate import plan_words
 from oracle.logits.report import headline as logits_headline
 from oracle.report.page import e, hover, span
 from oracle.speed.report import headline as speed_headline
@@ -85,6 +86,7 @@ def markdown(data: dict) -> list[str]:
               + (f", server args `{ident['server_args']}`" if ident.get("server_args") else ""),
               f"- server build: {ident.get('server', {}).get('build')}",
               f"- server context: {context_words(ident.get('served_context')) or 'not read'}",
+              *([f"- run plan: {plan_words(ident.get('plan'))}"] if ident.get("plan") else []),
               f"- model: {ident.get('model', {}).get('path')} (sha256 {str(ident.get('model', {}).get('sha256'))[:16]}…)",
               f"- suite: {data['suite'].get('name')} ({data['suite'].get('prompts')} prompts, sha256 "
               f"{str(data['suite'].get('sha256'))[:16]}…)"]
@@ -137,6 +139,7 @@ def html(data: dict) -> str:
     rows = [("backend", ident.get("backend")), ("server", f"{server.get('server')} build {server.get('build')}"),
             ("model", f"{model.get('path')} (sha256 {model.get('sha256')})"),
             ("server context", context_words(ident.get("served_context"))),
+            ("run plan", plan_words(ident.get("plan"))),
             ("launch command", ident.get("launch_command")), ("url", ident.get("url")),
             ("accelerator", json.dumps(ident.get("accelerator"), sort_keys=True) if ident.get("accelerator") else None),
             ("environment", ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or None),

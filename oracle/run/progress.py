@@ -1,4 +1,5 @@
-"""Progress on long runs: one live line per condition (condition, records i/n, tokens/s).
+"""Progress on long runs: one live line per condition (condition, records i/n, tokens/s, and once the run is
+planned the whole run's progress and ETA).
 
 On a terminal the line is rewritten as records finish; in a log (no terminal) one line is
 written when a condition ends; under `-q` nothing. The session calls start / record / end.
@@ -7,6 +8,7 @@ written when a condition ends; under `-q` nothing. The session calls start / rec
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 __all__ = ["ConditionProgress", "QuietProgress"]
 
@@ -27,6 +29,7 @@ class ConditionProgress(QuietProgress):
         self.tr = terminal
         self.live = terminal.isatty()
         self.condition, self.total, self.done, self.tokens, self.t0 = "", 0, 0, 0, 0.0
+        self.suffix: Callable[[], str] = lambda: ""  # the whole run's progress and ETA (run/eta.py), once planned
 
     def start(self, condition: str, total: int) -> None:
         self.condition, self.total, self.done, self.tokens = condition, total, 0, 0
@@ -51,4 +54,4 @@ class ConditionProgress(QuietProgress):
     def _line(self) -> str:
         elapsed = max(time.perf_counter() - self.t0, 1e-9)
         return (f"oracle {self.condition}: {self.done}/{self.total} records, {self.tokens} tokens, "
-                f"{self.tokens / elapsed:.0f} tok/s")
+                f"{self.tokens / elapsed:.0f} tok/s{self.suffix()}")

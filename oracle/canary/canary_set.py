@@ -1,0 +1,50 @@
+"""The canary set a reference was recorded with, and a gate that follows it: a record run whose budget dropped
+needles writes the lengths it ran into its manifest (`run.canary_set`); a gate against it collects those lengths,
+not its own defaults, so that a record and its gates stay comparable (each needle has a reference answer).
+
+    run["canary_set"] = canary_set(state.canaries, dropped=plan.dropped)   # at record time
+    options, source = follow_canary_set(options, reference)                # at a gate's start, before collection
+
+A gate that gives --needle-lengths runs those (its items without a reference answer are reported as such).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from oracle.compare.verdicts import DROPPED
+
+__all__ = ["canary_set", "follow_canary_set", "recorded_needle_lengths"]
+
+
+def canary_set(rows: dict[str, dict], *, dropped: list[dict]) -> dict:
+    """The manifest's `canary_set`: the needle lengths this run sent, and those its budget dropped (with why)."""
+    lengths = sorted({row["length"] for row in rows.values()
+                      if row.get("family") == "needle" and row.get("verdict") != DROPPED and "length" in row})
+    return {"needle_lengths": lengths, "dropped": [{"length": d["length"], "reason": d["reason"]} for d in dropped]}
+
+
+def recorded_needle_lengths(manifest: dict) -> tuple[tuple[int, ...] | None, str]:
+    """The needle lengths a reference ran, and where that is read; None: it does not say (no needle recorded)."""
+    run = manifest.get("run") if isinstance(manifest.get("run"), dict) else {}
+    recorded = (run or {}).get("canary_set")
+    if isinstance(recorded, dict) and isinstance(recorded.get("needle_lengths"), list):
+        return tuple(int(n) for n in recorded["needle_lengths"]), "the reference's manifest, run.canary_set"
+    rows = manifest.get("canaries") or {}
+    lengths = sorted({row["length"] for row in rows.values() if isinstance(row, dict)
+                      and row.get("family") == "needle" and isinstance(row.get("length"), int)})
+    return (tuple(lengths), "the reference's needle answers") if lengths else (None, "")
+
+
+def follow_canary_set(options, reference) -> tuple[object, str]:
+    """A gate's options with the reference's needle lengths, unless --needle-lengths chose them; and where from
+    ('' when nothing is followed). No needle in the reference: the gate collects none."""
+    if reference is None or options.canary.needle_lengths is not None:
+        return options, ""
+    lengths, where = recorded_needle_lengths(reference.manifest)
+    if lengths is None:
+        return options, ""
+    canary = dataclasses.replace(options.canary, needle_lengths=lengths or None)
+    if not lengths:
+        canary = dataclasses.replace(canary, kinds=tuple(k for k in canary.kinds if k != "needle"))
+    return dataclasses.replace(options, canary=canary), f"the reference's canary set, read from {where}"
