@@ -8,7 +8,7 @@ that lists them. The gate (oracle/gate/) is the engine that reads them; it names
 
 from __future__ import annotations
 
-from oracle.checks import coverage, decode_vs_prefill, logits, prompt_logprob, sampling_distribution
+from oracle.checks import canaries, coverage, decode_vs_prefill, logits, prompt_logprob, sampling_distribution
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run)
 from oracle.report.state import ReportState
@@ -17,7 +17,8 @@ __all__ = ["CHECKS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState",
            "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state"]
 
 # The registry, in the order of their option groups in --help and of their items within one `order`.
-CHECKS: tuple[CheckDescriptor, ...] = (logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
+CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
+                                       logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
                                        prompt_logprob.CHECK, coverage.CHECK)
 
 STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}

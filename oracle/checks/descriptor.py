@@ -58,7 +58,7 @@ class CheckParts:
     prompts: Any
     state: Any
     target: Any = None
-    served: Any = None  # oracle.canary.context.ServedContext
+    served: Any = None  # oracle.run.served_context.ServedContext
     chunk: Any = None  # oracle.backends.base.PrefillChunk: the server's prefill chunk, as the session read it
 
 
@@ -141,6 +141,7 @@ class CheckDescriptor:
     settings(option, context) -> its frozen settings, read from pytest's option namespace; raises
       pytest.UsageError naming the fix. `defaults` are the settings when no option was read (tests, library use).
     section: its report section (a module of oracle.report.sections.SECTIONS).
+    recorded(state) -> what a reference recorded by the run keeps of its state (write_reference's keywords).
     """
 
     name: str
@@ -154,6 +155,7 @@ class CheckDescriptor:
     settings: Callable[[Any, OptionContext], Any] | None = None
     defaults: Any = None
     section: ModuleType | None = None
+    recorded: Callable[[Any], dict] | None = None
 
     @property
     def group(self) -> str:

@@ -166,13 +166,6 @@ def _on_server(name: str, order: Callable[[str], int]) -> Callable[[Merge], dict
     return rule
 
 
-def _canaries(m: Merge) -> dict:
-    out = dict(m.own.canaries)
-    for w in m.workers:
-        out.update(w.state.canaries)
-    return out
-
-
 def _evidence(m: Merge) -> dict | None:
     return m.own.evidence or next((w.state.evidence for w in m.workers if w.state.evidence), None)
 
@@ -237,7 +230,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "speculation": _speculation,
     "cache": _cache,
     "evidence": _evidence,
-    "canaries": _canaries,
     "ladder": _on_server("ladder", lambda level: int(level.removeprefix("c"))),
     "boots": _on_server("boots", int),
     "determinism": lambda m: determinism_of(m.rows),

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import family_of, parse_backend
-from oracle.canary.code import load_set
 from oracle.checks import fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
@@ -53,8 +52,6 @@ class GatePlan:
             reference = load_reference(options.reference) if options.reference else None
             if options.record:
                 check_record_target(options.record, overwrite=options.record_overwrite)
-            if options.canary.code_set:  # read at collection: checked here, before any server starts
-                load_set(Path(options.canary.code_set))
         except InputFileError as exc:  # a ReferenceError too
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"

@@ -1,7 +1,6 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, canaries and logits facts; the reference folder held by
-this run from its start. A canary the server could not hold (`dropped`) is left out: a gate against the reference
-finds no answer for it.
+only when every check passed, with its noise envelope, logits facts and what each check kind keeps of its state
+(`CheckDescriptor.recorded`); the reference folder held by this run from its start.
 
     lock = record_lock(plan)     # before any request; None unless recording
     message = write_run_reference(plan, state, records, condition_rows, kept="reports/x/records", floor=None)
@@ -11,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from oracle.checks import CHECKS
 from oracle.compare.noise import NoiseEnvelope
 from oracle.store.folders import FolderError, RecordLock
-from oracle.compare.verdicts import DROPPED
 from oracle.store.records import Record
 from oracle.store.reference import write_reference
 
@@ -62,9 +61,10 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
              if state.speed else None)
     if state.speed_cells:  # the cells a later gate compares its own with, cell by cell
         speed = {**(speed or {}), "cells": state.speed_cells}
+    kept_by_checks = {k: v for check in CHECKS if check.recorded is not None
+                      for k, v in check.recorded(state.states[check.name]).items()}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
-                          canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
                           overwrite=o.record_overwrite,
-                          noise=noise.as_json() if noise else None, logits=logits, speed=speed)
+                          noise=noise.as_json() if noise else None, logits=logits, speed=speed, **kept_by_checks)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

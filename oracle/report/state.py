@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle.canary.results import family_counts
+from oracle.canary.results import REPORT_KEY as CANARIES, family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, determinism_of
@@ -54,7 +54,6 @@ class ReportState:
     speculation: dict | None = None
     cache: dict | None = None
     evidence: dict | None = None  # which evidence the server gave (ids or text, logprobs, cached tokens, counters)
-    canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
     determinism: str = UNMEASURED
@@ -153,7 +152,7 @@ class ReportState:
         out = {"exact": count_json(*exact)}
         if self.boots:
             out["boots"] = count_json(*boots_agreeing(self.boots))
-        canaries = family_counts(self.canaries)
+        canaries = family_counts(self._section(CANARIES) or {})
         if canaries:
             out["canaries"] = {family: count_json(k, n) for family, (k, n) in canaries.items()}
         cross = self.identity.get("servers_c1_crosscheck") or {}
@@ -193,7 +192,6 @@ class ReportState:
             "speculation": self.speculation,
             "cache": self.cache,
             "evidence": self.evidence,
-            "canaries": self.canaries,
             "ladder": self.ladder,
             "boots": self.boots,
             "determinism": self.determinism if (self.ladder or self.boots) else None,
@@ -234,7 +232,6 @@ class ReportState:
             speculation=data.get("speculation"),
             cache=data.get("cache"),
             evidence=data.get("evidence"),
-            canaries=data.get("canaries") or {},
             ladder=data.get("ladder") or {},
             boots=data.get("boots") or {},
             determinism=data.get("determinism") or UNMEASURED,
