@@ -1,14 +1,14 @@
 """The needle lengths the server cannot hold, by the context it really has (`run/served_context.py`, read once
 at start).
 
-    beyond(context, 2048)                   # "beyond the server's context of 2048 tokens" (2048 + 16 answer tokens)
-    beyond(context, 1024)                   # None: it fits
-    unknown_note(context)                   # None when the server said; else why the lengths are not checked
+    beyond(context, 2048)       # "beyond the server's context of 2048 tokens" (2048 + 16 answer tokens)
+    beyond(context, 1024)       # None: it fits
+    unknown_note(context)       # None when the server said; else why the lengths are not checked
     context_words(identity["served_context"])  # "2048 tokens (llama-server /props ...)", for the reports
 
-Needle items are planned from the options alone (every xdist worker collects the same ones); a needle that does
-not fit what the server holds is `dropped`: not sent, a passing status, listed in the notes and left out of a
-reference recorded by the run.
+Needle items are planned from the options alone (every xdist worker collects the same ones); a needle that
+does not fit what the server holds is `dropped`: not sent, a passing status, listed in the notes and left out
+of a reference recorded by the run.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from oracle.canary.context import DROPPED_NOTE
 from oracle.canary.results import REPORT_KEY, canary_verdict
 from oracle.compare.verdicts import DROPPED, MAX_MESSAGE_LINES, NOT_RUN, Check
 
-__all__ = ["canary_result", "complete", "complete_many", "complete_wave", "dropped", "finish_canary", "not_run", "render_ids"]
+__all__ = ["canary_result", "complete", "complete_many", "complete_wave", "dropped", "finish_canary",
+           "not_run", "render_ids"]
 
 
 def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:

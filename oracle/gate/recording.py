@@ -1,6 +1,6 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, logits facts and what each check kind keeps of its state
-(`CheckDescriptor.recorded`); the reference folder held by this run from its start.
+only when every check passed, with its noise envelope, logits facts and what each check kind keeps of its
+state (`CheckDescriptor.recorded`); the reference folder held by this run from its start.
 
     lock = record_lock(plan)     # before any request; None unless recording
     message = write_run_reference(plan, state, records, condition_rows, kept="reports/x/records", floor=None)
@@ -65,6 +65,7 @@ def write_run_reference(plan, state, records: list[Record], rows: dict[str, list
                       for k, v in check.recorded(state.states[check.name]).items()}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
                           overwrite=o.record_overwrite,
-                          noise=noise.as_json() if noise else None, logits=logits, speed=speed, **kept_by_checks)
+                          noise=noise.as_json() if noise else None, logits=logits, speed=speed,
+                          **kept_by_checks)
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

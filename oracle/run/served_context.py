@@ -1,8 +1,8 @@
 """The context the server really has, read once at start (through the backend's `served_context`, as its
 capabilities declare), for the identity, the prompts that cannot fit and every check that plans by it.
 
-    context = ServedContext.read(backend)   # ServedContext(2048, "llama-server /props default_generation_settings...")
-    context.as_json()                       # {"tokens": 2048, "source": "..."}: identity.json served_context
+    context = ServedContext.read(backend)   # ServedContext(2048, "llama-server /props default_generation...")
+    context.as_json()                       # {"tokens": 2048, "source": ...}: identity.json served_context
 
 The run's items are planned from the options alone (every xdist worker collects the same ones); only the run
 learns what the server holds (llama-server caps `-c` at the model's training context, and splits it over its

@@ -1,10 +1,10 @@
 """The objective canaries: code result, needle, repeats and crosstalk, each a pytest module in `canaries/`
-collected beside the gate's items (which modules and needle lengths: `canary/plan.py`, from these settings) and
-run through `canary/run.py` against the gate's server.
+collected beside the gate's items (which modules and needle lengths: `canary/plan.py`, from these settings)
+and run through `canary/run.py` against the gate's server.
 
 A check kind that adds no gate item: its options and settings (options.py), its state (state.py), its report
-sections (oracle/canary/report.py, crosstalk_report.py), what a recorded reference keeps of it (every canary the
-server held) and this descriptor, listed once in oracle.checks.CHECKS.
+sections (oracle/canary/report.py, crosstalk_report.py), what a recorded reference keeps of it (every canary
+the server held) and this descriptor, listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
@@ -33,6 +33,6 @@ def recorded(state: CanaryState) -> dict:
     return {"canaries": {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}}
 
 
-CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items, build=build,
-                        state=CanaryState, add_options=add_options, settings=settings_of, defaults=CanarySettings(),
-                        section=section, recorded=recorded)
+CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,
+                        build=build, state=CanaryState, add_options=add_options, settings=settings_of,
+                        defaults=CanarySettings(), section=section, recorded=recorded)

@@ -1,6 +1,6 @@
 """The canaries' options and settings, on their own `--help` group: which canary modules are collected
-(`--canaries`), how the needle is planned (`--needle-lengths`, `--needle-depths`, `--context`, `--haystack`), how
-many repeats, the code-result set, and `--canary-strict`.
+(`--canaries`), how the needle is planned (`--needle-lengths`, `--needle-depths`, `--context`, `--haystack`),
+how many repeats, the code-result set, and `--canary-strict`.
 
     settings = settings_of(config.option, context)   # CanarySettings(kinds=("code", "needle"), ...)
 
@@ -47,17 +47,19 @@ def canary_kinds_list(value: str) -> tuple[str, ...]:
     kinds = [k.strip() for k in value.split(",") if k.strip()]
     bad = [k for k in kinds if k not in CANARY_KINDS + ("none",)]
     if bad:
-        raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: {', '.join(CANARY_KINDS)}, none")
+        raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: "
+                                f"{', '.join(CANARY_KINDS)}, none")
     return tuple(dict.fromkeys(k for k in kinds if k != "none"))
 
 
 def add_options(group) -> None:
     group.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default=",".join(CANARY_KINDS),
-                    help=f"canary families to collect: {', '.join(CANARY_KINDS)} (crosstalk at each --ladder level "
-                         "of c >= 2) or none (default: all of them)")
-    group.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
-                    help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
-                         "1K,2K,4K and the largest that fits the context)")
+                    help=f"canary families to collect: {', '.join(CANARY_KINDS)} (crosstalk at each --ladder "
+                         "level of c >= 2) or none (default: all of them)")
+    group.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64),
+                    default=None,
+                    help="needle prompt lengths in tokens, template and question included; 1K = 1024 "
+                         "(default: 1K,2K,4K and the largest that fits the context)")
     group.addoption("--needle-depths", metavar="PCT,...", type=int_list("--needle-depths", low=0, high=100),
                     default=",".join(map(str, DEFAULT_DEPTHS)),
                     help="needle depths in percent of the haystack (default: 0,25,50,75,100)")
@@ -73,7 +75,8 @@ def add_options(group) -> None:
                     type=existing_path("--haystack", "a text file with one haystack paragraph a line"),
                     help="haystack text file for the needle, one paragraph a line (default: the shipped one)")
     group.addoption("--code-set", metavar="PATH", default=None,
-                    type=existing_path("--code-set", "a code-result set built by `python -m oracle.canary.code build`"),
+                    type=existing_path("--code-set",
+                                       "a code-result set built by `python -m oracle.canary.code build`"),
                     help="code-result canary set (JSON built by `python -m oracle.canary.code build`) "
                          "(default: the shipped one)")
 

@@ -1,5 +1,6 @@
-"""The canary options are read once, typed, into the canaries' settings (`GateOptions.check("canaries")`, also
-`GateOptions.canary`; lists as tuples, never joined back into strings), and the canary plan reads them there; a canary kind's module is found by its name."""
+"""The canary options are read once, typed, into the canaries' settings (`GateOptions.check("canaries")`,
+also `GateOptions.canary`; lists as tuples, never joined back into strings), and the canary plan reads them
+there; a canary kind's module is found by its name."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def test_canary_options_are_typed_once_and_lists_stay_tuples(pytester):
                                   "--canary-strict", "--context=2048", "--allow-inconclusive=cache,speed")
     options = gate_options(config)
     assert options.canary == options.check("canaries") == CanarySettings(
-        kinds=("needle",), needle_lengths=(1024, 96), needle_depths=(0, 50), context=2048, repeats=3, strict=True,
-        haystack=None, code_set=None)
+        kinds=("needle",), needle_lengths=(1024, 96), needle_depths=(0, 50), context=2048, repeats=3,
+        strict=True, haystack=None, code_set=None)
     assert options.allow_inconclusive == ("cache", "speed")
     defaults = gate_options(pytester.parseconfig("--backend=llamacpp", URL)).canary
     assert defaults == CanarySettings()

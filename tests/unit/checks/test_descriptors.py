@@ -56,9 +56,10 @@ def test_the_scan_sees_a_check_named_in_code():
         (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob")]
 
 
-# The canaries add no gate item (their modules are pytest tests of their own), so their descriptor names no item
-# kind: these are the names they go by in code instead (their library oracle/canary/, their check and report key,
-# their kinds of module), none of which the engine may use, as a string, an import, an attribute or a name.
+# The canaries add no gate item (their modules are pytest tests of their own), so their descriptor names no
+# item kind: these are the names they go by in code instead (their library oracle/canary/, their check and
+# report key, their kinds of module), none of which the engine may use, as a string, an import, an attribute
+# or a name.
 CANARY_NAMES = {"canary", "canaries", *CANARY_KINDS}
 # The speed cells' producer borrows the needle's haystack (--haystack); it leaves gate/ for its own package.
 BORROWS_THE_HAYSTACK = {"cells_checks.py"}

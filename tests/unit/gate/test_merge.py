@@ -57,7 +57,7 @@ def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
 
 
 def _merged(*payloads, allow_mixed=False) -> ReportState:
-    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())  # as the controller's plan makes it
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())  # as the controller's plan
     merge_workers(state, dict(enumerate(payloads)), workers=len(payloads), root=Path("/r"), allow_mixed=allow_mixed)
     state.closed = True
     return state
