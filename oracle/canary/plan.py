@@ -18,7 +18,7 @@ from oracle.targets import planned_context
 __all__ = ["CANARY_KINDS", "PlanOptions", "canary_kind", "crosstalk_levels", "ignored", "needle_plan",
            "resolve_context"]
 
-CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (option_types reads them here)
+CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (checks/canaries/options.py)
 
 
 class PlanOptions(Protocol):
@@ -29,7 +29,7 @@ class PlanOptions(Protocol):
     server_args: str
     embedded: bool
     ladder: tuple[int, ...]
-    canary: object  # CanaryOptions: kinds, context, needle_lengths, needle_depths
+    canary: object  # CanarySettings (oracle/checks/canaries/): kinds, context, needle_lengths, needle_depths
 
 
 def canary_kind(module: Path) -> str | None:
