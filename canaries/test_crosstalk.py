@@ -14,7 +14,7 @@ from oracle.backends import RequestFailed
 from oracle.canary.crosstalk import (MAX_TOKENS, find_contamination, level_verdict, marker_prompt,
                                      request_names, wave_markers)
 from oracle.canary.plan import crosstalk_levels
-from oracle.canary.run import complete_many, complete_wave, not_run, render_ids
+from oracle.canary.run import canary_result, complete_many, complete_wave, not_run, render_ids
 from oracle.compare.verdicts import MAX_MESSAGE_LINES, PASS, Check
 from oracle.options import options_of
 from oracle.run.overlap import max_overlap
@@ -60,7 +60,7 @@ def test_crosstalk(oracle_gate, request, crosstalk_level) -> None:
                          "text": c.text}
                         for name, marker, c1, (_, c) in zip(names, markers, alone, wave)],
            "contamination": contamination}
-    oracle_gate.canary_result(item_id, row)
+    canary_result(oracle_gate, item_id, row)
     check = Check(item_id, "canary", verdict, detail, lines,
                   {"overlap": row["overlap"], "contamination": contamination},
                   inconclusive_kind=inconclusive_kind)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from oracle.backends import RequestFailed
+from oracle.canary.context import beyond as beyond_context, unknown_note
 from oracle.canary.plan import needle_plan
 from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
@@ -41,15 +42,15 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     total, depth = needle_case
     item_id = f"needle[{total}-d{depth}]"
     context = oracle_gate.context
-    beyond = context.beyond(total)
+    beyond = beyond_context(context, total)
     if beyond:
         dropped(oracle_gate, request.node, item_id, "needle", beyond, {"length": total, "depth": depth})
         return
-    if context.unknown_note():
-        oracle_gate.note(context.unknown_note())
+    if unknown_note(context):
+        oracle_gate.note(unknown_note(context))
     b = oracle_gate.backend
     try:
-        p = build_needle_prompt(total=total, depth=depth, tokenize=oracle_gate.tokenize,
+        p = build_needle_prompt(total=total, depth=depth, tokenize=oracle_gate.prompts.tokenize,
                                 template=b.chat_template(), special_tokens=b.special_tokens(),
                                 haystack=haystack, seed=oracle_gate.options.seed)
         c = complete(oracle_gate, p.ids, max_tokens=ANSWER_TOKENS)

@@ -1,4 +1,4 @@
-"""Every gate and canary option declared once, on pytest's parser: its name, type (the validating types of
+"""Every gate option declared once, on pytest's parser: its name, type (the validating types of
 `option_types.py`, so a bad value is a usage error naming the fix), default and help. `options.py` reads them back
 into the frozen `GateOptions` and cross-checks them.
 
@@ -12,10 +12,9 @@ import shlex
 
 import pytest
 
-from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.checks import CHECKS
-from oracle.option_types import (CANARY_KINDS, DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
-                                 canary_kinds_list, dtype, existing_path, inconclusive_kinds, int_list, ledger_target,
+from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
+                                 dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
@@ -33,7 +32,6 @@ _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 def add_options(parser: pytest.Parser) -> None:
     """The core gate options on the `oracle` group, then each check kind's on its own group (oracle/checks/)."""
     _gate_options(parser)
-    _canary_options(parser)
     for check in CHECKS:
         if check.add_options is not None:
             check.add_options(check.option_group(parser))
@@ -75,33 +73,6 @@ def gate_options_given(args) -> list[str]:
     words = [str(a).split("=", 1)[0] for a in args]
     words = words[:words.index("--")] if "--" in words else words  # after "--" every word is a file or test
     return list(dict.fromkeys(w for w in words if w in declared))
-
-
-def _canary_options(parser: pytest.Parser) -> None:
-    g = parser.getgroup("oracle-canaries", "oracle: objective canaries (code result, needle, repeats, crosstalk)")
-    g.addoption("--canaries", metavar="KIND,...", type=canary_kinds_list, default=",".join(CANARY_KINDS),
-                help=f"canary families to collect: {', '.join(CANARY_KINDS)} (crosstalk at each --ladder level "
-                     "of c >= 2) or none (default: all of them)")
-    g.addoption("--needle-lengths", metavar="N,...", type=int_list("--needle-lengths", low=64), default=None,
-                help="needle prompt lengths in tokens, template and question included; 1K = 1024 (default: "
-                     "1K,2K,4K and the largest that fits the context)")
-    g.addoption("--needle-depths", metavar="PCT,...", type=int_list("--needle-depths", low=0, high=100),
-                default=",".join(map(str, DEFAULT_DEPTHS)),
-                help="needle depths in percent of the haystack (default: 0,25,50,75,100)")
-    g.addoption("--context", metavar="N", type=positive_int("--context"), default=None,
-                help="the server's context length, to drop needle lengths that do not fit (default: the "
-                     "embedded default's -c and GGUF context_length, else 8192)")
-    g.addoption("--repeats", metavar="N", type=positive_int("--repeats"), default=5,
-                help="requests in the sequential and in the burst repeat canary (default: 5)")
-    g.addoption("--canary-strict", action="store_true", default=False,
-                help="fail wrong canary answers even without a reference (default: report them as information)")
-    g.addoption("--haystack", metavar="PATH", default=None,
-                type=existing_path("--haystack", "a text file with one haystack paragraph a line"),
-                help="haystack text file for the needle, one paragraph a line (default: the shipped one)")
-    g.addoption("--code-set", metavar="PATH", default=None,
-                type=existing_path("--code-set", "a code-result set built by `python -m oracle.canary.code build`"),
-                help="code-result canary set (JSON built by `python -m oracle.canary.code build`) "
-                     "(default: the shipped one)")
 
 
 def _gate_options(parser: pytest.Parser) -> None:

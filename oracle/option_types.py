@@ -12,17 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from oracle.canary.plan import CANARY_KINDS  # --canaries' choices, each a module canaries/test_<kind>.py
 from oracle.redaction import redact_command, redact_url
 from oracle.run.plan_estimate import parse_duration
 from oracle.targets.families import EMBEDDED_CPU_BUDGET as DEFAULT_BUDGET
 from oracle.compare.coverage import CONDITIONS
 from oracle.speed.cells import parse_cells
 
-__all__ = ["CANARY_KINDS", "DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
+__all__ = ["DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
            "ledger_target",
            "bounded", "condition_names", "ladder_arrivals",
-           "canary_kinds_list", "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
+           "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
            "runner_arg", "seed", "SERVED_BATCH", "SAMPLING_CHECKS",
            "sampling_check", "temperature", "top_p",
@@ -347,15 +346,6 @@ def int_list(flag: str, *, low: int, high: int | None = None):
             raise pytest.UsageError(f"{flag}: give at least one value")
         return tuple(out)
     return parse
-
-
-def canary_kinds_list(value: str) -> tuple[str, ...]:
-    """--canaries: the kinds to collect, in CANARY_KINDS; `none` adds none."""
-    kinds = [k.strip() for k in value.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in CANARY_KINDS + ("none",)]
-    if bad:
-        raise pytest.UsageError(f"--canaries {value!r}: unknown canary {bad[0]!r}; known: {', '.join(CANARY_KINDS)}, none")
-    return tuple(dict.fromkeys(k for k in kinds if k != "none"))
 
 
 _LEDGER_SCHEMES = ("sqlite", "postgresql", "postgres")

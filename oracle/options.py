@@ -1,6 +1,6 @@
-"""Gate and canary options: declared once, validated with the fix in every message, frozen for the run.
+"""Gate options: declared once, validated with the fix in every message, frozen for the run.
 
-    options = gate_options(config)          # GateOptions, its canary options in options.canary
+    options = gate_options(config)          # GateOptions, each check kind's settings in options.check(name)
     options_of(config).canary.kinds         # the same, where only the config is at hand (collection hooks)
 
 Values stay plain str / int / float / bool and tuples of them so pytest-xdist can ship them to workers.
@@ -8,48 +8,27 @@ Values stay plain str / int / float / bool and tuples of them so pytest-xdist ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from oracle.backends import parse_backend
-from oracle.canary.needle import DEFAULT_DEPTHS
 from oracle.launch_command import port_refusal
 from oracle.checks import CHECKS, OptionContext, check_named
 from oracle.option_declarations import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, add_options
 from oracle.option_families import check_family_options
-from oracle.option_inputs import check_canary_inputs
 from oracle.option_sampling import sampling_of
-from oracle.option_types import CANARY_KINDS, INCONCLUSIVE_KINDS, positive_int
+from oracle.option_types import INCONCLUSIVE_KINDS, positive_int
 from oracle.run.plan_estimate import parse_duration
 from oracle.run.sampling import Sampling
 from oracle.targets.families import target_of
 from oracle.store.json_files import InputFileError, read_text
 from oracle.store.folder_safety import Place, name_refusal
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K", "CanaryOptions",
+__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K",
            "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
-
-
-@dataclass(frozen=True)
-class CanaryOptions:
-    """The canary options, typed as the gate's: which canaries are collected and how each is built. Each field
-    is read from the option of its name (`_CANARY_OPTION` names the two that differ): a new canary option is
-    its `addoption` above and its field here."""
-
-    kinds: tuple[str, ...] = CANARY_KINDS  # --canaries (none: ())
-    needle_lengths: tuple[int, ...] | None = None  # None: 1K, 2K, 4K and the largest that fits the context
-    needle_depths: tuple[int, ...] = DEFAULT_DEPTHS  # percent of the haystack
-    context: int | None = None  # --context: the server's context, else planned from the target
-    repeats: int = 5  # requests of each repeat canary
-    strict: bool = False  # wrong answers fail even without a reference
-    haystack: str | None = None  # None: the shipped one
-    code_set: str | None = None  # None: the shipped one
-
-
-_CANARY_OPTION = {"kinds": "canaries", "strict": "canary_strict"}  # field -> option dest, where they differ
 
 
 @dataclass(frozen=True)
@@ -84,7 +63,6 @@ class GateOptions:
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
-    canary: CanaryOptions = field(default_factory=CanaryOptions)
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
     budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
@@ -94,6 +72,12 @@ class GateOptions:
     def check(self, name: str):
         """The settings of the check kind `name`: as read from its options, else its defaults."""
         return dict(self.checks).get(name, check_named(name).defaults)
+
+    @property
+    def canary(self):
+        """The canaries' settings (oracle/checks/canaries/options.py), as the canary plan and modules and the
+        speed cells' haystack read them."""
+        return self.check("canaries")
 
     @property
     def embedded(self) -> bool:
@@ -240,12 +224,9 @@ def gate_options(config: pytest.Config) -> GateOptions:
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup,
         launch_timeout=o.launch_timeout,
-        canary=CanaryOptions(**{f.name: getattr(o, _CANARY_OPTION.get(f.name, f.name))
-                                for f in fields(CanaryOptions)}),
         checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
         **_budget(o, workers),
     )
-    check_canary_inputs(options.canary)  # read now: a bad file is refused before any request
     return options

@@ -278,10 +278,11 @@ class Backend(Protocol):
 
     def async_client(self, *, connections: int = 1) -> httpx.AsyncClient: ...
 
-    # Offered as declared in `capabilities` (BackendBase answers "not offered" for each).
-    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
-                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced: ...
-
+    # Offered as declared in `capabilities` (BackendBase answers "not offered" for each). What one check alone
+    # needs is no method here but a small protocol in that check's package, which a backend that offers it
+    # implements: `logits.path.TeacherForcing` (teacher_forced), `PrefillScorer` (prefill_forced,
+    # prefill_chunking: checks/decode_vs_prefill/scorer.py), `PathScorer` (scored_path:
+    # checks/sampling_distribution/scorer.py).
     def load(self) -> int | None: ...
 
     def speculative_config(self) -> str | None: ...
@@ -296,17 +297,11 @@ class Backend(Protocol):
 
     def vocab_size(self) -> int | None: ...
 
-    def prefill_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int, seed: int = 1234,
-                       positions: list[int] | None = None, chunk: int | None = None) -> TeacherForced: ...
-
-    def prefill_chunking(self, chunk: int) -> str | None: ...
-
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk: ...
 
     def one_shot(self, request: CompletionRequest) -> tuple[str, dict] | None: ...
 
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]: ...
-    def scored_path(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int) -> TeacherForced: ...
 
 
 class BackendBase:
@@ -314,9 +309,6 @@ class BackendBase:
 
     # Why decode vs prefill is not offered, where `capabilities.prefill_scoring` is None.
     prefill_refusal = "it cannot score a path as a prompt"
-
-    def teacher_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None) -> TeacherForced:
-        raise RequestFailed(f"the {self.family} backend cannot score a fixed token path (no teacher forcing)")
 
     def load(self) -> int | None:
         return None
@@ -341,15 +333,6 @@ class BackendBase:
         to be non-negative)."""
         return None
 
-    def prefill_forced(self, prompt_ids, completion_ids, *, logprobs, seed=1234, positions=None,
-                       chunk=None) -> TeacherForced:
-        raise RequestFailed(f"the {self.family} backend cannot score a path as a prompt (no prefill scoring)")
-
-    def prefill_chunking(self, chunk: int) -> str | None:
-        """None when the path can be fed as a prompt in chunks of `chunk` tokens; else why it cannot."""
-        return f"the {self.family} backend cannot feed a prompt in chunks of a chosen size"
-
-
     def prefill_chunk(self, launch_command: str | None) -> PrefillChunk:
         return PrefillChunk(None, f"the {self.family} backend does not say how many prompt tokens one step computes")
 
@@ -361,8 +344,6 @@ class BackendBase:
     def one_shot_ids(self, answer: dict) -> tuple[list[int], str]:
         """(completion token ids, text) of the answer to `one_shot`'s request."""
         raise RequestFailed(f"the {self.family} backend has no one-shot request to read")
-    def scored_path(self, prompt_ids, completion_ids, *, logprobs) -> TeacherForced:
-        raise RequestFailed(f"the {self.family} backend cannot score a sampled path's own tokens")
 
 
 class OnePassPrefill:

@@ -3,7 +3,7 @@ needles writes the lengths it ran into its manifest (`run.canary_set`); a gate a
 not its own defaults, so that a record and its gates stay comparable (each needle has a reference answer).
 
     run["canary_set"] = canary_set(state.canaries, dropped=plan.dropped)   # at record time
-    options, source = follow_canary_set(options, reference)                # at a gate's start, before collection
+    canary = follow_canary_set(canary, reference)    # a gate's canary settings, at its start (the check's resolve)
 
 A gate that gives --needle-lengths runs those (its items without a reference answer are reported as such).
 """
@@ -36,15 +36,19 @@ def recorded_needle_lengths(manifest: dict) -> tuple[tuple[int, ...] | None, str
     return (tuple(lengths), "the reference's needle answers") if lengths else (None, "")
 
 
-def follow_canary_set(options, reference) -> tuple[object, str]:
-    """A gate's options with the reference's needle lengths, unless --needle-lengths chose them; and where from
-    ('' when nothing is followed). No needle in the reference: the gate collects none."""
-    if reference is None or options.canary.needle_lengths is not None:
-        return options, ""
+def follow_canary_set(canary, reference):
+    """A gate's canary settings with the reference's needle lengths, unless --needle-lengths chose them, and a
+    note saying so. No needle in the reference: the gate collects none."""
+    if reference is None or canary.needle_lengths is not None:
+        return canary
     lengths, where = recorded_needle_lengths(reference.manifest)
     if lengths is None:
-        return options, ""
-    canary = dataclasses.replace(options.canary, needle_lengths=lengths or None)
+        return canary
+    source = f"the reference's canary set, read from {where}"
+    note = (f"the needle canaries follow the reference's canary set: {', '.join(map(str, lengths)) or 'none'} "
+            f"tokens ({source}); --needle-lengths chooses others, without a reference answer to compare")
+    canary = dataclasses.replace(canary, needle_lengths=lengths or None, lengths_from=source,
+                                 notes=canary.notes + (note,))
     if not lengths:
         canary = dataclasses.replace(canary, kinds=tuple(k for k in canary.kinds if k != "needle"))
-    return dataclasses.replace(options, canary=canary), f"the reference's canary set, read from {where}"
+    return canary

@@ -18,7 +18,7 @@ from oracle.targets import planned_context
 __all__ = ["CANARY_KINDS", "PlanOptions", "canary_kind", "crosstalk_levels", "ignored", "needle_plan",
            "resolve_context"]
 
-CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (option_types reads them here)
+CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (checks/canaries/options.py)
 
 
 class PlanOptions(Protocol):
@@ -28,7 +28,7 @@ class PlanOptions(Protocol):
     model: str | None
     server_args: str
     embedded: bool
-    canary: object  # CanaryOptions: kinds, context, needle_lengths, needle_depths
+    canary: object  # CanarySettings (oracle/checks/canaries/): kinds, context, needle_lengths, needle_depths
 
     def check(self, name: str): ...  # a check kind's settings: "conditions" has the ladder's levels
 

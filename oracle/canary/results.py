@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from oracle.compare.verdicts import DROPPED, FAIL, INFO, PASS
 
-__all__ = ["FAMILIES", "canary_summary", "canary_verdict", "family_counts"]
+__all__ = ["FAMILIES", "REPORT_KEY", "canary_summary", "canary_verdict", "family_counts"]
 
 FAMILIES = ("code", "needle", "repeats", "burst", "crosstalk")
+REPORT_KEY = "canaries"  # identity.json's key of the canary rows (item id -> row)
 
 
 def canary_verdict(*, ok: bool, item_id: str, reference: dict | None, strict: bool) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Glue between canary modules and the gate session: render, send greedy token-id requests, judge.
 
-    ids = render_ids(gate, messages, suffix="Output:")
+    ids = render_ids(gate, messages, suffix="Output:")       # the run's own rendering and tokenizer
     completion = complete(gate, ids, max_tokens=8)           # one request, never retried
     finish_canary(gate, "code[mul-7-2]", "code", ok=True, result={...}, detail="answered 14")
     dropped(gate, request.node, "needle[8176-d50]", "needle", "beyond the server's context of 2048 tokens", {...})
@@ -15,15 +15,21 @@ import pytest
 
 from oracle.backends import Completion, CompletionRequest
 from oracle.canary.context import DROPPED_NOTE
-from oracle.canary.results import canary_verdict
+from oracle.canary.results import REPORT_KEY, canary_verdict
 from oracle.compare.verdicts import DROPPED, MAX_MESSAGE_LINES, NOT_RUN, Check
 
-__all__ = ["complete", "complete_many", "complete_wave", "dropped", "finish_canary", "not_run", "render_ids"]
+__all__ = ["canary_result", "complete", "complete_many", "complete_wave", "dropped", "finish_canary",
+           "not_run", "render_ids"]
 
 
 def render_ids(gate, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
-    """The run's own rendering and tokenizer (see GateSession.render_ids)."""
-    return gate.render_ids(messages, suffix=suffix)
+    """The run's own rendering and tokenizer (the prompts the gate session rendered its suite with)."""
+    return gate.prompts.render_ids(messages, suffix=suffix)
+
+
+def canary_result(gate, item_id: str, row: dict) -> None:
+    """Keep the item's row in the report's canaries (oracle/checks/canaries/state.py)."""
+    gate.state.apply({REPORT_KEY: {item_id: row}})
 
 
 def _request(gate, ids: tuple[int, ...], max_tokens: int) -> CompletionRequest:
@@ -77,7 +83,7 @@ def finish_canary(gate, item_id: str, family: str, *, ok: bool, result: dict, de
     row = {"family": family, "ok": ok, **result, "verdict": verdict, "why": why,
            "reference": None if ref_row is None else {k: ref_row.get(k) for k in ("ok", "extracted", "expected")
                                                         if k in ref_row}}
-    gate.canary_result(item_id, row)
+    canary_result(gate, item_id, row)
     check = Check(item_id, "canary", verdict, f"{detail} ({why})", list(lines or []),
                   {k: v for k, v in row.items() if k not in ("raw_text",)})
     if not gate.judge(check):
@@ -87,7 +93,7 @@ def finish_canary(gate, item_id: str, family: str, *, ok: bool, result: dict, de
 
 def not_run(gate, item_id: str, family: str, reason: str) -> None:
     """A request failed: the item is not-run (fails), and its reason is kept."""
-    gate.canary_result(item_id, {"family": family, "ok": False, "verdict": NOT_RUN, "why": reason})
+    canary_result(gate, item_id, {"family": family, "ok": False, "verdict": NOT_RUN, "why": reason})
     gate.judge(Check(item_id, "canary", NOT_RUN, f"not run: {reason}"))
     pytest.fail(f"{item_id}: not run: {reason}"[:2000], pytrace=False)
 
@@ -96,7 +102,7 @@ def not_run(gate, item_id: str, family: str, reason: str) -> None:
 def dropped(gate, node: pytest.Item, item_id: str, family: str, reason: str, result: dict) -> None:
     """The server cannot hold this item (found at start): never sent, `dropped` (passes), listed in the notes;
     a reference recorded by this run is written without it. The terminal shows it as DROPPED with the reason."""
-    gate.canary_result(item_id, {"family": family, "ok": None, **result, "verdict": DROPPED, "why": reason})
-    gate.note_item(DROPPED_NOTE.format(reason=reason), item_id)
+    canary_result(gate, item_id, {"family": family, "ok": None, **result, "verdict": DROPPED, "why": reason})
+    gate.state.note_item(DROPPED_NOTE.format(reason=reason), item_id)
     gate.judge(Check(item_id, "canary", DROPPED, f"dropped: {reason} (not sent)", [], dict(result)))
     node.user_properties += [("oracle_verdict", DROPPED), ("oracle_detail", reason)]

@@ -8,7 +8,7 @@ that lists them. The gate (oracle/gate/) is the engine that reads them; it names
 
 from __future__ import annotations
 
-from oracle.checks import (cache_zero, conditions, coverage, decode_vs_prefill, logits, prompt_logprob,
+from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, prompt_logprob,
                            sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run, state_part)
@@ -18,7 +18,8 @@ __all__ = ["CHECKS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState",
            "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state", "state_part"]
 
 # The registry, in the order of their option groups in --help and of their items within one `order`.
-CHECKS: tuple[CheckDescriptor, ...] = (logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
+CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
+                                       logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
                                        prompt_logprob.CHECK, conditions.CHECK, coverage.CHECK, tokens.CHECK,
                                        cache_zero.CHECK, speculation.CHECK, speed.CHECK, speed_ab.CHECK,
                                        speed_cells.CHECK)

@@ -66,7 +66,7 @@ class CheckParts:
     prompts: Any
     state: Any
     target: Any = None
-    served: Any = None  # oracle.canary.context.ServedContext
+    served: Any = None  # oracle.run.served_context.ServedContext
     chunk: Any = None  # oracle.backends.base.PrefillChunk: the server's prefill chunk, as the session read it
     observers: Any = ()  # every kind's Producers.observe, as the session collects them (filled as kinds are built)
 

@@ -15,6 +15,7 @@ from functools import partial
 from math import ceil
 
 from oracle.backends import RequestFailed
+from oracle.canary.canary_set import canary_set
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.run import dropped
 from oracle.run.eta import RunEta
@@ -105,11 +106,11 @@ def _canary_item(gate, parts: _Parts, item) -> tuple[int, int] | None:
     if "code_item" in params:
         from oracle.canary.code import ANSWER_PREFIX, MAX_TOKENS, code_prompt
 
-        ids = gate.render_ids(code_prompt(params["code_item"]), suffix=ANSWER_PREFIX)
+        ids = gate.prompts.render_ids(code_prompt(params["code_item"]), suffix=ANSWER_PREFIX)
         parts.add("canaries: code", item.nodeid, [(len(ids), MAX_TOKENS)])
     elif "mode" in params and hasattr(item.module, "PROMPT"):
         n, tokens = gate.options.canary.repeats, gate.options.max_tokens or item.module.MAX_TOKENS
-        ids = gate.render_ids(item.module.PROMPT)
+        ids = gate.prompts.render_ids(item.module.PROMPT)
         parts.add("canaries: repeats", item.nodeid, [(len(ids), tokens)] * n,
                   note="a burst's requests at the c1 rates")
     elif "crosstalk_level" in params:
@@ -179,7 +180,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
         plan.notes.append(f"the budget was not applied: {rates.source}")
     elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:
         plan.notes.append(f"needle lengths {', '.join(map(str, sorted(needle_parts)))} are run whatever the budget: "
-                          f"{gate.plan.canary_set_source}")
+                          f"{o.canary.lengths_from}")
     index = {p.name: i for i, p in enumerate(plan.parts)}
     part_of = {nodeid: index[name] for nodeid, name in parts.items.items() if name in index}
     return plan, part_of, drops
@@ -210,7 +211,9 @@ class RunPlanHook:
             return [f"oracle plan: none ({exc})"]
         self.eta = RunEta(self.plan, part_of)
         gate.state.identity["plan"] = self.plan.as_json()
-        gate.for_reference.append(lambda: {"canary_dropped": self.plan.dropped})
+        # A gate against the reference this run records collects the same needle lengths (canary/canary_set.py).
+        gate.for_reference.append(lambda: {"canary_set": canary_set(gate.state.states["canaries"].rows,
+                                                                    dropped=self.plan.dropped)})
         if gate.options.plan_only:
             gate.state.note("--plan: the run plan was made after the warm-up and no other request was sent")
         gate.report.write()

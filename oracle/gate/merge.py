@@ -150,11 +150,6 @@ def _interruption(m: Merge) -> str | None:
     return "; ".join(said[i] for i in sorted(said)) or m.own.interruption
 
 
-def _canaries(m: Merge) -> dict:
-    out = dict(m.own.canaries)
-    for w in m.workers:
-        out.update(w.state.canaries)
-    return out
 
 
 def _states(m: Merge) -> dict:
@@ -180,7 +175,6 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "finished": lambda m: m.finished,
     "checks": _checks,
     "runs": lambda m: list(m.own.runs) + [r | {"server": w.label} for w in m.workers for r in w.state.runs],
-    "canaries": _canaries,
     "interruption": _interruption,
     "complete": lambda m: not m.silent and all(w.state.verdict() != "partial" for w in m.workers),
     "closed": _own("closed"),  # the controller closes its own report

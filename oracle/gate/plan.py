@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 from oracle.backends import family_of, parse_backend
-from oracle.canary.code import load_set
-from oracle.canary.canary_set import follow_canary_set
 from oracle.checks import CHECKS, fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
@@ -41,7 +39,6 @@ class GatePlan:
     logits_gate: bool  # logits compared (an f16 reference, or --logits)
     floor_wanted: bool  # record the reference's precision floor (f16, --floor-dtype, the family can reload)
     distribution_gate: bool = False  # --sampling-check distribution against a reference: sampled tokens may differ
-    canary_set_source: str = "given with --needle-lengths"  # where the needle lengths come from, when not defaults
 
     @classmethod
     def open(cls, options: GateOptions) -> "GatePlan":
@@ -54,13 +51,10 @@ class GatePlan:
             reference = load_reference(options.reference) if options.reference else None
             if options.record:
                 check_record_target(options.record, overwrite=options.record_overwrite)
-            if options.canary.code_set:  # read at collection: checked here, before any server starts
-                load_set(Path(options.canary.code_set))
         except InputFileError as exc:  # a ReferenceError too
             raise pytest.UsageError(str(exc)) from None
         mode = "gate" if reference else "record" if options.record else "run"
         options = cls._resolved(options, reference)
-        options, canary_set_source = follow_canary_set(options, reference)
         f16_gate = reference is not None and reference.kind == "f16"
         suite = cls._sampled(options, suite, reference, f16_gate)
         logits_gate = reference is not None and (f16_gate or options.logits)
@@ -81,8 +75,7 @@ class GatePlan:
                      else F16_GATE_TOP_K if logits_gate else DEFAULT_TOP_K)
             options = dataclasses.replace(options, logprobs=top_k)
         return cls(options, suite, reference, mode, f16_gate, logits_gate, floor,
-                   distribution_gate=mode == "gate" and options.sampling_check == "distribution",
-                   **({"canary_set_source": canary_set_source} if canary_set_source else {}))
+                   distribution_gate=mode == "gate" and options.sampling_check == "distribution")
 
     @staticmethod
     def _resolved(options: GateOptions, reference: Reference | None) -> GateOptions:
@@ -156,11 +149,9 @@ class GatePlan:
                 state.reference["determinism"] = envelope.determinism
             for note in self.reference.notes:
                 state.note(note)
-            if self.canary_set_source.startswith("the reference's"):
-                lengths = self.options.canary.needle_lengths or ()
-                state.note(f"the needle canaries follow the reference's canary set: "
-                           f"{', '.join(map(str, lengths)) or 'none'} tokens ({self.canary_set_source}); "
-                           "--needle-lengths chooses others, without a reference answer to compare")
+            for check in CHECKS:  # what a check's settings say of how they were settled against the reference
+                for note in getattr(self.options.check(check.name), "notes", ()):
+                    state.note(note)
         return state
 
 

@@ -1,7 +1,6 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, canaries and logits facts; the reference folder held by
-this run from its start. A canary the server could not hold (`dropped`) is left out: a gate against the reference
-finds no answer for it.
+only when every check passed, with its noise envelope, logits facts and what each check kind keeps of its
+state (`CheckDescriptor.recorded`); the reference folder held by this run from its start.
 
     lock = record_lock(plan)     # before any request; None unless recording
     message = write_run_reference(plan, state, records, kept="reports/x/records", noise=None, floor=None)
@@ -11,10 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.canary.canary_set import canary_set
 from oracle.checks import CHECKS
 from oracle.store.folders import FolderError, RecordLock
-from oracle.compare.verdicts import DROPPED
 from oracle.store.records import Record
 from oracle.store.reference import write_reference
 
@@ -35,7 +32,7 @@ MAX_NAMED = 5  # failed checks named in the message
 
 
 def write_run_reference(plan, state, records: list[Record], *, kept: str, noise: dict | None = None,
-                        floor: dict | None = None, canary_dropped: list[dict] = ()) -> str:
+                        floor: dict | None = None, canary_set: dict | None = None) -> str:
     """The reference in --record, or why none was written (naming where the finished records are kept: `kept`);
     the state notes either way. The check kinds add their keywords (`Producers.for_reference`, a merged state's
     `for_reference()`): the conditions' noise envelope, the logits floor."""
@@ -52,8 +49,8 @@ def write_run_reference(plan, state, records: list[Record], *, kept: str, noise:
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
            "tokenizer": state.identity.get("tokenizer")}
-    # The needle lengths this run sent (a budget may have dropped some): a gate against it collects the same.
-    run["canary_set"] = canary_set(state.canaries, dropped=list(canary_dropped))
+    if canary_set is not None:  # the needle lengths this run sent (a budget may have dropped some), from the plan
+        run["canary_set"] = canary_set
     if o.sampling is not None:  # a gate with other settings is refused (gate/plan.py)
         run["sampling"] = o.sampling.as_json()
     # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
@@ -63,7 +60,6 @@ def write_run_reference(plan, state, records: list[Record], *, kept: str, noise:
     kept_by_checks = {k: v for c in CHECKS if c.for_reference is not None and c.name in state.states
                       for k, v in c.for_reference(state.states[c.name]).items()}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
-                          canaries={k: row for k, row in state.canaries.items() if row.get("verdict") != DROPPED},
                           overwrite=o.record_overwrite,
                           noise=noise, logits=logits, **kept_by_checks)
     state.recorded_reference = str(ref.path)

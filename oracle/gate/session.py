@@ -17,7 +17,6 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.backends.schemas import AnswerBroken
-from oracle.canary.context import ServedContext
 from oracle.checks import CHECKS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.placement import server_label
@@ -31,6 +30,7 @@ from oracle.report.writer import ReportFile, ReportOwner
 from oracle.backends.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
+from oracle.run.served_context import ServedContext
 from oracle.store.identity import run_identity
 from oracle.store.json_files import InputFileError
 from oracle.targets import TargetError, make_target
@@ -164,21 +164,8 @@ class GateSession(ReportOwner):
         self.report.write()
         return ok
 
-    # -- for canary modules -------------------------------------------------------------------
-    def render_ids(self, messages: list[dict], *, suffix: str = "") -> tuple[int, ...]:
-        return self.prompts.render_ids(messages, suffix=suffix)
-
-    def tokenize(self, text: str) -> list[int]:
-        return self.prompts.tokenize(text)
-
-    def canary_result(self, item_id: str, row: dict) -> None:
-        self.state.canaries[item_id] = row
-
     def note(self, text: str) -> None:
         self.state.note(text)
-
-    def note_item(self, head: str, item: str) -> None:
-        self.state.note_item(head, item)
 
     # -- finish -----------------------------------------------------------------------------
     def finish(self) -> str | None:

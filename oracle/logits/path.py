@@ -8,24 +8,36 @@ reference's path (same context), so its own top-k logprobs are used there. From 
 the backend's teacher-forced method (`teacher_forced`: llama.cpp one-token steps, hf one forward
 pass, vLLM prompt_logprobs) scores the reference's tokens. It runs after the gated generation and
 apart from it, so whatever cache it uses never touches the cache-zero evidence; the method and
-the cache it used are reported. A backend without such a method is compared up to its split only.
+the cache it used are reported. A backend without such a method (`TeacherForcing`: its capabilities declare
+`teacher_forcing` and it implements this protocol; no method of `Backend`) is compared up to its split only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from oracle.backends import RequestFailed
+from oracle.backends.base import TeacherForced
 from oracle.logits.stats import PositionLogits, compare_position, summarize
 from oracle.store.records import Record
 from oracle.compare.verdicts import FAIL, INFO, NOT_RUN, PASS, Check
 
 __all__ = ["CandidatePath", "PromptLogits", "candidate_path", "compare_path", "compare_prompt", "greedy_split",
            "logits_check", "logits_report", "overall_summary", "position_summary", "precision_floor",
-           "shared_prefix", "suite_check", "summary_line"]
+           "shared_prefix", "suite_check", "summary_line", "TeacherForcing"]
+
+
+@runtime_checkable
+class TeacherForcing(Protocol):
+    """What the logits check needs of a backend beyond its completions: the reference's tokens forced, the
+    top-k read at the positions asked (decode vs prefill's one-pass scorers build on it too:
+    `OnePassPrefill`)."""
+
+    def teacher_forced(self, prompt_ids: list[int], completion_ids: list[int], *, logprobs: int,
+                       seed: int = 1234, positions: list[int] | None = None) -> TeacherForced: ...
 
 
 @dataclass
@@ -74,7 +86,7 @@ def candidate_path(backend, reference: Record, candidate: Record | None, *, logp
                     path.logit_shift[i] = candidate.logit_shift[i]
                 path.from_generation += 1
     wanted = [i for i in range(n) if not rows_ids[i]]
-    if wanted and backend.capabilities.teacher_forcing:
+    if wanted and backend.capabilities.teacher_forcing and isinstance(backend, TeacherForcing):
         result = backend.teacher_forced(reference.prompt_ids, reference.completion_ids, logprobs=logprobs, seed=seed,
                                         positions=wanted)
         for i, ids, lps in zip(wanted, result.top_ids, result.top_logprobs):

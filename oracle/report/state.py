@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle.canary.results import family_counts
+from oracle.canary.results import REPORT_KEY as CANARIES, family_counts
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, Check
@@ -53,7 +53,6 @@ class ReportState:
     finished: dict[RecordKey, dict] = field(default_factory=dict)  # record meta of every finished record
     checks: list[Check] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
-    canaries: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     interruption: str | None = None
     complete: bool = False
     closed: bool = False  # set when the session finishes
@@ -143,7 +142,7 @@ class ReportState:
         boots = self._section("boots")
         if boots:
             out["boots"] = count_json(*boots_agreeing(boots))
-        canaries = family_counts(self.canaries)
+        canaries = family_counts(self._section(CANARIES) or {})
         if canaries:
             out["canaries"] = {family: count_json(k, n) for family, (k, n) in canaries.items()}
         cross = self.identity.get("servers_c1_crosscheck") or {}
@@ -180,7 +179,6 @@ class ReportState:
     def _sections(self) -> dict:
         """The sections between `checks` and `runs`: the run's own and each check state's, in SECTION_ORDER."""
         out = {
-            "canaries": self.canaries,
         }
         for state in self.states.values():
             out.update(state.to_json())
@@ -206,7 +204,6 @@ class ReportState:
             finished={RecordKey.parse(k): v for k, v in finished.items()},
             checks=[Check(**c) for c in data.get("checks") or []],
             runs=list(data.get("runs") or []),
-            canaries=data.get("canaries") or {},
             interruption=data.get("interruption"),
             complete=data.get("complete", done),
             closed=data.get("closed", done),

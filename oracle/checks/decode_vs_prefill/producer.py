@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 
 from oracle.backends.base import PrefillChunk, RequestFailed
-from oracle.checks.decode_vs_prefill.scorer import PrefillScorer
+from oracle.checks.decode_vs_prefill.scorer import PrefillScorer, offers_prefill_scoring
 from oracle.checks.descriptor import Finding, not_run
 from oracle.compare.verdicts import INFO, Check
 from oracle.logits.chunked import chunked_check, chunked_report
@@ -100,7 +100,7 @@ class DecodePrefillChecks:
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, "decode-vs-prefill", "logits")
         backend, o = self.recorder.backend, self.plan.options
-        if not backend.capabilities.prefill_scoring:
+        if not offers_prefill_scoring(backend):
             why = f"{backend.family}: {backend.prefill_refusal}"
             self.report = {"not_offered": why}
             return Finding(Check("decode-vs-prefill", "logits", INFO, f"not offered: {why}"),
@@ -113,7 +113,7 @@ class DecodePrefillChecks:
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, "chunked-prefill", "logits")
         backend = self.recorder.backend
-        if not backend.capabilities.prefill_scoring:
+        if not offers_prefill_scoring(backend):
             why = f"{backend.family}: {backend.prefill_refusal}"
             return Finding(Check("chunked-prefill", "logits", INFO, f"not offered: {why}"),
                            {"chunked_prefill": {"not_offered": why}})

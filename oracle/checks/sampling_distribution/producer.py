@@ -45,7 +45,11 @@ class SamplingChecks:
             return not_run(self.state, cid, "sampling")
         o, reference, settings = self.plan.options, self.plan.reference, self.plan.options.check("sampling_distribution")
         mine = [self.recorder.records[p.id] for p in self.prompts.rendered if p.id in self.recorder.records]
-        scorer: PathScorer = make_backend(o.backend, settings.score_url, timeout_s=o.request_timeout)
+        scorer = make_backend(o.backend, settings.score_url, timeout_s=o.request_timeout)
+        if not isinstance(scorer, PathScorer):
+            why = f"the {scorer.family} backend cannot score a sampled path's own tokens"
+            return Finding(Check(cid, "sampling", NOT_RUN, f"not run: scoring on --score-url "
+                                 f"{settings.score_url} failed ({why}); nothing was retried"))
         try:
             ref_side = [self._scored(scorer, reference.record(r.id)) for r in mine]
             cand_side = [self._scored(scorer, r) for r in mine]

@@ -8,7 +8,7 @@ import pytest
 
 from oracle.backends import make_backend
 from oracle.backends.schemas import AnswerBroken
-from oracle.canary.context import DROPPED_NOTE, ServedContext, context_words
+from oracle.canary.context import DROPPED_NOTE, ServedContext, beyond, context_words, unknown_note
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.report import markdown_lines
 from oracle.canary.results import canary_summary, family_counts
@@ -40,10 +40,10 @@ def test_a_server_that_does_not_state_its_context_keeps_the_planned_lengths_and_
     plain = served("openai", {"/v1/models": {"data": [{"id": "m"}]}})
     assert plain == ServedContext(None, "the server does not state its context (/v1/models max_model_len, when "
                                         "the server lists it)")
-    assert plain.beyond(1_000_000) is None  # nothing dropped: sent as today
-    assert plain.unknown_note().startswith("needle lengths were not checked against the server's real context: the "
-                                           "server does not state its context")
-    assert "give --context N" in plain.unknown_note()
+    assert beyond(plain, 1_000_000) is None  # nothing dropped: sent as today
+    assert unknown_note(plain).startswith("needle lengths were not checked against the server's real "
+                                          "context: the server does not state its context")
+    assert "give --context N" in unknown_note(plain)
     for odd in (0, -1, None):  # not a stated context
         assert served("llamacpp", {"/props": {"default_generation_settings": {"n_ctx": odd}}}).tokens is None
     for garbage in ("2048", True):  # another type: the answer breaks /props' schema, named (refused at start)
@@ -53,9 +53,9 @@ def test_a_server_that_does_not_state_its_context_keeps_the_planned_lengths_and_
 
 def test_a_needle_is_beyond_the_context_when_its_answer_tokens_do_not_fit():
     ctx = ServedContext(2048, SLOT)
-    assert ctx.beyond(2048 - ANSWER_TOKENS) is None and ctx.unknown_note() is None
-    assert ctx.beyond(2048 - ANSWER_TOKENS + 1) == "beyond the server's context of 2048 tokens"
-    assert ctx.beyond(8176) == "beyond the server's context of 2048 tokens"
+    assert beyond(ctx, 2048 - ANSWER_TOKENS) is None and unknown_note(ctx) is None
+    assert beyond(ctx, 2048 - ANSWER_TOKENS + 1) == "beyond the server's context of 2048 tokens"
+    assert beyond(ctx, 8176) == "beyond the server's context of 2048 tokens"
     assert context_words(ctx.as_json()) == f"2048 tokens ({SLOT})"
     assert context_words({"tokens": None, "source": "why"}) == "not known (why)" and context_words(None) is None
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from oracle.canary.plan import CANARY_KINDS
 from oracle.checks import CHECKS, STATE_TYPES, fresh_states, read_state
 from oracle.option_declarations import add_options
 from oracle.report.sections import SECTIONS
@@ -152,6 +153,47 @@ def test_the_scan_sees_the_primary_runs_checks_named_in_code():
               'from oracle.compare.tokens import SAMPLED_SPLIT  # the tokens of a split\n')
     assert _named(source, words) == [(1, "tokens"), (2, "speculation"), (3, "cache-zero"), (3, "cache_zero"),
                                      (4, "tokens"), (5, "speculation")]
+
+
+# The canaries add no gate item (their modules are pytest tests of their own), so their descriptor names no
+# item kind: these are the names they go by in code instead (their library oracle/canary/, their check and
+# report key, their kinds of module), none of which the engine may use, as a string, an import, an attribute
+# or a name.
+CANARY_NAMES = {"canary", "canaries", *CANARY_KINDS}
+
+
+def _canary_named(source: str) -> list[tuple[int, str]]:
+    """_named for the canaries, plus any attribute or definition whose name says canary (state.canaries,
+    gate.canary_result), and any import of their library (oracle.canary: the speed library's rule, a library
+    of the check's name being free to import, is not theirs)."""
+    found = _named(source, CANARY_NAMES)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [(node.lineno, "canary") for m in modules if {"canary", "canaries"} & set(m.split("."))]
+        name = (node.attr if isinstance(node, ast.Attribute) else node.name
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None)
+        if name and "canar" in name.lower():
+            found.append((node.lineno, name))
+    return sorted(set(found))
+
+
+def test_the_gate_names_no_canary():
+    """The canaries live in oracle/checks/canaries/ and oracle/canary/; the engine holds nothing of them (no
+    session methods for canary modules, no canary field in the report state, no canary rule in the merge)."""
+    found = [f"{path.relative_to(REPO)}:{line}: {word}" for path in sorted(GATE.rglob("*.py"))
+             for line, word in _canary_named(path.read_text())]
+    assert found == [], "move what the gate knows of the canaries into oracle/checks/canaries/"
+
+
+def test_the_canary_scan_sees_a_canary_named_in_code():
+    source = ('from oracle.canary.context import ServedContext\n'
+              'def canary_result(self, item_id, row):  # prose about a canary is not a name\n'
+              '    self.state.canaries[item_id] = row\n'
+              'rows = {"canaries": m.own.rows, "needle": 1}\n'
+              'raise UsageError("the canary could not run")\n')
+    assert _canary_named(source) == [(1, "canary"), (2, "canary_result"), (3, "canaries"), (4, "canaries"),
+                                     (4, "needle")]
 
 
 def test_each_check_is_listed_once_and_its_kinds_are_its_own():

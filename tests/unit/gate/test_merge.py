@@ -57,7 +57,7 @@ def test_a_worker_that_sent_nothing_leaves_a_partial_merged_report():
 
 
 def _merged(*payloads, allow_mixed=False) -> ReportState:
-    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())
+    state = ReportState(mode="gate", backend="llamacpp", states=fresh_states())  # as the controller's plan
     merge_workers(state, dict(enumerate(payloads)), workers=len(payloads), root=Path("/r"), allow_mixed=allow_mixed)
     state.closed = True
     return state
@@ -96,5 +96,5 @@ def test_conditions_speculation_cache_and_notes_merge_per_server():
     assert cache["verdict"] == "inconclusive" and cache["cached_requests"] == {"q@server2": 3}
     assert state.states["tokens"].evidence == {"token_ids": True}
     assert state.runs == [{"condition": "boot1-c1", "server": "server1"}]
-    assert state.notes == ["server1: slow"] and list(state.canaries) == ["code[a]"]
+    assert state.notes == ["server1: slow"] and list(state.states["canaries"].rows) == ["code[a]"]
     assert state.interruption == "server2: boot 2 failed" and not state.complete and state.verdict() == "partial"

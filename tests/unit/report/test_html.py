@@ -52,7 +52,7 @@ def test_page_is_self_contained_escaped_and_labelled():
 def test_counts_show_their_wilson_interval_on_hover_and_in_the_detail():
     s = state()
     s.states["conditions"].ladder["c16"]["confidence"] = {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
-    s.canaries = {"code[a]": {"family": "code", "ok": True, "verdict": "pass"}}
+    s.apply({"canaries": {"code[a]": {"family": "code", "ok": True, "verdict": "pass"}}})
     page = render_html(s.as_json())
     assert "<span title='Wilson 95% 0.09–0.91'>1/2 exact</span>" in page  # the header's exact prompts
     assert "<span title='Wilson 95% 0.09–0.91'>c16 1/2</span>" in page

@@ -15,9 +15,10 @@ from oracle.report.state import ReportState
 
 def _states() -> list[ReportState]:
     fresh = ReportState(mode="run", backend="llamacpp", states=fresh_states())
-    ran = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p"], complete=True, closed=True, states=fresh_states(),
-                      canaries={"code[a]": {"family": "code", "ok": False, "verdict": "fail", "expected": "14",
-                                            "extracted": "15"}}, notes=["a note"])
+    ran = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p"], complete=True, closed=True,
+                      states=fresh_states(), notes=["a note"])
+    ran.apply({"canaries": {"code[a]": {"family": "code", "ok": False, "verdict": "fail", "expected": "14",
+                                        "extracted": "15"}}})
     ran.checks = [Check("tokens[p]", "tokens", "exact", "ok", outcome="passed")]
     runner = ReportState(mode="gate", backend="python:r.py:make", prompt_ids=["p"], complete=True, closed=True,
                          states=fresh_states())

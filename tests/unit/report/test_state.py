@@ -38,8 +38,9 @@ def test_summary_counts_carry_their_wilson_intervals():
     state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p", "q", "r"], states=fresh_states())
     state.checks = [Check(f"tokens[{p}]", "tokens", v, "") for p, v in zip("pqr", ["exact", "exact", "near-tie"])]
     state.apply({"boots": {"2": {"counts": {"exact": 3}, "records": 3}, "3": {"counts": {"exact": 2}, "records": 3}}})
-    state.canaries = {"code[a]": {"family": "code", "ok": True}, "code[b]": {"family": "code", "ok": False},
-                      "repeats[burst]": {"family": "burst", "ok": True, "repeats": {"n": 5, "identical": 5}}}
+    state.apply({"canaries": {
+        "code[a]": {"family": "code", "ok": True}, "code[b]": {"family": "code", "ok": False},
+        "repeats[burst]": {"family": "burst", "ok": True, "repeats": {"n": 5, "identical": 5}}}})
     state.identity = {"servers_c1_crosscheck": {"identical": 4, "different": ["p: server1 vs server2"]}}
     summary = state.as_json()["summary"]
     assert summary["exact"] == [2, 3]  # the count itself is unchanged

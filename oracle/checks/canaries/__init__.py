@@ -1,0 +1,40 @@
+"""The objective canaries: code result, needle, repeats and crosstalk, each a pytest module in `canaries/`
+collected beside the gate's items (which modules and needle lengths: `canary/plan.py`, from these settings)
+and run through `canary/run.py` against the gate's server.
+
+A check kind that adds no gate item: its options and settings (options.py), its state (state.py), its report
+sections (oracle/canary/report.py, crosstalk_report.py), what a recorded reference keeps of it (every canary
+the server held) and this descriptor, listed once in oracle.checks.CHECKS.
+"""
+
+from __future__ import annotations
+
+from oracle.canary import report as section
+from oracle.canary.canary_set import follow_canary_set
+from oracle.checks.canaries.options import CanarySettings, add_options, settings_of
+from oracle.checks.canaries.state import CanaryState
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.compare.verdicts import DROPPED
+
+__all__ = ["CHECK", "CanarySettings", "CanaryState"]
+
+
+def items(plan) -> list[CheckItem]:
+    """None: the canary modules are collected as pytest tests of their own (plugin.py)."""
+    return []
+
+
+def build(parts: CheckParts) -> Producers:
+    return Producers({})
+
+
+def recorded(state: CanaryState) -> dict:
+    """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
+    so a gate against the reference finds no answer for it."""
+    return {"canaries": {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}}
+
+
+CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,
+                        build=build, state=CanaryState, add_options=add_options, settings=settings_of,
+                        defaults=CanarySettings(), section=section, for_reference=recorded,
+                        resolve=follow_canary_set)
