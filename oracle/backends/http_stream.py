@@ -17,6 +17,8 @@ from typing import AsyncIterator
 import aiohttp
 import httpx
 import orjson
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from oracle.backends.base import auth_headers
 
@@ -74,20 +76,27 @@ class StreamAnswer:
 class StreamClient:
     """A run's async client: as many connections as the run's concurrency, the per-read timeout and the connect
     timeout of --request-timeout, the API key header (`auth_headers`); a --url's user:password is sent as httpx
-    sends it (aiohttp takes it from the URL). The proxy settings of the environment are honoured, as by httpx."""
+    sends it (aiohttp takes it from the URL). The environment's proxy (HTTP_PROXY, NO_PROXY, ...) is honoured as
+    httpx honours it, looked up once per client: aiohttp's trust_env would ask a thread for it, and for ~/.netrc,
+    on every request."""
 
     def __init__(self, base_url: str, timeout: httpx.Timeout, *, connections: int = 1) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
+        self._proxy: tuple[URL | None, aiohttp.BasicAuth | None] = (None, None)
 
     async def __aenter__(self) -> StreamClient:
         connector = aiohttp.TCPConnector(limit=self._connections, limit_per_host=self._connections,
                                          ttl_dns_cache=None)
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=auth_headers(), trust_env=True,
+            connector=connector, headers=auth_headers(),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout.connect, sock_read=self.timeout.read))
+        try:
+            self._proxy = get_env_proxy_for_url(URL(self.base_url))
+        except LookupError:  # no proxy for this server, or NO_PROXY names it
+            self._proxy = (None, None)
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -102,7 +111,7 @@ class StreamClient:
         assert self._session is not None, "StreamClient is used inside `async with`"
         try:
             response = await self._session.request(method, f"{self.base_url}{route}", data=orjson.dumps(json),
-                                                   headers=_JSON)
+                                                   headers=_JSON, proxy=self._proxy[0], proxy_auth=self._proxy[1])
         except aiohttp.ClientError as exc:
             raise as_httpx_error(exc) from exc
         try:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpcore
 import httpx
+import msgspec
 
 from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence,
                                  Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
@@ -36,8 +37,8 @@ from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
-                                     ServedModel, Tokenized, parse, parse_answer, parse_object)
-from oracle.backends.stream import DONE, sse_events
+                                     ServedModel, Tokenized, decoder, parse, parse_answer, parse_object)
+from oracle.backends.stream import DONE, sse_batches
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "OpenAIBackend"]
@@ -289,26 +290,35 @@ class OpenAIBackend(HttpClients, BackendBase):
         finish: str | None = None
         done = False
         where = f"POST {self.path}"
+        ids, first_token, decode = out.completion_ids, request.first_token, decoder(OpenAIChunk).decode
         try:
             async with asyncio.timeout(self._timeout.read), client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
-                async with aclosing(sse_events(r.aiter_bytes())) as events:
-                    async for arrived, payload in events:
-                        last = arrived
-                        if payload.strip() == DONE:
-                            done = True
+                async with aclosing(sse_batches(r.aiter_bytes())) as batches:
+                    async for arrived, payloads in batches:  # one step per network read; its events share its time
+                        last, now = arrived, arrived - start
+                        for payload in payloads:
+                            if payload == DONE or payload.strip() == DONE:
+                                done = True
+                                break
+                            try:
+                                chunk = decode(payload)
+                            except msgspec.DecodeError:  # NaN, wrong shapes, not JSON: worded by parse
+                                chunk = parse(payload, OpenAIChunk, where=where)
+                            if chunk.error is not UNSET:
+                                error = chunk.error
+                                code = error.get("code") if isinstance(error, dict) else None
+                                raise self._refused(code if isinstance(code, int) else 0,
+                                                    json.dumps({"error": error}), request, after=len(ids))
+                            finish = self._take_chunk(out, chunk, now, text) or finish
+                            if len(ids) > request.max_tokens:
+                                check_count(len(ids), request, where=where)
+                            if first_token is not None and out.token_times_s:
+                                first_token.set()
+                                first_token = None
+                        if done:
                             break
-                        chunk = parse(payload, OpenAIChunk, where=where)
-                        if chunk.error is not UNSET:
-                            error = chunk.error
-                            code = error.get("code") if isinstance(error, dict) else None
-                            raise self._refused(code if isinstance(code, int) else 0, json.dumps({"error": error}),
-                                                request, after=len(out.completion_ids))
-                        finish = self._take_chunk(out, chunk, arrived - start, text) or finish
-                        check_count(len(out.completion_ids), request, where=where)
-                        if request.first_token is not None and out.token_times_s:
-                            request.first_token.set()
         except TimeoutError as exc:
             raise overdue(url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
                           total_s=self._timeout.read, silent_s=time.perf_counter() - last) from exc
