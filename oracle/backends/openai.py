@@ -35,14 +35,13 @@ from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
 from oracle.backends.metrics import Metrics
-from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
+from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows, token_id
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
                                      ServedModel, Tokenized, decoder, parse, parse_answer, parse_object)
 from oracle.backends.stream import DONE, sse_batches
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "OpenAIBackend"]
-
 
 
 class OpenAIBackend(HttpClients, BackendBase):
@@ -378,7 +377,7 @@ class OpenAIBackend(HttpClients, BackendBase):
         if ids is None and content and all(c.id is not UNSET for c in content):
             ids = [c.id for c in content]
         if ids is None and lp is not None and lp.tokens and all(t.startswith(TOKEN_ID) for t in lp.tokens):
-            ids = [_token_id(t) for t in lp.tokens]
+            ids = [token_id(t) for t in lp.tokens]
         if not ids:
             if piece:
                 out.token_times_s.append(now)
@@ -389,15 +388,6 @@ class OpenAIBackend(HttpClients, BackendBase):
         out.logprobs.extend(chosen)
         out.top_ids.extend(top_ids)
         out.top_logprobs.extend(top_logprobs)
-
-
-def _token_id(key: str) -> int:
-    """vLLM's `token_id:N` as N; AnswerBroken for a key that is no id."""
-    tail = key[len(TOKEN_ID):]
-    if not tail.isdigit():
-        raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
-                           f"{TOKEN_ID}N id")
-    return int(tail)
 
 
 FAMILY = FamilyDescriptor(name="openai", help="any OpenAI-compatible server", backend=OpenAIBackend)

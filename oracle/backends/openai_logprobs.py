@@ -12,9 +12,9 @@ from operator import attrgetter
 
 import msgspec
 
-from oracle.backends.schemas import UNSET, OpenAILogprobs
+from oracle.backends.schemas import UNSET, AnswerBroken, OpenAILogprobs
 
-__all__ = ["TOKEN_ID", "logprob_rows"]
+__all__ = ["TOKEN_ID", "logprob_rows", "token_id"]
 
 TOKEN_ID = "token_id:"
 _IDS = msgspec.json.Decoder(list[int])
@@ -89,3 +89,12 @@ def logprob_rows(lp: OpenAILogprobs | None, n: int, key_to_id
         if row:
             top_ids[i], top_logprobs[i] = _keyed_row(row, key_to_id)
     return chosen, top_ids, top_logprobs
+
+
+def token_id(key: str) -> int:
+    """vLLM's `token_id:N` as N; AnswerBroken for a key that is no id."""
+    tail = key[len(TOKEN_ID):]
+    if not tail.isdigit():
+        raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
+                           f"{TOKEN_ID}N id")
+    return int(tail)
