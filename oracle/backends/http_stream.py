@@ -25,7 +25,7 @@ from oracle.backends.base import auth_headers
 __all__ = ["StreamAnswer", "StreamClient", "as_httpx_error"]
 
 _JSON = {"Content-Type": "application/json"}
-KEEPALIVE_S = 4.0  # below the servers' own 5 s
+KEEPALIVE_S = 4.0  # below uvicorn's default 5 s
 
 
 def as_httpx_error(exc: aiohttp.ClientError) -> httpx.TransportError:
@@ -89,8 +89,8 @@ class StreamClient:
         self._proxy: tuple[URL | None, aiohttp.BasicAuth | None] = (None, None)
 
     async def __aenter__(self) -> StreamClient:
-        # A connection idle past KEEPALIVE_S is not reused: llama-server and uvicorn (vLLM) close theirs after 5 s,
-        # and a request sent on one the server is closing would break (a POST is never retried).
+        # A connection idle past KEEPALIVE_S is not reused: servers close idle ones (uvicorn, vLLM's, after 5 s by
+        # default; httpx keeps one 5 s), and a request sent on one being closed would break (a POST is never retried).
         connector = aiohttp.TCPConnector(limit=self._connections, limit_per_host=self._connections,
                                          ttl_dns_cache=None, keepalive_timeout=KEEPALIVE_S)
         self._session = aiohttp.ClientSession(
