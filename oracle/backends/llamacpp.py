@@ -22,6 +22,7 @@ from oracle.backends.family import FamilyDescriptor
 from oracle.backends.conformance import check_count, check_stop
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
+from oracle.backends.http_stream import StreamClient
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
@@ -231,7 +232,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         event = parse_object(answer, LlamaEvent, where=f"POST {COMPLETION}")
         return list(event.tokens), event.content
 
-    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+    async def complete(self, client: StreamClient | httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()

@@ -34,6 +34,7 @@ from oracle.backends.conformance import check_count, check_stop
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
+from oracle.backends.http_stream import StreamClient
 from oracle.backends.metrics import Metrics
 from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows, token_id
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
@@ -280,7 +281,7 @@ class OpenAIBackend(HttpClients, BackendBase):
             return refused(status, detail, route=self.path)
         return error_event(detail, route=self.path, after=after)
 
-    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+    async def complete(self, client: StreamClient | httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
