@@ -90,3 +90,37 @@ def test_a_silent_server_is_the_per_read_timeout_in_httpx_words():
     (status, body, error), _ = _served(HEAD + _chunk(b"data: 1\n\n"), then_wait_s=3.0, timeout_s=1.0)
     assert status == 200 and body == b"data: 1\n\n"
     assert isinstance(error, httpx.ReadTimeout), repr(error)
+
+
+def test_keep_alive_comments_after_a_token_end_at_the_total_deadline_as_a_silence():
+    """The real path (StreamClient, not a scripted transport): a token, then comments every 0.1 s, never another
+    event; the request stops at --request-timeout and says how long no token came."""
+    import asyncio
+    import json
+    import time
+
+    from oracle.backends import CompletionRequest, RequestFailed
+    from oracle.backends.llamacpp import LlamaCppBackend
+
+    async def serve(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        token = json.dumps({"content": "a", "tokens": [5], "stop": False}).encode()
+        writer.write(HEAD + _chunk(b"data: " + token + b"\n"))
+        try:
+            while True:
+                writer.write(_chunk(b": keep-alive\n\n"))
+                await writer.drain()
+                await asyncio.sleep(0.1)
+        except (ConnectionError, RuntimeError):
+            writer.close()
+
+    async def go():
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        backend = LlamaCppBackend(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", timeout_s=2)
+        async with server, backend.async_client() as client:
+            return await backend.complete(client, CompletionRequest(prompt_ids=(1, 2), max_tokens=4, logprobs=0))
+    started = time.monotonic()
+    with pytest.raises(RequestFailed, match=r"/completion: the server sent no token for 2 s after 1 tokens \(keep-alive "
+                                            r"comments are not tokens\), and the request reached --request-timeout 2 s"):
+        asyncio.run(go())
+    assert time.monotonic() - started < 10
