@@ -112,7 +112,9 @@ def test_a_slower_candidate_gets_a_between_run_interval_below_one_every_sample_o
     assert len(firsts) == 16  # every request of both sides opens differently (each side its own nonce)
     v = decode["vs_reference"]
     assert (v["measured"], v["interval"], v["label"], v["pairs"]) == ("interleaved", "between-run", "headline", 3)
-    assert v["ci95"][1] < 1.0 and v["median"] == pytest.approx(1 / 3, rel=0.35)
+    # Paced at 3x the gap: the point lies well below 1 (a loaded host adds the same overhead to both sides, so
+    # the ratio moves toward 1 from 1/3; only its side of 1 is what this test is about).
+    assert v["ci95"][1] < 1.0 and 0.2 < v["median"] < 0.8
     # the interval is the t interval of the paired log ratios, the point beside it the ratio of medians
     logs = [math.log(c["value"] / r["value"]) for c, r in zip(decode["samples"], decode["reference"]["samples"])]
     mean, sd = sum(logs) / 3, (sum((x - sum(logs) / 3) ** 2 for x in logs) / 2) ** 0.5
