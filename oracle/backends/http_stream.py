@@ -25,7 +25,6 @@ from oracle.backends.base import auth_headers
 __all__ = ["StreamAnswer", "StreamClient", "as_httpx_error"]
 
 _JSON = {"Content-Type": "application/json"}
-KEEPALIVE_S = 4.0  # below uvicorn's default 5 s
 
 
 def as_httpx_error(exc: aiohttp.ClientError) -> httpx.TransportError:
@@ -89,10 +88,12 @@ class StreamClient:
         self._proxy: tuple[URL | None, aiohttp.BasicAuth | None] = (None, None)
 
     async def __aenter__(self) -> StreamClient:
-        # A connection idle past KEEPALIVE_S is not reused: servers close idle ones (uvicorn, vLLM's, after 5 s by
-        # default; httpx keeps one 5 s), and a request sent on one being closed would break (a POST is never retried).
+        # Every request on a connection of its own: servers close kept-alive ones on their own terms (uvicorn after
+        # 5 s idle, llama-server's cpp-httplib after a number of requests), and a request written on a connection
+        # being closed breaks ("Cannot write to closing transport"); a POST is never retried. A local connect costs
+        # well under a millisecond, outside every token time.
         connector = aiohttp.TCPConnector(limit=self._connections, limit_per_host=self._connections,
-                                         ttl_dns_cache=None, keepalive_timeout=KEEPALIVE_S)
+                                         ttl_dns_cache=None, force_close=True)
         self._session = aiohttp.ClientSession(
             connector=connector, headers=auth_headers(),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout.connect, sock_read=self.timeout.read))

@@ -39,8 +39,8 @@ def recorded_needle_lengths(manifest: dict) -> tuple[tuple[int, ...] | None, str
 def follow_canary_set(canary, reference):
     """A gate's canary settings with the reference's needle lengths, unless --needle-lengths chose them, and a
     note saying so. No needle in the reference: the gate collects none."""
-    if reference is None or canary.needle_lengths is not None:
-        return canary
+    if reference is None or canary.needle_lengths is not None or "needle" not in canary.kinds:
+        return canary  # no reference, lengths given, or no needle asked: nothing to follow
     lengths, where = recorded_needle_lengths(reference.manifest)
     if lengths is None:
         return canary

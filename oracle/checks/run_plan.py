@@ -24,7 +24,7 @@ from oracle.run.plan_estimate import Part, Rates, RunPlan, duration_words
 __all__ = ["RunPlanHook", "make_run_plan"]
 
 PRIMARY_KINDS = ("record", "tokens")  # the first of them runs every prompt at c1
-NO_REQUEST_KINDS = ("cache", "speculation", "speed", "servers")  # judged from runs that are already counted
+NO_REQUEST_KINDS = ("cache_zero", "speculation", "speed", "coverage")  # judged from runs that are already counted
 CANARY_PROMPT_TOKENS = 60  # a short canary prompt whose ids are built at run time (crosstalk markers, repeats)
 
 

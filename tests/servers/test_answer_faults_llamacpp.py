@@ -148,7 +148,7 @@ def test_a_character_over_several_tokens_is_refused_as_llama_server_streams_only
     assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*prompt 'emoji' (boot1-c1, request 1 of 1): POST /completion: the server's answer "
                                  "breaks its own ids: field tokens gave 4 ids for timings.predicted_n 8 generated "
-                                 "tokens (llama-server streams only the last id of a character that spans several "
+                                 "tokens (llama-server gives only the last id of a character that spans several "
                                  "tokens*"])
     assert not ref.exists() and "Traceback" not in result.stdout.str()
 

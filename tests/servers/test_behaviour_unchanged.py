@@ -6,8 +6,8 @@ give the same verdicts, counts and identity.json contents. Left out of the compa
 timestamps, timings, URLs and ports, absolute paths (reduced to their last part), the order in which a
 wave's concurrent requests finished, and the machine (host name, environment, the installed package
 list: the dependencies change by design, and CI is another machine), and what later versions added by design:
-the speed card (`speed`, also per ladder level), Wilson intervals (`confidence`), the warm-up request and the
-report's schema version.
+the speed card (`speed`, also per ladder level), Wilson intervals (`confidence`), the warm-up request, the run plan
+(`identity.plan`) and the report's schema version.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _ADDED_FIELDS = {"speed", "confidence", "warmup", "schema_version", "served_cont
                  "preemptions", "backend", "complete", "closed", "decode_vs_prefill", "tokens_generated",
                  "server_timings", "contaminated", "chunked_prefill", "prompt_logprob", "logit_cosine",
                  "logit_cosine_min", "logit_cosine_ids", "sampling", "token_match", "logit_cosine_raw",
-                 "logit_cosine_raw_min"}
+                 "logit_cosine_raw_min", "plan"}
 # Changed after the fixtures were written, by design: the embedded llama-server runs with --no-repack (its AMX
 # weight buffers crash it at load on hosts whose CPU reports AMX inside a VM that does not run it).
 _ADDED_WORDS = re.compile(r" --no-repack\b")

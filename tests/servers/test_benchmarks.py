@@ -38,6 +38,9 @@ SMOKE = {
                   r"^clean gates after a fault that passed: 1 of 1$"]),
     "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4", "--prompts", "4"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
+    "bad_inputs.py": (["--only", "seed-negative,diff-missing", "--jobs", "1"],
+                      [r"^2 cases run, 0 tracebacks, 0 wrong exit codes, 0 silent acceptances, 0 changed input "
+                       r"folders, 0 messages without the value; 0 failing$"]),
     "fuzz_inputs.py": (["--examples", "2"],
                        [r"^references: 2 cases, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders",
                         r"^total: 8 cases run, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders, "
