@@ -260,8 +260,7 @@ class Backend(Protocol):
     base_url: str
     capabilities: Capabilities
 
-    # `client`: what the backend's own `async_client` gave (the HTTP families: http_stream.StreamClient).
-    async def complete(self, client, request: CompletionRequest) -> Completion: ...
+    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion: ...
 
     def chat_template(self) -> str | None: ...
 
@@ -277,7 +276,7 @@ class Backend(Protocol):
 
     def healthy(self) -> bool: ...
 
-    def async_client(self, *, connections: int = 1): ...  # an async context manager
+    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient: ...
 
     # Offered as declared in `capabilities` (BackendBase answers "not offered" for each). What one check alone
     # needs is no method here but a small protocol in that check's package, which a backend that offers it

@@ -5,9 +5,7 @@ its /props, /tokenize, /detokenize, the OpenAI-compatible stream chunks and /v1/
 
 Fields a server adds and oracle does not read are ignored; a field oracle reads that has another type (a list for
 an object, a string for an id, a negative id, null where a number must be) is an `AnswerBroken` that names the
-endpoint, the field and the value. Decoding straight from the bytes into structs is also the stream's hot path:
-the streamed events' structs are `gc=False` (decoded JSON holds no cycles), so the collector never walks the
-hundreds of thousands of them a fast stream makes each second.
+endpoint, the field and the value. Decoding straight from the bytes into structs is also the stream's hot path.
 """
 
 from __future__ import annotations
@@ -39,17 +37,17 @@ class AnswerBroken(RequestFailed):
 
 
 # -- llama-server ---------------------------------------------------------------------------------------------
-class TopLogprob(Struct, gc=False):
+class TopLogprob(Struct):
     id: TokenId
     logprob: float
 
 
-class TokenLogprob(Struct, gc=False):
+class TokenLogprob(Struct):
     logprob: float | None = None  # null where the server could not state it (-inf)
     top_logprobs: list[TopLogprob] = []
 
 
-class LlamaTimings(Struct, gc=False):
+class LlamaTimings(Struct):
     cache_n: int | UnsetType = UNSET
     prompt_n: int | UnsetType = UNSET
     prompt_ms: float | UnsetType = UNSET
@@ -63,7 +61,7 @@ class LlamaTimings(Struct, gc=False):
         return {k: v for k in self.__struct_fields__ if (v := getattr(self, k)) is not UNSET}
 
 
-class LlamaEvent(Struct, gc=False):
+class LlamaEvent(Struct):
     """One /completion event (streamed), or the whole non-streamed answer."""
     content: str = ""
     tokens: list[TokenId] = []
@@ -115,30 +113,30 @@ class Detokenized(Struct):
 
 
 # -- OpenAI-compatible ----------------------------------------------------------------------------------------
-class ChatDelta(Struct, gc=False):
+class ChatDelta(Struct):
     content: str | None = None
 
 
-class ContentTop(Struct, gc=False):
+class ContentTop(Struct):
     logprob: float
     id: TokenId | UnsetType = UNSET
 
 
-class ContentLogprob(Struct, gc=False):
+class ContentLogprob(Struct):
     """llama.cpp's per-token logprob object (OpenAI chat shape, with ids)."""
     logprob: float | None = None
     id: TokenId | UnsetType = UNSET
     top_logprobs: list[ContentTop] = []
 
 
-class OpenAILogprobs(Struct, gc=False):
+class OpenAILogprobs(Struct):
     content: list[ContentLogprob] | None = None
     tokens: list[str] | None = None
     token_logprobs: list[float | None] | None = None
     top_logprobs: list[dict[str, float] | None] | None = None
 
 
-class OpenAIChoice(Struct, gc=False):
+class OpenAIChoice(Struct):
     text: str | None = None
     delta: ChatDelta | None = None
     token_ids: list[TokenId] | None = None
@@ -147,16 +145,16 @@ class OpenAIChoice(Struct, gc=False):
     finish_reason: str | None = None
 
 
-class PromptTokensDetails(Struct, gc=False):
+class PromptTokensDetails(Struct):
     cached_tokens: int | None = None
 
 
-class Usage(Struct, gc=False):
+class Usage(Struct):
     prompt_tokens_details: PromptTokensDetails | None = None
     completion_tokens: int | None = None
 
 
-class OpenAIChunk(Struct, gc=False):
+class OpenAIChunk(Struct):
     choices: list[OpenAIChoice] = []
     usage: Usage | None = None
     timings: LlamaTimings | None = None
