@@ -12,7 +12,8 @@ import pytest
 
 from oracle.options import GateOptions
 from oracle.run.suite import builtin_suite_path
-from oracle.store.folder_safety import Place, earlier_report_refusal, folder_refusal, name_refusal
+from oracle.store.folder_safety import (Place, earlier_report_refusal, folder_refusal, name_refusal,
+                                        reference_inside_refusal)
 
 __all__ = ["check_run_folders", "read_places"]
 
@@ -46,6 +47,7 @@ def check_run_folders(options: GateOptions, report_dir: Path, *, default: bool,
     report = Place("the default report folder" if default else "--report-dir", report_dir)
     writes = [report] + ([Place("--record", options.record)] if options.record else [])
     refusal = (next((r for r in map(name_refusal, writes) if r), None) or earlier_report_refusal(report, marker=marker)
-               or folder_refusal(writes, read_places(options)))
+               or folder_refusal(writes, read_places(options)) or reference_inside_refusal(report)
+               or (reference_inside_refusal(writes[1], above_only=True) if options.record else None))
     if refusal:
         raise pytest.UsageError(refusal)

@@ -75,8 +75,13 @@ def _int_at_least(flag: str, least: int, expected: str, example: int, floor_word
             raise pytest.UsageError(f"{flag} {value!r}: expected {expected}, e.g. {flag} {example}") from None
         if n < least:
             raise pytest.UsageError(f"{flag} {value!r}: must be {floor_words}")
+        if n > COUNT_MAX:  # the servers keep their counts in 32 bits: a larger one would wrap or be refused there
+            raise pytest.UsageError(f"{flag} {value!r}: must be at most {COUNT_MAX}, e.g. {flag} {example}")
         return n
     return parse
+
+
+COUNT_MAX = 2**31 - 1  # the largest count a server takes (a signed 32-bit int in llama.cpp and vLLM's C++ parts)
 
 
 def positive_int(flag: str):

@@ -129,6 +129,9 @@ def _url_refusal(url: str) -> str | None:
 
 def _server_urls(o) -> tuple[str, ...]:
     urls = [u.strip() for u in (o.url or "").split(",") if u.strip()]
+    if o.url is not None and not urls:  # `--url=` (an unset variable): never the embedded default in its place
+        raise pytest.UsageError(f"--url {o.url!r}: no URL in it; give the running server, e.g. "
+                                "--url http://127.0.0.1:8080, or leave --url out for the embedded default")
     if o.servers:
         path = Path(o.servers)
         if not path.is_file():

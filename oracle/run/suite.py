@@ -179,6 +179,9 @@ def _prompt(row: dict, where: str) -> Prompt:
     if missing:
         raise SuiteError(f"{where}: missing field(s) {', '.join(missing)}; "
                          "each prompt needs id, class, messages and max_tokens")
+    if "seed" in row:  # looks like a setting, is none: each request's seed comes from the run's options
+        raise SuiteError(f"{where}: a suite row sets no seed (got 'seed': {row['seed']!r}"[:200] + "); the run's "
+                         "seed is --seed, a sampled run's per-request seeds --seeds N; remove the key")
     try:
         parsed = msgspec.convert(row, _Row, strict=True)
     except msgspec.ValidationError as exc:

@@ -97,11 +97,12 @@ def name_refusal(place: Place) -> str | None:
     return None
 
 
-def reference_inside_refusal(place: Place) -> str | None:
+def reference_inside_refusal(place: Place, *, above_only: bool = False) -> str | None:
     """A folder written that is a reference, or lies inside one (a manifest.json at it or above it), though no
-    option names that reference: the refusal, else None. A reference is never written into."""
+    option names that reference: the refusal, else None. A reference is never written into. above_only: the folder
+    itself may be one (a --record that overwrites its own reference with --record-overwrite)."""
     folder = place.resolved
-    for at in (folder, *folder.parents):
+    for at in (folder.parents if above_only else (folder, *folder.parents)):
         try:
             held = (at / "manifest.json").is_file()
         except OSError:
