@@ -2,7 +2,7 @@
 needles writes the lengths it ran into its manifest (`run.canary_set`); a gate against it collects those lengths,
 not its own defaults, so that a record and its gates stay comparable (each needle has a reference answer).
 
-    run["canary_set"] = canary_set(state.canaries, dropped=plan.dropped)   # at record time
+    run["canary_set"] = canary_set(canary_state.rows, dropped=plan.dropped)   # at record time
     canary = follow_canary_set(canary, reference)    # a gate's canary settings, at its start (the check's resolve)
 
 A gate that gives --needle-lengths runs those (its items without a reference answer are reported as such).

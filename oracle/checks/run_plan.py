@@ -84,13 +84,14 @@ def _gate_item(gate, parts: _Parts, item, suite: list[tuple[int, int]]) -> None:
     elif spec.kind in NO_REQUEST_KINDS:
         return
     elif spec.kind == "ladder":
-        parts.add(f"ladder c{spec.key}", item.nodeid, _ladder_shapes(suite, spec.key, o.ladder_mode),
-                  note="at the c1 rates" if spec.key > 1 else "")
+        shapes = _ladder_shapes(suite, spec.key, o.check("conditions").mode)
+        parts.add(f"ladder c{spec.key}", item.nodeid, shapes, note="at the c1 rates" if spec.key > 1 else "")
     elif spec.kind == "boot":
         parts.add(f"boot {spec.key}", item.nodeid, suite, note="plus the server's restart")
     elif spec.kind == "speed_cells":
-        shapes = [(p, g) for p, g in o.speed_cells for _ in range(o.speed_repeats + 1)]
-        parts.add("speed cells", item.nodeid, shapes, note=f"{o.speed_repeats} repeats and a warm-up per cell")
+        cells = o.check("speed_cells")
+        shapes = [(p, g) for p, g in cells.cells for _ in range(cells.repeats + 1)]
+        parts.add("speed cells", item.nodeid, shapes, note=f"{cells.repeats} repeats and a warm-up per cell")
     else:  # another check kind's diagnostic requests (logits, decode vs prefill, A/B rounds, ...)
         parts.add(f"diagnostic: {spec.kind}", item.nodeid, note="requests of its own, not estimated",
                   estimated=False)
