@@ -73,15 +73,31 @@ def recorded(family: str) -> list[Event]:
     return events
 
 
+def _recounted(event: Event, n: int) -> Event:
+    """The event with the server's own count of generated tokens (llama-server's timings.predicted_n, vLLM's
+    usage.completion_tokens) set to n: a stream cycled to another length still counts its ids right."""
+    block = event.frame.split(b"\r\n", 1)[1][:-2].removesuffix(b"\n\n")
+    data = block.removeprefix(b"data: ")
+    if data == b"[DONE]":
+        return event
+    message = json.loads(data)
+    if "timings" in message:
+        message["timings"]["predicted_n"] = n
+    if message.get("usage"):
+        message["usage"]["completion_tokens"] = n
+    body = b"data: " + json.dumps(message).encode() + b"\n\n"
+    return Event(b"%x\r\n%s\r\n" % (len(body), body), event.tokens, event.finishing)
+
+
 def paced(events: list[Event], tokens: int) -> list[Event]:
-    """The recorded token events cycled to `tokens` tokens, then the recorded ending."""
+    """The recorded token events cycled to `tokens` tokens, then the recorded ending (its counts made `tokens`)."""
     body = [e for e in events if not e.finishing]
     tail = [e for e in events if e.finishing]
     out, n, i = [], sum(e.tokens for e in tail), 0
     while n < tokens:
         out.append(body[i % len(body)])
         n, i = n + body[i % len(body)].tokens, i + 1
-    return out + tail
+    return out + [_recounted(e, n) for e in tail]
 
 
 # -- the replay server (its own process) ------------------------------------------------------------------

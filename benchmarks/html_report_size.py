@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from oracle.checks import fresh_states
 from oracle.report.html import render_html
 from oracle.report.state import ReportState
 from oracle.compare.verdicts import Check
@@ -39,7 +40,7 @@ def split(rng: random.Random, position: int) -> dict:
 def build(prompts: int, tokens: int, levels: list[int]) -> dict:
     rng = random.Random(7)
     ids = [f"prompt-{i:03d}" for i in range(prompts)]
-    s = ReportState(mode="gate", backend="llamacpp-cuda", prompt_ids=ids)
+    s = ReportState(mode="gate", backend="llamacpp-cuda", prompt_ids=ids, states=fresh_states())
     for pid in ids:
         if rng.random() < 0.25:
             fd = rng.randrange(tokens)
@@ -68,10 +69,10 @@ def build(prompts: int, tokens: int, levels: list[int]) -> dict:
         ev = {"rows": rows, "counts": {"exact": exact}, "required": n, "records": n}
         if kind == "ladder":
             ev["overlap"] = {"asked": c, "reached": c}
-            s.ladder[f"c{c}"] = {"counts": {"exact": exact}, "records": n, "overlap": ev["overlap"],
-                                 "first_divergences": [], "verdict": "divergent", "required": n}
+            s.apply({"ladder": {f"c{c}": {"counts": {"exact": exact}, "records": n, "overlap": ev["overlap"],
+                                          "first_divergences": [], "verdict": "divergent", "required": n}}})
         s.checks.append(Check(cid, kind, "divergent", f"{exact}/{n} exact", evidence=ev, outcome="failed"))
-    s.boots = {"2": {"counts": {"exact": 40}, "records": prompts}}
+    s.apply({"boots": {"2": {"counts": {"exact": 40}, "records": prompts}}})
     s.complete = s.closed = True
     return s.as_json()
 

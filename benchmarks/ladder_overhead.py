@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx
 
 from oracle.backends import CompletionRequest, make_backend
+from oracle.checks import fresh_states
 from oracle.compare.conditions import compare_condition, condition_check, first_split
 from oracle.compare.splits import split_view
 from oracle.compare.verdicts import EXACT
@@ -87,12 +88,12 @@ class Level:
         reached = min(result.wave_overlap) if result.wave_overlap else 0
         state = self.recorder.report.state
         state.judged(check)
-        state.ladder[f"c{self.level}"] = {  # the level's summary, as the gate's report holds it
+        state.apply({"ladder": {f"c{self.level}": {  # the level's summary, as the gate's report holds it
             "verdict": check.verdict, "detail": check.detail, "counts": check.evidence["counts"], "records": len(rows),
             "required": len(rows), "overlap": {"asked": self.level, "reached": reached, "per_wave": result.wave_overlap,
                                                "server_peak": result.server_peak, "waves": len(self.waves)},
             "first_divergences": sorted(r["vs_c1"]["first_divergence"] for r in rows
-                                        if r["vs_c1"]["first_divergence"] is not None)}
+                                        if r["vs_c1"]["first_divergence"] is not None)}}})
         self.recorder.report.write()
         return time.perf_counter() - t0, check.evidence["counts"], reached
 
@@ -117,7 +118,7 @@ def main() -> None:
             suite = load_suite("default").with_max_tokens(a.max_tokens)
             prompts = PromptSet.open(suite, backend, tokenizer=None, model_path=model)
             report = ReportFile(Path(tmp) / "report", ReportState(mode="run", backend="llamacpp",
-                                                                  prompt_ids=suite.ids()))
+                                                                  prompt_ids=suite.ids(), states=fresh_states()))
             recorder = Recorder(report, backend, logprobs=a.logprobs, seed=SEED)
             if recorder.run(PRIMARY, one_at_a_time(prompts.rendered)) is None:  # c1: what each level is compared with
                 raise SystemExit(f"c1: {report.state.interruption}")

@@ -14,7 +14,7 @@ import re
 from oracle.backends.base import IDS_FROM_SERVER, Completion, CompletionRequest
 from oracle.backends.schemas import UNSET, AnswerBroken
 
-__all__ = ["check_completion", "check_count", "check_ids_counted", "check_stop", "check_text", "text_agrees"]
+__all__ = ["check_completion", "check_count", "check_ids_counted", "check_stop", "check_text", "ids_short", "text_agrees"]
 
 
 def check_count(n: int, request: CompletionRequest, *, where: str) -> None:
@@ -24,14 +24,20 @@ def check_count(n: int, request: CompletionRequest, *, where: str) -> None:
                            f"for max_tokens {request.max_tokens}; field tokens holds more tokens than asked")
 
 
+def ids_short(c: Completion, counted) -> bool:
+    """The answer gave some ids, but fewer than the server's own count of generated tokens."""
+    n = len(c.completion_ids)
+    return isinstance(counted, int) and bool(n) and counted > n
+
+
 def check_ids_counted(c: Completion, counted, *, field: str, counter: str, where: str) -> None:
     """Every generated token's id came with the answer, as many as the server's own count of generated tokens.
     llama-server holds back a token that ends inside a multi-byte character and then streams only the last id of
     the character (its /completion `tokens`; its OpenAI route one `logprobs.content` entry per character): the ids
     do not spell the text, and a reference made of them would be wrong."""
-    n = len(c.completion_ids)
-    if not isinstance(counted, int) or not n or counted <= n:
+    if not ids_short(c, counted):
         return
+    n = len(c.completion_ids)
     raise AnswerBroken(f"{where}: the server's answer breaks its own ids: field {field} gave {n} ids for {counter} "
                        f"{counted} generated tokens (llama-server gives only the last id of a character that spans "
                        f"several tokens; text {c.text[-20:]!r}): these ids do not spell the text, so no record is "

@@ -4,7 +4,10 @@
 are taken from wherever the server gives them: `choices[].token_ids` (vLLM's `return_token_ids`),
 `logprobs.content[].id` (llama.cpp), `logprobs.tokens` as `token_id:N` (vLLM's
 `return_tokens_as_token_ids`). A server that gives none is compared on text, and every record
-says so (`ids_source: text`); the report carries the downgrade note, never silently.
+says so (`ids_source: text`); the report carries the downgrade note, never silently. So is an answer
+whose ids are fewer than its `usage.completion_tokens` (llama-server's OpenAI route gives one logprobs
+entry per character, and none for the drafted tokens a speculative server accepts): such ids do not
+spell the text, and none of them is kept.
 
 A server without `/v1/completions` (it answers 404 or 405) gets the suite's messages on
 `/v1/chat/completions` instead: it renders the chat itself, so the prompt token ids are not
@@ -29,7 +32,7 @@ import httpx
 from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence, RouteMissing,
                                  Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
                                  context_tokens, server_timings, status_words)
-from oracle.backends.conformance import check_count, check_ids_counted, check_stop
+from oracle.backends.conformance import check_count, check_stop, ids_short
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
@@ -324,7 +327,8 @@ class OpenAIBackend(HttpClients, BackendBase):
                                 f"[DONE] after {len(out.completion_ids)} tokens (server died or connection cut)")
         out.text = "".join(text)
         out.finish_reason = check_stop(finish, STOP_REASONS["openai"], engine="finish_reason", where=where)
-        check_ids_counted(out, counted, field="token ids", counter="usage.completion_tokens", where=where)
+        if ids_short(out, counted):  # ids for only some tokens do not spell the text: compared on text (above)
+            out.completion_ids, out.logprobs, out.top_ids, out.top_logprobs, out.tail_mass = [], [], [], [], []
         if out.text and not out.completion_ids:
             out.ids_source = IDS_FROM_TEXT  # token_times_s then holds one time per streamed text piece
         if out.system_fingerprint:

@@ -2,7 +2,7 @@
 needles writes the lengths it ran into its manifest (`run.canary_set`); a gate against it collects those lengths,
 not its own defaults, so that a record and its gates stay comparable (each needle has a reference answer).
 
-    run["canary_set"] = canary_set(canary_state.rows, dropped=plan.dropped)   # at record time
+    run["canary_set"] = canary_set(canary_state.rows)   # at record time (the canaries' for_reference)
     canary = follow_canary_set(canary, reference)    # a gate's canary settings, at its start (the check's resolve)
 
 A gate that gives --needle-lengths runs those (its items without a reference answer are reported as such).
@@ -17,11 +17,16 @@ from oracle.compare.verdicts import DROPPED
 __all__ = ["canary_set", "follow_canary_set", "recorded_needle_lengths"]
 
 
-def canary_set(rows: dict[str, dict], *, dropped: list[dict]) -> dict:
-    """The manifest's `canary_set`: the needle lengths this run sent, and those its budget dropped (with why)."""
-    lengths = sorted({row["length"] for row in rows.values()
-                      if row.get("family") == "needle" and row.get("verdict") != DROPPED and "length" in row})
-    return {"needle_lengths": lengths, "dropped": [{"length": d["length"], "reason": d["reason"]} for d in dropped]}
+def canary_set(rows: dict[str, dict]) -> dict:
+    """The manifest's `canary_set`, from the canary rows: the needle lengths this run sent, and those it dropped
+    (its budget, or the server's context) with why, one entry per length."""
+    needles = [row for row in rows.values() if row.get("family") == "needle" and "length" in row]
+    lengths = sorted({row["length"] for row in needles if row.get("verdict") != DROPPED})
+    dropped: dict[int, str] = {}
+    for row in needles:
+        if row.get("verdict") == DROPPED:
+            dropped.setdefault(row["length"], str(row.get("why") or ""))
+    return {"needle_lengths": lengths, "dropped": [{"length": n, "reason": dropped[n]} for n in sorted(dropped)]}
 
 
 def recorded_needle_lengths(manifest: dict) -> tuple[tuple[int, ...] | None, str]:

@@ -74,13 +74,12 @@ class CheckParts:
 @dataclass(frozen=True)
 class Producers:
     """A check's producers by item kind, and what it observes of each finished run (a ladder level, a boot):
-    `observe(result, asked=, reached=, staggered=)` returns the report findings of that run; `for_reference()` the
-    keywords it adds to the reference a record run writes (the precision floor); `watch(backend)` what it measures
-    around the primary run (a `RunWatch`: the speed card's power window)."""
+    `observe(result, asked=, reached=, staggered=)` returns the report findings of that run; `watch(backend)` what
+    it measures around the primary run (a `RunWatch`: the speed card's power window). What a recorded reference
+    keeps of a check is read from its state (`CheckDescriptor.for_reference`), in one process or after a merge."""
 
     answers: Mapping[str, Callable[..., Finding]]
     observe: Callable[..., dict] | None = None
-    for_reference: Callable[[], dict] | None = None  # what a recorded reference keeps of it (write_run_reference)
     watch: Callable[[Any], "RunWatch"] | None = None  # around the primary run: started before it, closed after
 
 
@@ -124,8 +123,7 @@ class CheckState(Protocol):
 
 def state_part(state, name: str) -> dict:
     """What a check state's optional method `name` gives, {} where it has none: `carried()`, the plain data a
-    worker hands its controller beside its report (its state's `from_json` reads it back, for `merge`);
-    `for_reference()`, the keywords it adds to the reference the controller writes after the merge."""
+    worker hands its controller beside its report (its state's `from_json` reads it back, for `merge`)."""
     method = getattr(state, name, None)
     return method() if method is not None else {}
 

@@ -15,7 +15,6 @@ from functools import partial
 from math import ceil
 
 from oracle.backends import RequestFailed
-from oracle.canary.canary_set import canary_set
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.run import dropped
 from oracle.run.eta import RunEta
@@ -212,9 +211,6 @@ class RunPlanHook:
             return [f"oracle plan: none ({exc})"]
         self.eta = RunEta(self.plan, part_of)
         gate.state.identity["plan"] = self.plan.as_json()
-        # A gate against the reference this run records collects the same needle lengths (canary/canary_set.py).
-        gate.for_reference.append(lambda: {"canary_set": canary_set(gate.state.states["canaries"].rows,
-                                                                    dropped=self.plan.dropped)})
         if gate.options.plan_only:
             gate.state.note("--plan: the run plan was made after the warm-up and no other request was sent")
         gate.report.write()

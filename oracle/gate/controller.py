@@ -75,11 +75,8 @@ class XdistController(ReportOwner):
                           allow_mixed=self.options.allow_mixed_servers)
             message = None
             if self.plan.mode == "record" and self.payloads:
-                extras = {k: v for state in self.state.states.values()
-                          for k, v in state_part(state, "for_reference").items()}
                 message = write_run_reference(self.plan, self.state, self._owned_records(),
-                                              kept=str(self.report.folder / "servers" / "server*" / "records"),
-                                              **extras)
+                                              kept=str(self.report.folder / "servers" / "server*" / "records"))
             self.report.write()
             return message
         finally:

@@ -59,7 +59,6 @@ class GateSession(ReportOwner):
         self.prompts: PromptSet | None = None
         self.owned: set[str] | None = None  # prompts this server runs at c1 (None: all of them)
         self.primary: PrimaryRun | None = None
-        self.for_reference: list = []  # what the check kinds add to a recorded reference (Producers.for_reference)
         self.context: ServedContext | None = None  # what the server really holds, read at start
         self.chunk = None  # the server's prefill chunk (PrefillChunk), read at start
         self.observers: list = []  # what the check kinds observe of each finished run (Producers.observe)
@@ -132,8 +131,6 @@ class GateSession(ReportOwner):
                 self.checks.register(kind, producer)
             if built.observe is not None:
                 self.observers.append(built.observe)
-            if built.for_reference is not None:
-                self.for_reference.append(built.for_reference)
             if built.watch is not None:
                 self.watches.append(built.watch)
         self.primary = PrimaryRun(*parts, owned=self.owned, observers=self.observers, watches=self.watches)
@@ -176,8 +173,7 @@ class GateSession(ReportOwner):
         try:
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
-                                              kept=str(self.report.folder / "records"),
-                                              **{k: v for extra in self.for_reference for k, v in extra().items()})
+                                              kept=str(self.report.folder / "records"))
             # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
             if self.report.folder.exists() or self.options.report_dir is not None:
                 self.report.write()

@@ -31,8 +31,10 @@ from oracle.store.shapes import REPORT_FIX, RecordShape, ReportShape
 __all__ = ["DiffError", "RunSide", "diff_runs", "identity_changes", "load_side", "speed_change"]
 
 # Identity fields that differ between any two runs of one configuration.
-# Instance fields: where and when a run happened, not what was run (servers: which worker had which URL).
-_VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers")
+# Instance fields: where and when a run happened, not what was run (servers: which worker had which URL), and the
+# run's own plan (its estimates and timings, `plan.`).
+_VOLATILE = ("url", "boots.", "host.hostname", "server.model_path", "environment.ORACLE_CACHE_DIR", "servers",
+             "plan.")
 
 
 class DiffError(InputFileError):

@@ -52,7 +52,9 @@ EXIT = {"server-kill": 2, "server-freeze": 2, "connection-reset": 2, "write-fail
 CAUSE = {
     "server-kill": r"the connection broke after \d+ tokens|the stream ended without its final message"
                    r"|connect",
-    "server-freeze": r"the server sent nothing for \d+ s after \d+ tokens \(--request-timeout \d+\)",
+    # Silent past the read timeout, or past the whole request's deadline (the same value: either comes first).
+    "server-freeze": r"the server sent nothing for \d+ s after \d+ tokens \(--request-timeout \d+\)"
+                     r"|the server sent no token for \d+ s after \d+ tokens .*reached --request-timeout \d+ s",
     "connection-reset": r"the connection broke after \d+ tokens: reset or closed by the server",
     "write-fail": r"writing \S+ failed \(File too large\)",
     "oracle-interrupt": r"^interrupted \(Ctrl-C\); every record finished before it is kept under",

@@ -222,8 +222,17 @@ class FaultProxy:
         self.server.server_close()
 
 
+def pieces(upstream: str, ids: list[int]) -> str:
+    """The text the upstream server's own detokenizer makes of ids."""
+    r = httpx.post(upstream + "/detokenize", json={"tokens": ids}, timeout=30)
+    r.raise_for_status()
+    return r.json()["content"]
+
+
 def _change_at(position: int, delta: int, when):
-    """Chunk rewriter: add delta to the token at `position` of each request for which when(ctx) holds there."""
+    """Chunk rewriter: add delta to the token at `position` of each request for which when(ctx) holds there. The
+    chunk's text becomes what its new ids detokenize to, as a server that chose another token streams it (ids and
+    text that disagree are a broken answer, a fault of another kind)."""
 
     def rewrite(chunk: dict, ctx: dict) -> dict:
         ids = chunk.get("tokens") or []
@@ -231,6 +240,8 @@ def _change_at(position: int, delta: int, when):
         if start <= position < start + len(ids) and when(ctx):
             ids[position - start] += delta
             chunk["tokens"] = ids
+            if "content" in chunk:
+                chunk["content"] = pieces(ctx["proxy"].upstream, ids)
         ctx["tokens_seen"] += len(ids)
         return chunk
 

@@ -7,7 +7,9 @@ timestamps, timings, URLs and ports, absolute paths (reduced to their last part)
 wave's concurrent requests finished, and the machine (host name, environment, the installed package
 list: the dependencies change by design, and CI is another machine), and what later versions added by design:
 the speed card (`speed`, also per ladder level), Wilson intervals (`confidence`), the warm-up request, the run plan
-(`identity.plan`) and the report's schema version.
+(`identity.plan`) and the report's schema version. One value of `fault.json` was changed by design: the planted
+fault's record text and its hash (`records.finished`), since the proxy streams the changed token's own text with its id (ids and
+text that disagree are a broken answer now, a fault of another kind).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run,
     assert outcomes["passed"] == 3 + 2 + 4 and outcomes["inconclusive"] == 1
     result.stdout.fnmatch_lines(["*ladder[[]c16[]] INCONCLUSIVE*", "*overlap reached 8 of 16*"])
     # The live progress line, one per condition (written whole when the output is not a terminal).
-    result.stdout.fnmatch_lines(["oracle boot1-c1: 3/3 records, 96 tokens, * tok/s",
-                                 "oracle boot1-c8: 8/8 records, 256 tokens, * tok/s"])
+    result.stdout.fnmatch_lines(["oracle boot1-c1: 3/3 records, 96 tokens, * tok/s · run *% of ~* s, ETA * s",
+                                 "oracle boot1-c8: 8/8 records, 256 tokens, * tok/s · run *% of ~* s, ETA * s"])
     rep = read_report(result.folder)
     ladder = rep["ladder"]
     assert list(ladder) == ["c1", "c2", "c4", "c8", "c16"]

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import NO_WARMUP, write_suite
 from oracle.store.reference import load_reference
-from proxy import FaultProxy, change_token
+from proxy import FaultProxy, change_token, pieces
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +52,8 @@ def _plant_runner_up(prompt: list[int], position: int, runner_up: int):
         if (ctx["body"] or {}).get("prompt") == prompt and start <= position < start + len(ids):
             k = position - start
             ids[k] = runner_up
+            if "content" in chunk:  # the text follows the ids, as a server that chose the runner-up streams it
+                chunk["content"] = pieces(ctx["proxy"].upstream, ids)
             probs = chunk.get("completion_probabilities") or []
             if k < len(probs):
                 prob = probs[k]

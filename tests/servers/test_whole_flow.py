@@ -7,6 +7,7 @@ capability is reached on the family at all and says what it saw."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
@@ -32,7 +33,9 @@ def test_openai_family_on_a_launched_speculative_llama_server_runs_ladder_boots_
     level = rep["ladder"]["c2"]
     assert level["overlap"]["reached"] == 2 and checks["ladder[c2]"]["outcome"] == "passed"
     assert checks["boot[2]"]["outcome"] == "passed" and rep["boots"]["2"]["detail"].startswith("boot 2: ")
-    assert rep["evidence"]["token_ids"] == "returned by the server"
+    # llama-server's OpenAI route gives no logprobs entry (so no id) for the drafted tokens it accepts: ids that
+    # do not spell the text are never kept, and these answers are compared on their text, as the report says.
+    assert re.fullmatch(r"none for (\d+) of \1 requests: text compared", rep["evidence"]["token_ids"]), rep["evidence"]
     spec = checks["speculation"]
     assert spec["outcome"] == "passed" and "drafted" in spec["detail"], spec
     assert_small_canaries_ran(rep)

@@ -10,7 +10,7 @@ the server held) and this descriptor, listed once in oracle.checks.CHECKS.
 from __future__ import annotations
 
 from oracle.canary import report as section
-from oracle.canary.canary_set import follow_canary_set
+from oracle.canary.canary_set import canary_set, follow_canary_set
 from oracle.checks.canaries.options import CanarySettings, add_options, settings_of
 from oracle.checks.canaries.state import CanaryState
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
@@ -30,8 +30,10 @@ def build(parts: CheckParts) -> Producers:
 
 def recorded(state: CanaryState) -> dict:
     """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
-    so a gate against the reference finds no answer for it."""
-    return {"canaries": {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}}
+    so a gate against the reference finds no answer for it. Its manifest's `run.canary_set` names the needle
+    lengths this run sent and those it dropped (canary/canary_set.py)."""
+    return {"canaries": {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED},
+            "canary_set": canary_set(state.rows)}
 
 
 CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,

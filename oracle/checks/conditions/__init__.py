@@ -38,9 +38,10 @@ def build(parts: CheckParts) -> Producers:
     own = parts.state.states[NAME]
     checks = ConditionChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.target, own=own,
                              observers=parts.observers)
-    return Producers({"ladder": checks.ladder_check, "boot": checks.boot_check}, for_reference=own.for_reference)
+    return Producers({"ladder": checks.ladder_check, "boot": checks.boot_check})
 
 
 CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
                         build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
-                        defaults=ConditionSettings(), section=section, server_identity=("boots",))
+                        defaults=ConditionSettings(), section=section, server_identity=("boots",),
+                        for_reference=ConditionsState.for_reference)

@@ -32,9 +32,15 @@ def items(plan) -> list[CheckItem]:
 def build(parts: CheckParts) -> Producers:
     checks = LogitsChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.target)
     return Producers({"logits": checks.prompt_check, "logits_suite": checks.suite_check,
-                      "logits_floor": checks.floor_check}, for_reference=lambda: {"floor": checks.floor})
+                      "logits_floor": checks.floor_check})
+
+
+def recorded(state: LogitsState) -> dict:
+    """A recorded reference keeps the precision floor its record run measured (None: none was)."""
+    return {"floor": (state.report or {}).get("floor")}
 
 
 CHECK = CheckDescriptor(name="logits", title="logits", order=40, kinds=("logits", "logits_suite", "logits_floor"),
                         items=items, build=build, state=LogitsState, add_options=add_options,
-                        settings=settings_of, defaults=LogitsSettings(), section=section)
+                        settings=settings_of, defaults=LogitsSettings(), section=section,
+                        for_reference=recorded)
