@@ -18,9 +18,8 @@ import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
-__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "Producers",
-           "RunWatch", "SectionState",
-           "not_run", "state_part"]
+__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "PlanContext",
+           "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
 
 
 @dataclass
@@ -53,6 +52,34 @@ class CheckItem:
     # Under pytest -n: "prompt", dealt with the prompts (a worker runs its share at c1); "server", on the worker
     # of server `key` (it proves that server's own run); None, dealt round-robin (gate/placement.py).
     placed: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What an item's cost in the run plan is read against: each of this server's prompts as (prompt tokens,
+    generated tokens), the run's options (`GateOptions`), whether the run gates against a reference."""
+
+    suite: tuple[tuple[int, int], ...]
+    options: Any
+    reference: bool
+
+
+@dataclass(frozen=True)
+class PlanPart:
+    """What one of a check's items costs in the run plan (oracle/checks/run_plan.py): the part it belongs to (the
+    items of one part add up), the (prompt tokens, generated tokens) of each request it sends, a note for the
+    plan's line; `once`: the part's requests are counted once however many items share it (the primary run,
+    which every prompt's item judges)."""
+
+    name: str
+    shapes: tuple[tuple[int, int], ...] = ()
+    note: str = ""
+    once: bool = False
+
+
+def no_requests(kind: str, key, context: PlanContext) -> None:
+    """`CheckDescriptor.plan_part` of a kind judged from runs already counted: no request of its own."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -176,6 +203,8 @@ class CheckDescriptor:
       (`--reference-launch recorded`); raises pytest.UsageError naming the fix.
     for_reference(state) -> what a reference recorded by this run keeps of its state (`write_reference`'s
       keywords), read from the finished report (a single server's, or the xdist controller's merged one).
+    plan_part(kind, key, context) -> an item's `PlanPart` in the run plan made after the warm-up (None: it sends
+      no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
     """
 
     name: str
@@ -192,6 +221,7 @@ class CheckDescriptor:
     server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
     resolve: Callable[[Any, Any], Any] | None = None
     for_reference: Callable[[Any], dict] | None = None
+    plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
 
     @property
     def group(self) -> str:

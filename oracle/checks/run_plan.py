@@ -12,18 +12,17 @@ server, and a length given with --needle-lengths (or followed from the reference
 from __future__ import annotations
 
 from functools import partial
-from math import ceil
 
 from oracle.backends import RequestFailed
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.run import dropped
+from oracle.checks import CHECKS
+from oracle.checks.descriptor import PlanContext
 from oracle.run.eta import RunEta
 from oracle.run.plan_estimate import Part, Rates, RunPlan, duration_words
 
 __all__ = ["RunPlanHook", "make_run_plan"]
 
-PRIMARY_KINDS = ("record", "tokens")  # the first of them runs every prompt at c1
-NO_REQUEST_KINDS = ("cache_zero", "speculation", "speed", "coverage")  # judged from runs that are already counted
 CANARY_PROMPT_TOKENS = 60  # a short canary prompt whose ids are built at run time (crosstalk markers, repeats)
 
 
@@ -33,16 +32,6 @@ def _generated(gate, prompt) -> int:
     if ref is not None and prompt.id in ref.case_ids and not gate.plan.f16_gate:
         return len(ref.record(prompt.id).completion_ids)
     return prompt.prompt.max_tokens
-
-
-def _ladder_shapes(suite: list[tuple[int, int]], level: int, mode: str) -> list[tuple[int, int]]:
-    if not suite:
-        return []
-    if level == 1:
-        return list(suite)
-    if mode == "same":
-        return [suite[0]] * level
-    return [suite[i % len(suite)] for i in range(level * ceil(len(suite) / level))]
 
 
 class _Parts:
@@ -74,26 +63,18 @@ class _Parts:
         return out
 
 
-def _gate_item(gate, parts: _Parts, item, suite: list[tuple[int, int]]) -> None:
-    spec, o = item.spec, gate.options
-    if spec.kind in PRIMARY_KINDS:
-        first = "primary prompts (c1)" not in parts.shapes
-        parts.add("primary prompts (c1)", item.nodeid, suite if first else [],
-                  note="" if gate.plan.reference else "each prompt's max_tokens: an upper bound")
-    elif spec.kind in NO_REQUEST_KINDS:
-        return
-    elif spec.kind == "ladder":
-        shapes = _ladder_shapes(suite, spec.key, o.check("conditions").mode)
-        parts.add(f"ladder c{spec.key}", item.nodeid, shapes, note="at the c1 rates" if spec.key > 1 else "")
-    elif spec.kind == "boot":
-        parts.add(f"boot {spec.key}", item.nodeid, suite, note="plus the server's restart")
-    elif spec.kind == "speed_cells":
-        cells = o.check("speed_cells")
-        shapes = [(p, g) for p, g in cells.cells for _ in range(cells.repeats + 1)]
-        parts.add("speed cells", item.nodeid, shapes, note=f"{cells.repeats} repeats and a warm-up per cell")
-    else:  # another check kind's diagnostic requests (logits, decode vs prefill, A/B rounds, ...)
+def _gate_item(parts: _Parts, item, context: PlanContext) -> None:
+    """A gate item's part, as its check kind's descriptor gives it (`CheckDescriptor.plan_part`)."""
+    spec = item.spec
+    check = next(c for c in CHECKS if spec.kind in c.kinds)
+    if check.plan_part is None:  # a kind's diagnostic requests (logits, decode vs prefill, A/B rounds, ...)
         parts.add(f"diagnostic: {spec.kind}", item.nodeid, note="requests of its own, not estimated",
                   estimated=False)
+        return
+    part = check.plan_part(spec.kind, spec.key, context)
+    if part is not None:
+        parts.add(part.name, item.nodeid, [] if part.once and part.name in parts.shapes else list(part.shapes),
+                  note=part.note)
 
 
 def _canary_item(gate, parts: _Parts, item) -> tuple[int, int] | None:
@@ -148,12 +129,12 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     rates = Rates.from_warmup(warmup)
     parts = _Parts(rates)
     mine = [p for p in gate.prompts.rendered if gate.owned is None or p.id in gate.owned]
-    suite = [(len(p.ids), _generated(gate, p)) for p in mine]
+    context = PlanContext(tuple((len(p.ids), _generated(gate, p)) for p in mine), o, gate.plan.reference is not None)
     needles: dict[str, tuple[int, int]] = {}  # nodeid -> (length, depth)
     for item in items:
         spec = getattr(item, "spec", None)
         if spec is not None:
-            _gate_item(gate, parts, item, suite)
+            _gate_item(parts, item, context)
             continue
         case = _canary_item(gate, parts, item)
         if case is not None:

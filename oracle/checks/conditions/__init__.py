@@ -16,7 +16,7 @@ from __future__ import annotations
 from oracle.checks.conditions.options import ConditionSettings, add_options, settings_of
 from oracle.checks.conditions.producer import ConditionChecks
 from oracle.checks.conditions.state import ConditionsState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.report import grid as section
 
 __all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState"]
@@ -41,7 +41,24 @@ def build(parts: CheckParts) -> Producers:
     return Producers({"ladder": checks.ladder_check, "boot": checks.boot_check})
 
 
+def _ladder_shapes(suite: tuple[tuple[int, int], ...], level: int, mode: str) -> tuple[tuple[int, int], ...]:
+    """The requests of one ladder level: the suite at c1; else its waves (`same`: one prompt `level` times)."""
+    if not suite or level == 1:
+        return suite
+    if mode == "same":
+        return (suite[0],) * level
+    return tuple(suite[i % len(suite)] for i in range(level * -(-len(suite) // level)))
+
+
+def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
+    """A ladder level's waves (a level above 1 estimated at the c1 rates); a later boot: the suite again."""
+    if kind == "boot":
+        return PlanPart(f"boot {key}", context.suite, note="plus the server's restart")
+    shapes = _ladder_shapes(context.suite, key, context.options.check(NAME).mode)
+    return PlanPart(f"ladder c{key}", shapes, note="at the c1 rates" if key > 1 else "")
+
+
 CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
                         build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
                         defaults=ConditionSettings(), section=section, server_identity=("boots",),
-                        for_reference=ConditionsState.for_reference)
+                        for_reference=ConditionsState.for_reference, plan_part=plan_part)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from oracle.checks.coverage.options import CoverageSettings, add_options, settings_of
 from oracle.checks.coverage.producer import CoverageChecks
 from oracle.checks.coverage.state import CoverageState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
 from oracle.report import coverage as section
 
 __all__ = ["CHECK", "CoverageChecks", "CoverageSettings", "CoverageState"]
@@ -29,4 +29,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60, kinds=("coverage",),
                         items=items, build=build, state=CoverageState, add_options=add_options,
-                        settings=settings_of, defaults=CoverageSettings(), section=section)
+                        settings=settings_of, defaults=CoverageSettings(), section=section,
+                        plan_part=no_requests)  # judged from runs the plan counts already

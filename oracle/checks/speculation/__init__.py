@@ -9,7 +9,7 @@ this descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
 from oracle.checks.per_server import server_items
 from oracle.checks.speculation.options import SpeculationSettings, add_options, settings_of
 from oracle.checks.speculation.producer import SpeculationChecks
@@ -31,4 +31,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="speculation", title="speculation", order=20, kinds=("speculation",), items=items,
                         build=build, state=SpeculationState, add_options=add_options, settings=settings_of,
-                        defaults=SpeculationSettings(), section=section)
+                        defaults=SpeculationSettings(), section=section,
+                        plan_part=no_requests)  # judged from runs the plan counts already

@@ -9,7 +9,7 @@ section (oracle/speed/report.py) and this descriptor, listed once in oracle.chec
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
 from oracle.checks.speed.options import SpeedSettings, add_options, settings_of
 from oracle.checks.speed.producer import SpeedChecks
 from oracle.checks.speed.state import InSpeedSection, SpeedState
@@ -31,4 +31,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="speed", title="speed", order=31, kinds=("speed",), items=items, build=build,
                         state=SpeedState, add_options=add_options, settings=settings_of, defaults=SpeedSettings(),
-                        section=section, for_reference=SpeedState.for_reference)
+                        section=section, for_reference=SpeedState.for_reference,
+                        plan_part=no_requests)  # judged from runs the plan counts already

@@ -9,7 +9,7 @@ Its options (options.py), producer (producer.py), the interleaved cells' two ser
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.checks.speed.state import InSpeedSection
 from oracle.checks.speed_cells.options import CellsSettings, add_options, settings_of
 from oracle.checks.speed_cells.producer import CellsCheck
@@ -28,6 +28,13 @@ def build(parts: CheckParts) -> Producers:
     return Producers({"speed_cells": checks.check})
 
 
+def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
+    """Each cell's warm-up and repeats, cold."""
+    cells = context.options.check("speed_cells")
+    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range(cells.repeats + 1)),
+                    note=f"{cells.repeats} repeats and a warm-up per cell")
+
+
 CHECK = CheckDescriptor(name="speed_cells", title="speed cells", order=32, kinds=("speed_cells",), items=items,
                         build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
-                        defaults=CellsSettings(), section=section)
+                        defaults=CellsSettings(), section=section, plan_part=plan_part)

@@ -11,7 +11,7 @@ with it too.
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.checks.tokens.producer import TokenChecks
 from oracle.checks.tokens.state import TokensState
 from oracle.report import grid as section
@@ -35,5 +35,11 @@ def build(parts: CheckParts) -> Producers:
     return Producers({"tokens": checks.prompt_check}, observe=checks.observe)
 
 
+def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
+    """Every prompt's item judges the one primary run: its requests are counted once."""
+    return PlanPart("primary prompts (c1)", context.suite, once=True,
+                    note="" if context.reference else "each prompt's max_tokens: an upper bound")
+
+
 CHECK = CheckDescriptor(name="tokens", title="tokens", order=10, kinds=("tokens",), items=items, build=build,
-                        state=TokensState, section=section)
+                        state=TokensState, section=section, plan_part=plan_part)
