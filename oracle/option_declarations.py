@@ -15,7 +15,7 @@ import pytest
 from oracle.checks import CHECKS
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
                                  dtype, existing_path, inconclusive_kinds, ledger_target,
-                                 non_negative_int, ov_config, positive_int,
+                                 non_negative_int, ov_config, positive_int, top_k,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
@@ -118,7 +118,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="the run ledger this run appends to as it finishes: a SQLite file, a "
                      "postgresql://user@host/db URL (a shared ledger), or off (default: ledger.sqlite beside the "
                      "report folder, reports/ledger.sqlite)")
-    g.addoption("--logprobs", metavar="N", type=positive_int("--logprobs"), default=None,
+    g.addoption("--logprobs", metavar="N", type=top_k("--logprobs"), default=None,
                 help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
                      f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "
                      f"0 with --temperature, else {DEFAULT_TOP_K}; not the sampler's top-k)")

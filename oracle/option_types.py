@@ -88,6 +88,24 @@ def positive_int(flag: str):
     return _int_at_least(flag, 1, "a positive integer", 5, "at least 1")
 
 
+TOP_K_MAX = 1024  # top logprobs per position: KLD and the top-1 checks read 5 to 64 of them
+
+
+def top_k(flag: str):
+    """A count of top logprobs per position: at least 1, at most TOP_K_MAX (a record keeps an id and a logprob per
+    entry at every position; a server asked for more sends that much per token, or refuses)."""
+    parse_int = positive_int(flag)
+
+    def parse(value: str) -> int:
+        n = parse_int(value)
+        if n > TOP_K_MAX:
+            raise pytest.UsageError(f"{flag} {value!r}: at most {TOP_K_MAX} top logprobs per position (each is an id "
+                                    f"and a logprob kept at every token of every record; the logits checks read 5 "
+                                    f"to 64), e.g. {flag} 64")
+        return n
+    return parse
+
+
 def non_negative_int(flag: str):
     return _int_at_least(flag, 0, "a whole number", 1, "0 or more")
 

@@ -129,6 +129,7 @@ def _url_refusal(url: str) -> str | None:
 
 def _server_urls(o) -> tuple[str, ...]:
     urls = [u.strip() for u in (o.url or "").split(",") if u.strip()]
+    where = {u: "server URL" for u in urls}  # each URL's source, as a refusal names it
     if o.url is not None and not urls:  # `--url=` (an unset variable): never the embedded default in its place
         raise pytest.UsageError(f"--url {o.url!r}: no URL in it; give the running server, e.g. "
                                 "--url http://127.0.0.1:8080, or leave --url out for the embedded default")
@@ -140,16 +141,22 @@ def _server_urls(o) -> tuple[str, ...]:
             text = read_text(path, fix="write the file as UTF-8 text, one server URL per line")
         except InputFileError as exc:
             raise pytest.UsageError(f"--servers {exc}") from None
-        urls += [line.split("#")[0].strip() for line in text.splitlines() if line.split("#")[0].strip()]
+        for n, line in enumerate(text.splitlines(), 1):
+            url = line.split("#")[0].strip()
+            if url:
+                urls.append(url)
+                where.setdefault(url, f"--servers {o.servers} line {n}:")
         if not urls:
             raise pytest.UsageError(f"--servers {o.servers}: the file lists no URL; write one URL per line, "
                                     "e.g. http://127.0.0.1:8080")
     for u in urls:
         if not u.startswith(("http://", "https://")):
-            raise pytest.UsageError(f"server URL {u!r}: must start with http:// or https://, e.g. http://127.0.0.1:8080")
+            raise pytest.UsageError(f"{where[u]} {u!r}: must start with http:// or https://, e.g. "
+                                    "http://127.0.0.1:8080" + (" (the file is plain text, one URL per line)"
+                                                               if where[u] != "server URL" else ""))
         url_refusal = _url_refusal(u)
         if url_refusal:
-            raise pytest.UsageError(f"server URL {u!r}: {url_refusal}")
+            raise pytest.UsageError(f"{where[u]} {u!r}: {url_refusal}")
     dupes = sorted({u for u in urls if urls.count(u) > 1})
     if dupes:
         raise pytest.UsageError(f"server URL {dupes[0]} is listed twice: each worker needs a server of its own")

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 
-from oracle.compare.verdicts import DROPPED
 
 __all__ = ["canary_set", "follow_canary_set", "recorded_needle_lengths"]
 
 
 def canary_set(rows: dict[str, dict]) -> dict:
-    """The manifest's `canary_set`, from the canary rows: the needle lengths this run sent, and those it dropped
-    (its budget, or the server's context) with why, one entry per length."""
+    """The manifest's `canary_set`, from the canary rows: the needle lengths a gate against this reference collects,
+    and those its budget dropped with why, one entry per length. A length the server's context could not hold
+    stays in the set: a gate on a larger context runs it, without a reference answer to compare (information)."""
     needles = [row for row in rows.values() if row.get("family") == "needle" and "length" in row]
-    lengths = sorted({row["length"] for row in needles if row.get("verdict") != DROPPED})
+    lengths = sorted({row["length"] for row in needles if not row.get("budget")})
     dropped: dict[int, str] = {}
     for row in needles:
-        if row.get("verdict") == DROPPED:
+        if row.get("budget"):
             dropped.setdefault(row["length"], str(row.get("why") or ""))
     return {"needle_lengths": lengths, "dropped": [{"length": n, "reason": dropped[n]} for n in sorted(dropped)]}
 

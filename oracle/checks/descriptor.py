@@ -205,6 +205,8 @@ class CheckDescriptor:
       keywords), read from the finished report (a single server's, or the xdist controller's merged one).
     plan_part(kind, key, context) -> an item's `PlanPart` in the run plan made after the warm-up (None: it sends
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
+    settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
+      report's notes).
     """
 
     name: str
@@ -222,6 +224,7 @@ class CheckDescriptor:
     resolve: Callable[[Any, Any], Any] | None = None
     for_reference: Callable[[Any], dict] | None = None
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
+    settings_notes: Callable[[Any], tuple[str, ...]] | None = None
 
     @property
     def group(self) -> str:

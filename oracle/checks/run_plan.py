@@ -156,7 +156,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
         for nodeid, (length, depth) in needles.items():
             if length in by_length:
                 drops[nodeid] = (f"needle[{length}-d{depth}]", "needle", by_length[length],
-                                 {"length": length, "depth": depth})
+                                 {"length": length, "depth": depth, "budget": True})
     elif o.budget is not None and not rates.known:
         plan.notes.append(f"the budget was not applied: {rates.source}")
     elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:

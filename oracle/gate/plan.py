@@ -150,7 +150,7 @@ class GatePlan:
             for note in self.reference.notes:
                 state.note(note)
             for check in CHECKS:  # what a check's settings say of how they were settled against the reference
-                for note in getattr(self.options.check(check.name), "notes", ()):
+                for note in check.settings_notes(self.options.check(check.name)) if check.settings_notes else ():
                     state.note(note)
         return state
 

@@ -8,7 +8,6 @@ what each prints. The work lives in the modules beside this one.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from datetime import datetime

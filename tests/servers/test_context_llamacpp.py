@@ -13,6 +13,7 @@ import json
 import subprocess
 
 import datasets  # noqa: F401  (imported here, outside pytester's in-process runs: pyarrow cannot load twice)
+import httpx
 import pytest
 
 from conftest import gate_argv, gate_env, launch_line, tiny_rows, write_suite
@@ -26,12 +27,17 @@ REASON = "beyond the server's context of 2048 tokens"
 
 
 def wrong_digits(*, prompt_tokens: int):
-    """Chunk rewriter: every digit of the answer to a prompt of exactly `prompt_tokens` ids moved by one."""
+    """Chunk rewriter: every digit of the answer to a prompt of exactly `prompt_tokens` ids moved by one, its ids
+    with it (the server's own tokenizer; a digit is one token), as a server that answered those digits sends it."""
     shift = str.maketrans("0123456789", "1234567890")
 
     def rewrite(chunk: dict, ctx: dict) -> dict:
         if len((ctx["body"] or {}).get("prompt") or []) == prompt_tokens and "content" in chunk:
-            chunk["content"] = chunk["content"].translate(shift)
+            moved = chunk["content"].translate(shift)
+            if moved != chunk["content"] and chunk.get("tokens"):
+                r = httpx.post(ctx["proxy"].upstream + "/tokenize", json={"content": moved, "add_special": False})
+                chunk["tokens"] = r.json()["tokens"]
+            chunk["content"] = moved
         return chunk
 
     return rewrite

@@ -39,4 +39,4 @@ def recorded(state: CanaryState) -> dict:
 CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,
                         build=build, state=CanaryState, add_options=add_options, settings=settings_of,
                         defaults=CanarySettings(), section=section, for_reference=recorded,
-                        resolve=follow_canary_set)
+                        resolve=follow_canary_set, settings_notes=lambda settings: settings.notes)

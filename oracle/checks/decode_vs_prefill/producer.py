@@ -99,7 +99,7 @@ class DecodePrefillChecks:
     def check(self) -> Finding:
         if not self.state.complete or self.state.interruption:
             return not_run(self.state, "decode-vs-prefill", "logits")
-        backend, o = self.recorder.backend, self.plan.options
+        backend = self.recorder.backend
         if not offers_prefill_scoring(backend):
             why = f"{backend.family}: {backend.prefill_refusal}"
             self.report = {"not_offered": why}
