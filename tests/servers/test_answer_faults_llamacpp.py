@@ -207,3 +207,14 @@ def test_a_greedy_gate_at_another_max_tokens_is_refused_before_any_request(gate_
                                  "compared token for token; gate with --max-tokens 32, or re-record the reference "
                                  "with --max-tokens 16*"])
     assert proxy.completions == 0
+
+
+def test_logprobs_above_the_served_vocabulary_is_refused_before_any_request(gate_run, shared_server):
+    """SmolLM2 has 49152 tokens: a top-k above it is refused once the server states its vocabulary, before the
+    warm-up or any completion request; the whole vocabulary (49152) is a top-k a runner's raw cosine asks for."""
+    with FaultProxy(shared_server.url) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--logprobs=60000", report="top-k")
+    assert result.ret == USAGE, result.stdout.str()[-3000:]
+    result.stderr.fnmatch_lines(["*--logprobs 60000: the served vocabulary has 49152 tokens; give at most "
+                                 "--logprobs 49152 (the whole vocabulary)*"])
+    assert proxy.completions == 0 and "Traceback" not in result.stdout.str() + result.stderr.str()

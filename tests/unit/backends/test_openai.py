@@ -139,7 +139,7 @@ def test_cache_zero_falls_back_to_vllm_counters_only_when_the_field_is_absent():
 
 
 def test_a_backend_without_an_embedded_server_asks_for_url_or_launch(pytester, tiny_suite):
-    for name in ("vllm-xpu", "openai"):
+    for name in ("vllm-xpu", "openai", "llamacpp-tpu9"):  # the embedded llama-server is a CPU build
         result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={name}", f"--suite={tiny_suite}",
                                     "--canaries=none", f"--report-dir=rep-{name}")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
