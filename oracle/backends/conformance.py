@@ -14,7 +14,8 @@ import re
 from oracle.backends.base import IDS_FROM_SERVER, Completion, CompletionRequest
 from oracle.backends.schemas import UNSET, AnswerBroken
 
-__all__ = ["check_completion", "check_count", "check_ids_counted", "check_stop", "check_text", "ids_short", "text_agrees"]
+__all__ = ["check_completion", "check_count", "check_ids_counted", "check_stop", "check_text", "ids_short",
+           "text_agrees"]
 
 
 def check_count(n: int, request: CompletionRequest, *, where: str) -> None:

@@ -46,7 +46,6 @@ from oracle.store.json_files import MODEL_FILE_FIX, read_json
 __all__ = ["FAMILY", "OpenAIBackend"]
 
 
-
 class OpenAIBackend(HttpClients, BackendBase):
     family = "openai"
     capabilities = Capabilities(

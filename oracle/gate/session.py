@@ -95,8 +95,8 @@ class GateSession(ReportOwner):
                                                launch_command=self.target.configured_command)
             vocab = self.backend.vocab_size()  # read once here: every answer's ids are checked against it
             if vocab and (self.options.logprobs or 0) > vocab:
-                raise TargetError(f"--logprobs {self.options.logprobs}: the served vocabulary has {vocab} tokens; "
-                                  f"give at most --logprobs {vocab} (the whole vocabulary)")
+                raise self._refused(f"--logprobs {self.options.logprobs}: the served vocabulary has {vocab} "
+                                    f"tokens; give at most --logprobs {vocab} (the whole vocabulary)")
             self.context = ServedContext.read(self.backend)
             self.state.identity["served_context"] = self.context.as_json()
             beyond = self.prompts.beyond_context(self.context.tokens)
