@@ -88,13 +88,25 @@ def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vl
 
 
 def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_report):
-    # 48 tokens: this vLLM pins its worker to one core and shares the other between its engine loop, its API
-    # server and this client; at 16 tokens (a ~1.2 s window) one CI run saw a wave's second request start
-    # streaming only after the first had finished (overlap 1 of 2, rightly inconclusive). A ~3.5 s window
-    # leaves that jitter far behind.
-    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
-                      report="ladder", max_tokens=48)
-    level = read_report(result.folder)["ladder"]["c2"]
+    # 48 tokens (a ~3.5 s window). This vLLM pins its worker to one core and shares the other between its engine
+    # loop, its API server and this client. Two CI runs (at 16 and at 48 tokens) and one local run beside three
+    # busy processes saw a wave's second request stream only once the first had finished, although the server's
+    # gauge had counted both running (locally: its 48 tokens reached the client within 0.15 s, 3.2 s late). That
+    # wave is not proven concurrent, and the level is rightly inconclusive (kind overlap, exit 1): the attempt
+    # asserts exactly that, and a second attempt must prove the level. Two attempts cost one more gate only when
+    # the server withheld a stream; the tool itself never sends a wave again.
+    for attempt in (1, 2):
+        result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
+                          report=f"ladder{attempt}", max_tokens=48)
+        rep = read_report(result.folder)
+        level, crosstalk = rep["ladder"]["c2"], rep["canaries"]["crosstalk[c2]"]
+        if level["overlap"]["reached"] == 2 and crosstalk["overlap"]["reached"] == 2 or attempt == 2:
+            break
+        assert result.ret == 1, result.ret
+        unproven = {c["id"]: c["inconclusive_kind"] for c in rep["checks"] if c["verdict"] == "inconclusive"}
+        assert unproven and set(unproven) <= {"ladder[c2]", "crosstalk[c2]"}, unproven
+        assert set(unproven.values()) == {"overlap"}, unproven
+        assert all(c["verdict"] in ("pass", "info", "exact", "inconclusive") for c in rep["checks"]), rep["checks"]
     assert level["overlap"]["reached"] == 2 and level["records"] == 4
     assert level["overlap"]["server_peak"] >= 1  # vllm:num_requests_running, sampled during the waves
     # c2 against c1 is what the level measures, not assumed. This vLLM computes in float32: batching two
@@ -104,7 +116,6 @@ def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_r
     # orders of magnitude wider, so the 4 records x 48 tokens match c1 exactly.
     assert level["verdict"] == "exact" and level["counts"]["exact"] == 4 and level["first_divergences"] == []
     # The crosstalk canary at c2: two markers copied alone, then at once; neither holds the other's.
-    crosstalk = read_report(result.folder)["canaries"]["crosstalk[c2]"]
     assert crosstalk["verdict"] == "pass" and crosstalk["overlap"] == {"asked": 2, "reached": 2}, crosstalk
     assert crosstalk["contamination"] == [] and all(r["copied_c1"] for r in crosstalk["requests"]), crosstalk
     assert result.ret == 0

@@ -13,7 +13,9 @@ cycle test, which reads imports inside functions too, keeps them from importing 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -213,11 +215,16 @@ def test_record_keys_are_typed_not_parsed_from_strings():
 
 
 def test_every_package_is_installed():
-    """pyproject lists packages by name: a new package left out imports here and breaks an installed oracle."""
-    text = (ORACLE.parent / "pyproject.toml").read_text()
-    listed = set(re.findall(r'"(oracle[\w.]*)"', text[text.index("packages = ["):]))
+    """setup.py finds the packages under oracle/ (a new one needs no line) and adds the two mapped folders; each
+    mapped name is a folder pyproject's package-dir maps, and every package here is in the installed list."""
+    spec = importlib.util.spec_from_file_location("oracle_setup", ORACLE.parent / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)  # defines packages(); setup() runs only as a script
     found = {_name(p) for p in ORACLE.rglob("__init__.py")}
-    assert found <= listed, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
+    assert found | set(setup.MAPPED) == set(setup.packages())
+    mapped = tomllib.loads((ORACLE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    assert set(mapped) == set(setup.MAPPED) and all((ORACLE.parent / d / "__init__.py").is_file()
+                                                  for d in mapped.values())
 
 
 def test_every_test_the_fault_table_names_exists():
