@@ -8,10 +8,15 @@ the top-20 logprobs of every token), one HTTP chunk per event as those servers s
 
 Ceiling: the server sends each answer as fast as it can. Per family and level c (c connections, c requests
 in flight), the real backend's `complete()` (the bytes split into events, the JSON parsed, ids, logprobs
-and top-k taken into a `Completion`) is timed against a bare httpx client reading the same streams
-(`aiter_lines()`: lines decoded and split, nothing parsed, no JSON; it stops at the answer's last event, where
-oracle stops, so both leave the connection alike), alternating which goes first. Tokens/s are the best of the
-rounds; CPU time per token is `time.process_time()` of this (the client) process over the tokens it took in.
+and top-k taken into a `Completion`) is timed on its two HTTP paths, side by side with a bare client of the
+same library reading the same streams, each round running the four in turn (the order rotated by round):
+- oracle aiohttp: `complete()` as a run calls it (aiohttp, llhttp's parser in C);
+- bare aiohttp: `async for line in response.content` (lines split, nothing parsed, no JSON);
+- oracle httpx: `complete()` on httpx and h11 (the path of a scripted transport, and oracle's before);
+- bare httpx: `aiter_lines()` (lines decoded and split, nothing parsed).
+The bare clients stop at the answer's last event, where oracle stops, so all leave the connection alike.
+Tokens/s are the best of the rounds; CPU time per token is `time.process_time()` of this (the client)
+process over the tokens it took in.
 
 Fidelity: the server sends one token every 20 ms (the recorded events cycled to 110 tokens). The conventional
 rate `99 / (t100 - t1)` of each completion's token times must read 50 tok/s: the median within 2 % at c1
@@ -31,6 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import httpx
 
 from oracle.backends import CompletionRequest, make_backend
@@ -226,27 +232,54 @@ def bare_run(url: str, family: str, body: dict, tokens: int, level: int, request
     return asyncio.run(go())
 
 
+def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int, requests: int) -> Run:
+    last = LAST[family].encode()
+
+    async def go() -> Run:
+        connector = aiohttp.TCPConnector(limit=level)
+        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as client:
+            async def one() -> int:
+                async with client.post(url + PATHS[family], json=body) as r:
+                    async for line in r.content:
+                        if last in line:  # where oracle stops reading too
+                            break
+                return tokens
+            return await _timed(level, requests, one)
+    return asyncio.run(go())
+
+
 # -- the figures ---------------------------------------------------------------------------------------------
+CLIENTS = ("oracle aiohttp", "bare aiohttp", "oracle httpx", "bare httpx")
+
+
 def ceiling(family: str, levels: list[int], requests: int, rounds: int) -> None:
     with ReplayServer() as server:
         backend = make_backend(family, server.url)
+        # The same backend on httpx: a scripted transport is read through httpx, a real one is httpx's own.
+        on_httpx = make_backend(family, server.url, async_transport=httpx.AsyncHTTPTransport())
         body = backend.request_body(CompletionRequest(prompt_ids=tuple(range(1, 26)), max_tokens=128, logprobs=TOP))
         tokens = sum(e.tokens for e in recorded(family))
         oracle_run(backend, 1, 2)  # warm: connections, the model name, imports
+        oracle_run(on_httpx, 1, 2)
         for level in levels:
             n = max(requests, level)
-            ours, bare = [], []
-            for r in range(rounds):  # alternating which goes first
-                if r % 2 == 0:
-                    bare.append(bare_run(server.url, family, body, tokens, level, n))
-                ours.append(oracle_run(backend, level, n)[0])
-                if r % 2 == 1:
-                    bare.append(bare_run(server.url, family, body, tokens, level, n))
-            best, best_bare = max(ours, key=lambda r: r.rate), max(bare, key=lambda r: r.rate)
-            print(f"{family} c{level}: oracle {best.rate:,.0f} tok/s ({best.cpu_us:.1f} us CPU/token), bare httpx "
-                  f"aiter_lines {best_bare.rate:,.0f} tok/s ({best_bare.cpu_us:.1f} us CPU/token), oracle/bare "
-                  f"{best.rate / best_bare.rate:.2f}; {n} requests x {tokens} tokens, top-{TOP}, best of {rounds}",
-                  flush=True)
+            runs = {
+                "oracle aiohttp": lambda: oracle_run(backend, level, n)[0],
+                "bare aiohttp": lambda: bare_aiohttp_run(server.url, family, body, tokens, level, n),
+                "oracle httpx": lambda: oracle_run(on_httpx, level, n)[0],
+                "bare httpx": lambda: bare_run(server.url, family, body, tokens, level, n),
+            }
+            got: dict[str, list[Run]] = {name: [] for name in CLIENTS}
+            for r in range(rounds):  # each round runs all four, the order rotated
+                for name in CLIENTS[r % 4:] + CLIENTS[:r % 4]:
+                    got[name].append(runs[name]())
+            best = {name: max(got[name], key=lambda x: x.rate) for name in CLIENTS}
+            shown = ", ".join(f"{name} {b.rate:,.0f} tok/s ({b.cpu_us:.1f} us CPU/token)" for name, b in best.items())
+            print(f"{family} c{level}: {shown}; oracle/bare: aiohttp "
+                  f"{best['oracle aiohttp'].rate / best['bare aiohttp'].rate:.2f}, httpx "
+                  f"{best['oracle httpx'].rate / best['bare httpx'].rate:.2f}; oracle aiohttp / bare httpx "
+                  f"{best['oracle aiohttp'].rate / best['bare httpx'].rate:.2f}; {n} requests x {tokens} tokens, "
+                  f"top-{TOP}, best of {rounds}", flush=True)
 
 
 def fidelity(family: str, levels: list[int], requests: int) -> bool:
@@ -282,8 +315,8 @@ def main() -> int:
                     help="paced requests per level, at least the level (default 8)")
     a = ap.parse_args()
     families = a.families.split(",")
-    print(f"client process: Python {sys.version.split()[0]}, httpx {httpx.__version__}; replay server in its own "
-          "process", flush=True)
+    print(f"client process: Python {sys.version.split()[0]}, aiohttp {aiohttp.__version__}, httpx "
+          f"{httpx.__version__}; replay server in its own process", flush=True)
     for family in families:
         ceiling(family, [int(x) for x in a.levels.split(",")], a.requests, a.rounds)
     ok = True

@@ -260,7 +260,8 @@ class Backend(Protocol):
     base_url: str
     capabilities: Capabilities
 
-    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion: ...
+    # `client`: what the backend's own `async_client` gave (the HTTP families: http_stream.StreamClient).
+    async def complete(self, client, request: CompletionRequest) -> Completion: ...
 
     def chat_template(self) -> str | None: ...
 
@@ -276,7 +277,7 @@ class Backend(Protocol):
 
     def healthy(self) -> bool: ...
 
-    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient: ...
+    def async_client(self, *, connections: int = 1): ...  # an async context manager
 
     # Offered as declared in `capabilities` (BackendBase answers "not offered" for each). What one check alone
     # needs is no method here but a small protocol in that check's package, which a backend that offers it

@@ -1,6 +1,8 @@
 """What the HTTP families (llamacpp; openai, and vllm through it) share: the server's address, one sync client for
 administration (/props, /metrics, /v1/models) and an async client per run with as many connections as the run's
-concurrency, both sending the API key from the environment (`auth_headers`), never writing it."""
+concurrency, both sending the API key from the environment (`auth_headers`), never writing it. The async client is
+aiohttp's (`StreamClient`: a parser in C, the stream's hot path); a scripted `async_transport` (httpx's
+MockTransport in the unit tests) is read through httpx instead, with the same shape and the same errors."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import httpx
 
 from oracle.backends.base import DEFAULT_TIMEOUT, auth_headers, request_timeout
 from oracle.backends.faults import broken, refused
+from oracle.backends.http_stream import StreamClient
 
 __all__ = ["HttpClients", "send_one_shot"]
 
@@ -40,7 +43,9 @@ class HttpClients:
         self._client = httpx.Client(base_url=self.base_url, timeout=self._timeout, transport=transport,
                                     headers=auth_headers())
 
-    def async_client(self, *, connections: int = 1) -> httpx.AsyncClient:
+    def async_client(self, *, connections: int = 1) -> StreamClient | httpx.AsyncClient:
+        if self._async_transport is None:
+            return StreamClient(self.base_url, self._timeout, connections=connections)
         return httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout, transport=self._async_transport,
                                  headers=auth_headers(),
                                  limits=httpx.Limits(max_connections=connections,

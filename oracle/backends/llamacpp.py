@@ -13,6 +13,7 @@ from operator import attrgetter
 
 import httpcore
 import httpx
+import msgspec
 
 from oracle.backends.base import (STOP_REASONS, BackendBase, CacheEvidence, Capabilities, Completion,
                                  CompletionRequest, Counters, PrefillChunk, RequestFailed,
@@ -21,12 +22,14 @@ from oracle.backends.family import FamilyDescriptor
 from oracle.backends.conformance import check_count, check_ids_counted, check_stop
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
+from oracle.backends.http_stream import StreamClient
 from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, LlamaEvent, LlamaTimings, ModelList, Props,
-                                     Tokenized, parse, parse_answer, parse_object)
-from oracle.backends.stream import sse_events
+                                     Tokenized, decoder, parse, parse_answer,
+                                     parse_object)
+from oracle.backends.stream import sse_batches
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]
 
@@ -229,7 +232,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         event = parse_object(answer, LlamaEvent, where=f"POST {COMPLETION}")
         return list(event.tokens), event.content
 
-    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+    async def complete(self, client: StreamClient | httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
@@ -237,27 +240,37 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
         final: LlamaEvent | None = None
         text: list[str] = []
         where = f"POST {COMPLETION}"
+        ids, first_token, decode = out.completion_ids, request.first_token, decoder(LlamaEvent).decode
         try:
             async with asyncio.timeout(self._timeout.read), client.stream("POST", COMPLETION, json=body) as r:
                 if r.status_code != 200:
                     raise refused(r.status_code, await r.aread(), route=COMPLETION)
-                async with aclosing(sse_events(r.aiter_bytes())) as events:
-                    async for arrived, payload in events:
-                        last = arrived
-                        event = parse(payload, LlamaEvent, where=where)
-                        if event.error is not UNSET:
-                            raise error_event(event.error, route=COMPLETION, after=len(out.completion_ids))
-                        if event.content and not event.tokens:  # return_tokens asked: every piece has its ids
-                            raise AnswerBroken(f"{where}: the server's answer breaks the request: an event with text "
-                                               f"{event.content[:40]!r} and no token ids (field tokens is empty; "
-                                               f"return_tokens was asked) after {len(out.completion_ids)} tokens")
-                        _take_event(out, event, arrived - start)
-                        check_count(len(out.completion_ids), request, where=where)
-                        if request.first_token is not None and out.token_times_s:
-                            request.first_token.set()
-                        text.append(event.content)
-                        if event.stop:
-                            final = event
+                async with aclosing(sse_batches(r.aiter_bytes())) as batches:
+                    async for arrived, payloads in batches:  # one step per network read; its events share its time
+                        last, now = arrived, arrived - start
+                        for payload in payloads:
+                            try:
+                                event = decode(payload)
+                            except msgspec.DecodeError:  # NaN, wrong shapes, not JSON: worded by parse
+                                event = parse(payload, LlamaEvent, where=where)
+                            if event.error is not UNSET:
+                                raise error_event(event.error, route=COMPLETION, after=len(ids))
+                            if event.tokens:
+                                _take_event(out, event, now)
+                                if len(ids) > request.max_tokens:
+                                    check_count(len(ids), request, where=where)
+                                if first_token is not None:
+                                    first_token.set()
+                                    first_token = None
+                            elif event.content:  # return_tokens asked: every piece has its ids
+                                raise AnswerBroken(f"{where}: the server's answer breaks the request: an event with "
+                                                   f"text {event.content[:40]!r} and no token ids (field tokens is "
+                                                   f"empty; return_tokens was asked) after {len(ids)} tokens")
+                            text.append(event.content)
+                            if event.stop:
+                                final = event
+                                break
+                        if final is not None:
                             break
         except TimeoutError as exc:
             raise overdue(url=f"{self.base_url}{COMPLETION}", after=len(out.completion_ids),
@@ -285,11 +298,18 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
 
 
 def _take_event(out: Completion, event: LlamaEvent, now: float) -> None:
-    """One event's tokens, their time and logprobs into the completion (the inner loop of every token)."""
+    """One event's tokens (at least one), their time and logprobs into the completion (the inner loop of every
+    token: one token per event with its probabilities is the common case, taken without a loop)."""
     ids, probs = event.tokens, event.completion_probabilities
-    if not ids:
-        return
     out.completion_ids.extend(ids)
+    if len(ids) == 1 and probs:
+        p = probs[0]
+        out.token_times_s.append(now)
+        out.logprobs.append(NAN if p.logprob is None else p.logprob)
+        tops = p.top_logprobs
+        out.top_ids.append(list(map(_ID, tops)))  # map: C loops
+        out.top_logprobs.append(list(map(_LOGPROB, tops)))
+        return
     out.token_times_s.extend([now] * len(ids))
     for i in range(len(ids)):
         p = probs[i] if i < len(probs) else None
@@ -300,7 +320,7 @@ def _take_event(out: Completion, event: LlamaEvent, now: float) -> None:
             continue
         out.logprobs.append(NAN if p.logprob is None else p.logprob)
         tops = p.top_logprobs
-        out.top_ids.append(list(map(_ID, tops)))  # map: C loops, the inner loop of every token
+        out.top_ids.append(list(map(_ID, tops)))
         out.top_logprobs.append(list(map(_LOGPROB, tops)))
 
 

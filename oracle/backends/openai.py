@@ -28,6 +28,7 @@ from pathlib import Path
 
 import httpcore
 import httpx
+import msgspec
 
 from oracle.backends.base import (IDS_FROM_TEXT, STOP_REASONS, BackendBase, CacheEvidence, RouteMissing,
                                  Capabilities, Completion, CompletionRequest, Counters, RequestFailed,
@@ -36,11 +37,12 @@ from oracle.backends.conformance import check_count, check_stop, ids_short
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.faults import MalformedEvent, broken, error_event, malformed, overdue, refused
 from oracle.backends.http import HttpClients
+from oracle.backends.http_stream import StreamClient
 from oracle.backends.metrics import Metrics
-from oracle.backends.openai_logprobs import TOKEN_ID, logprob_rows
+from oracle.backends.openai_logprobs import take_tokens
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, ModelList, OpenAIChoice, OpenAIChunk,
-                                     ServedModel, Tokenized, parse, parse_answer, parse_object)
-from oracle.backends.stream import DONE, sse_events
+                                     ServedModel, Tokenized, decoder, parse, parse_answer, parse_object)
+from oracle.backends.stream import DONE, sse_batches
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["FAMILY", "OpenAIBackend"]
@@ -283,7 +285,7 @@ class OpenAIBackend(HttpClients, BackendBase):
             return refused(status, detail, route=self.path)
         return error_event(detail, route=self.path, after=after)
 
-    async def complete(self, client: httpx.AsyncClient, request: CompletionRequest) -> Completion:
+    async def complete(self, client: StreamClient | httpx.AsyncClient, request: CompletionRequest) -> Completion:
         body = self.request_body(request)
         out = Completion(completion_ids=[], finish_reason="")
         start = time.perf_counter()
@@ -292,27 +294,36 @@ class OpenAIBackend(HttpClients, BackendBase):
         finish: str | None = None
         done, counted = False, None
         where = f"POST {self.path}"
+        ids, first_token, decode = out.completion_ids, request.first_token, decoder(OpenAIChunk).decode
         try:
             async with asyncio.timeout(self._timeout.read), client.stream("POST", self.path, json=body) as r:
                 if r.status_code != 200:
                     raise self._refused(r.status_code, (await r.aread()).decode(errors="replace"), request)
-                async with aclosing(sse_events(r.aiter_bytes())) as events:
-                    async for arrived, payload in events:
-                        last = arrived
-                        if payload.strip() == DONE:
-                            done = True
+                async with aclosing(sse_batches(r.aiter_bytes())) as batches:
+                    async for arrived, payloads in batches:  # one step per network read; its events share its time
+                        last, now = arrived, arrived - start
+                        for payload in payloads:
+                            if payload == DONE or payload.strip() == DONE:
+                                done = True
+                                break
+                            try:
+                                chunk = decode(payload)
+                            except msgspec.DecodeError:  # NaN, wrong shapes, not JSON: worded by parse
+                                chunk = parse(payload, OpenAIChunk, where=where)
+                            if chunk.error is not UNSET:
+                                error = chunk.error
+                                code = error.get("code") if isinstance(error, dict) else None
+                                raise self._refused(code if isinstance(code, int) else 0,
+                                                    json.dumps({"error": error}), request, after=len(ids))
+                            finish = self._take_chunk(out, chunk, now, text) or finish
+                            counted = chunk.usage.completion_tokens if chunk.usage else counted
+                            if len(ids) > request.max_tokens:
+                                check_count(len(ids), request, where=where)
+                            if first_token is not None and out.token_times_s:
+                                first_token.set()
+                                first_token = None
+                        if done:
                             break
-                        chunk = parse(payload, OpenAIChunk, where=where)
-                        if chunk.error is not UNSET:
-                            error = chunk.error
-                            code = error.get("code") if isinstance(error, dict) else None
-                            raise self._refused(code if isinstance(code, int) else 0, json.dumps({"error": error}),
-                                                request, after=len(out.completion_ids))
-                        finish = self._take_chunk(out, chunk, arrived - start, text) or finish
-                        counted = chunk.usage.completion_tokens if chunk.usage else counted
-                        check_count(len(out.completion_ids), request, where=where)
-                        if request.first_token is not None and out.token_times_s:
-                            request.first_token.set()
         except TimeoutError as exc:
             raise overdue(url=f"{self.base_url}{self.path}", after=len(out.completion_ids),
                           total_s=self._timeout.read, silent_s=time.perf_counter() - last) from exc
@@ -350,7 +361,7 @@ class OpenAIBackend(HttpClients, BackendBase):
             text.append(piece)
             if choice.prompt_token_ids is not None and self.route != "chat":
                 out.prompt_ids = list(choice.prompt_token_ids)
-            self._take_tokens(out, choice, piece, now)
+            take_tokens(out, choice, piece, now, self._key_to_id)
             finish = choice.finish_reason or finish
         return finish
 
@@ -366,34 +377,5 @@ class OpenAIBackend(HttpClients, BackendBase):
             self._key_tokenizer = Tokenizer.from_file(str(path))
         ids = self._key_tokenizer.encode(key, add_special_tokens=False).ids
         return ids[0] if len(ids) == 1 else None
-
-    def _take_tokens(self, out: Completion, choice: OpenAIChoice, piece: str, now: float) -> None:
-        lp = choice.logprobs
-        ids = choice.token_ids
-        content = lp.content if lp is not None else None
-        if ids is None and content and all(c.id is not UNSET for c in content):
-            ids = [c.id for c in content]
-        if ids is None and lp is not None and lp.tokens and all(t.startswith(TOKEN_ID) for t in lp.tokens):
-            ids = [_token_id(t) for t in lp.tokens]
-        if not ids:
-            if piece:
-                out.token_times_s.append(now)
-            return
-        chosen, top_ids, top_logprobs = logprob_rows(lp, len(ids), self._key_to_id)
-        out.completion_ids.extend(ids)
-        out.token_times_s.extend([now] * len(ids))
-        out.logprobs.extend(chosen)
-        out.top_ids.extend(top_ids)
-        out.top_logprobs.extend(top_logprobs)
-
-
-def _token_id(key: str) -> int:
-    """vLLM's `token_id:N` as N; AnswerBroken for a key that is no id."""
-    tail = key[len(TOKEN_ID):]
-    if not tail.isdigit():
-        raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
-                           f"{TOKEN_ID}N id")
-    return int(tail)
-
 
 FAMILY = FamilyDescriptor(name="openai", help="any OpenAI-compatible server", backend=OpenAIBackend)

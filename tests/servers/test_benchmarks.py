@@ -22,9 +22,10 @@ SMOKE = {
                             [r"identity\.html [\d.]+ MB, written in [\d.]+ s",
                              r"headless Chromium load .* median \d+ ms"]),
     "client_ingest.py": (["--levels", "8", "--requests", "16", "--rounds", "1", "--fidelity-requests", "1"],
-                         [r"^llamacpp c8: oracle [\d,]+ tok/s \([\d.]+ us CPU/token\), bare httpx aiter_lines [\d,]+ "
-                          r"tok/s \([\d.]+ us CPU/token\), oracle/bare [\d.]+",
-                          r"^vllm c8: oracle [\d,]+ tok/s",
+                         [r"^llamacpp c8: oracle aiohttp [\d,]+ tok/s \([\d.]+ us CPU/token\), bare aiohttp [\d,]+ "
+                          r"tok/s \([\d.]+ us CPU/token\), oracle httpx [\d,]+ tok/s \([\d.]+ us CPU/token\), bare "
+                          r"httpx [\d,]+ tok/s \([\d.]+ us CPU/token\); oracle/bare: aiohttp [\d.]+, httpx [\d.]+",
+                          r"^vllm c8: oracle aiohttp [\d,]+ tok/s",
                           r"^llamacpp fidelity c1: conventional rate median [\d.]+ tok/s .* ok",
                           r"^vllm fidelity c64: conventional rate median [\d.]+ tok/s .* ok"]),
     "aa_control.py": (["--pairs", "1", "--rounds", "2", "--prompts", "1", "--max-tokens", "8", "--server-args", "-t 1"],

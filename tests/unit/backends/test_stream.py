@@ -72,3 +72,18 @@ def test_loads_names_bytes_that_are_not_utf8_or_not_json():
         loads(b'{"t": "\xff"}')
     with pytest.raises(MalformedEvent, match=r"not JSON \(Expecting value: line 1 column 9 \(char 8\)\): b'\{\"cut\": '"):
         loads(b'{"cut": ')
+
+
+def test_batches_give_each_network_chunk_once_with_the_events_it_completed():
+    from oracle.backends.stream import sse_batches
+
+    chunks = [b'data: {"a":1}\n\ndata: {"a":2}\n\ndata: {"a', b'":3}\n\n: ping\n\n', b"data: [DONE]\n\n"]
+    ticks = iter([1.0, 2.0, 3.0])
+
+    async def source():
+        for chunk in chunks:
+            yield chunk
+
+    async def go():
+        return [b async for b in sse_batches(source(), clock=lambda: next(ticks))]
+    assert asyncio.run(go()) == [(1.0, [b'{"a":1}', b'{"a":2}']), (2.0, [b'{"a":3}']), (3.0, [DONE])]
