@@ -242,10 +242,10 @@ def inconclusive_kinds(value: str) -> tuple[str, ...]:
 
 
 def backend_name(value: str) -> str:
-    from oracle.backends import parse_backend
+    from oracle.backends import check_platform
 
     try:
-        parse_backend(value)
+        check_platform(value)  # parses it, then the platform tag
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return value

@@ -12,6 +12,8 @@ capabilities say `in_process`) load the model themselves. What oracle starts or 
 
 from __future__ import annotations
 
+import difflib
+
 import httpx
 
 from oracle.backends import hf, llamacpp, openai, openvino, python_runner, vllm
@@ -21,8 +23,8 @@ from oracle.backends.family import FamilyDescriptor
 
 __all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest",
            "Counters", "FAMILIES", "FamilyDescriptor", "RequestFailed",
-           "TeacherForced", "backend_help", "family_of", "is_in_process", "make_backend",
-           "make_in_process_backend", "parse_backend", "server_families"]
+           "TeacherForced", "backend_help", "check_platform", "family_of", "is_in_process", "make_backend",
+           "make_in_process_backend", "parse_backend", "PLATFORMS", "server_families"]
 
 # The registry: name -> descriptor, in the order the docs' table and --backend's help list them.
 FAMILIES: dict[str, FamilyDescriptor] = {d.name: d for d in (llamacpp.FAMILY, vllm.FAMILY, openai.FAMILY,
@@ -64,6 +66,27 @@ def parse_backend(name: str) -> BackendSpec:
     if platform and not all(part.isalnum() for part in platform.split("-")):
         raise ValueError(f"--backend {name!r}: the platform tag must be letters and digits, e.g. llamacpp-cuda")
     return BackendSpec((family, platform, locator.strip()))
+
+
+# The platform tags oracle knows: the accelerator stacks inference servers are built for. The tag is the label a
+# report records (and picks the embedded default, a CPU build), so a misspelt one is refused rather than recorded;
+# a platform of your own is written x-NAME (`llamacpp-x-myboard`) and recorded as given.
+PLATFORMS = ("cpu", "cuda", "rocm", "hip", "xpu", "sycl", "vulkan", "metal", "opencl", "openvino", "musa", "cann",
+             "npu", "gpu", "tpu", "neuron", "hpu", "mps", "kompute", "blas")
+OWN_PLATFORM = "x-"
+
+
+def check_platform(name: str) -> None:
+    """ValueError for a `--backend` whose platform tag is neither known nor written x-NAME; the nearest known tag
+    and the x- form are named."""
+    spec = parse_backend(name)
+    tag = spec.platform
+    if not tag or tag in PLATFORMS or tag.startswith(OWN_PLATFORM):
+        return
+    near = difflib.get_close_matches(tag, PLATFORMS, n=1, cutoff=0.6)
+    hint = f"did you mean {spec.family}-{near[0]}? " if near else ""
+    raise ValueError(f"--backend {name!r}: unknown platform tag {tag!r}; {hint}known tags: {', '.join(PLATFORMS)}; "
+                     f"a platform of your own: {spec.family}-{OWN_PLATFORM}{tag}")
 
 
 def family_of(name: str) -> FamilyDescriptor:

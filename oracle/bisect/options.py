@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.backends import is_in_process, parse_backend, server_families
+from oracle.backends import check_platform, is_in_process, server_families
 from oracle.launch_command import Launch, LaunchError, parse_launch, port_refusal
 from oracle.run.suite import Suite, SuiteError, builtin_suite_path, load_suite
 from oracle.store.folder_safety import (Place, earlier_report_refusal, folder_refusal, name_refusal,
@@ -96,7 +96,7 @@ def _launch(flag: str, command: str) -> Launch:
 
 def bisect_config(args) -> BisectConfig:
     try:
-        parse_backend(args.backend)
+        check_platform(args.backend)  # parses it, then the platform tag
     except ValueError as exc:
         raise BisectUsage(str(exc)) from None
     if is_in_process(args.backend):

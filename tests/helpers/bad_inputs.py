@@ -180,7 +180,7 @@ CASES: list[Case] = [
     G("context-zero", "--context=0", says="--context"),
     G("speed-cells-word", "--speed-cells=fast", says="fast"),
     G("backend-unknown-family", "--backend=nosuch", says="nosuch"),
-    G("backend-unknown-platform", "--backend=llamacpp-tpu9", says="tpu9"),
+    G("backend-unknown-platform", "--backend=llamacpp-tpu9", says="llamacpp-x-tpu9"),
     G("backend-empty", "--backend=", says="--backend"),
     G("reference-kind-unknown", "--reference-kind=weird", says="weird"),
     G("ladder-mode-unknown", "--ladder-mode=sideways", says="sideways"),

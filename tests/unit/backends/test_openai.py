@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from oracle.backends import CompletionRequest, Counters, RequestFailed, make_backend, parse_backend
+from oracle.backends import CompletionRequest, Counters, RequestFailed, check_platform, make_backend, parse_backend
 from oracle.backends.base import stop_reason
 from oracle.backends.metrics import Metrics
 from oracle.compare.evidence import cache_zero_check, speculation_summary
@@ -139,8 +139,23 @@ def test_cache_zero_falls_back_to_vllm_counters_only_when_the_field_is_absent():
 
 
 def test_a_backend_without_an_embedded_server_asks_for_url_or_launch(pytester, tiny_suite):
-    for name in ("vllm-xpu", "openai", "llamacpp-tpu9"):  # the embedded llama-server is a CPU build
+    for name in ("vllm-xpu", "openai", "llamacpp-x-tpu9"):  # the embedded llama-server is a CPU build
         result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={name}", f"--suite={tiny_suite}",
                                     "--canaries=none", f"--report-dir=rep-{name}")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"*--backend {name}: no embedded server for this backend; give --url*"])
+
+
+def test_an_unknown_platform_tag_is_refused_naming_the_nearest_and_the_form_of_ones_own(pytester, tiny_suite):
+    """A platform tag is the label a report records: a misspelt one (with --url too) is refused before anything
+    starts; the x-NAME form records a platform oracle does not list."""
+    base = ["-p", "no:cacheprovider", f"--suite={tiny_suite}", "--canaries=none", "--url=http://127.0.0.1:9"]
+    result = pytester.runpytest(*base, "--backend=vllm-xup", "--report-dir=rep-xup")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--backend 'vllm-xup': unknown platform tag 'xup'; did you mean vllm-xpu?*"
+                                 "a platform of your own: vllm-x-xup*"])
+    assert not (pytester.path / "rep-xup").exists()
+    with pytest.raises(ValueError, match="known tags: cpu, cuda"):
+        check_platform("llamacpp-tpu9")
+    for name in ("llamacpp-x-tpu9", "vllm-xpu", "openvino-npu", "llamacpp", "python:m.py:f"):
+        check_platform(name)  # known, own (x-) or none
