@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from oracle.checks import fresh_states
+from oracle.checks import SECTIONS, fresh_states
 from oracle.report.html import render_html
 from oracle.report.state import ReportState
 from oracle.compare.verdicts import Check
@@ -85,7 +85,7 @@ def main() -> None:
     a = ap.parse_args()
     data = build(a.prompts, a.tokens, [int(x) for x in a.levels.split(",")])
     t0 = time.perf_counter()
-    page = render_html(data)
+    page = render_html(data, SECTIONS)
     render_s = time.perf_counter() - t0
     print(f"{a.prompts} prompts x {a.tokens} tokens, ladder {a.levels} + boot 2: identity.html "
           f"{len(page.encode()) / 1e6:.2f} MB, written in {render_s:.2f} s")

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from oracle.backends import CompletionRequest, make_backend
-from oracle.checks import fresh_states
+from oracle.checks import SECTIONS, fresh_states
 from oracle.compare.conditions import compare_condition, condition_check, first_split
 from oracle.compare.splits import split_view
 from oracle.compare.verdicts import EXACT
@@ -118,7 +118,8 @@ def main() -> None:
             suite = load_suite("default").with_max_tokens(a.max_tokens)
             prompts = PromptSet.open(suite, backend, tokenizer=None, model_path=model)
             report = ReportFile(Path(tmp) / "report", ReportState(mode="run", backend="llamacpp",
-                                                                  prompt_ids=suite.ids(), states=fresh_states()))
+                                                                  prompt_ids=suite.ids(), states=fresh_states()),
+                                SECTIONS)
             recorder = Recorder(report, backend, logprobs=a.logprobs, seed=SEED)
             if recorder.run(PRIMARY, one_at_a_time(prompts.rendered)) is None:  # c1: what each level is compared with
                 raise SystemExit(f"c1: {report.state.interruption}")

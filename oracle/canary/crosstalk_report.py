@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 120  # where identity.md and identity.html show it (report/sections.py): the contamination canary, level by level
 
 
 def _rows(data: dict) -> list[tuple[str, dict]]:

@@ -11,7 +11,9 @@ from html import escape
 from oracle.canary.results import canary_summary
 from oracle.compare.verdicts import DROPPED
 
-__all__ = ["html", "markdown", "markdown_lines"]
+__all__ = ["PLACE", "html", "markdown", "markdown_lines"]
+
+PLACE = 110  # where identity.md and identity.html show it (report/sections.py): code, needle, repeats
 
 
 def _e(value) -> str:

@@ -1,5 +1,5 @@
 """The gate's check kinds: one package per kind (`oracle/checks/<kind>/`), each declaring all of itself in one
-`CheckDescriptor` (its options, settings, items, producers, report state and section), and `CHECKS`, the one place
+`CheckDescriptor` (its options, settings, items, producers, report state and sections), and `CHECKS`, the one place
 that lists them. The gate (oracle/gate/) is the engine that reads them; it names no check.
 
     for check in CHECKS: specs += check.items(plan)        # the gate's items
@@ -12,10 +12,11 @@ from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs
                            sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run, state_part)
+from oracle.report.sections import layout
 from oracle.report.state import ReportState
 
-__all__ = ["CHECKS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext",
-           "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state", "state_part"]
+__all__ = ["CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
+           "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state", "state_part"]
 
 # The registry, in the order of their option groups in --help and of their items within one `order`.
 CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
@@ -25,6 +26,9 @@ CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follo
                                        speed_cells.CHECK)
 
 STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}
+
+# The report's page: its own sections and every check's, each once, by PLACE (identity.md and identity.html).
+SECTIONS = layout(section for c in CHECKS for section in c.sections)
 
 
 def check_named(name: str) -> CheckDescriptor:

@@ -2,7 +2,7 @@
 
     CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60, kinds=("coverage",),
                             items=items, build=build, state=CoverageState, add_options=add_options,
-                            settings=settings_of, defaults=CoverageSettings(), section=report_coverage)
+                            settings=settings_of, defaults=CoverageSettings(), sections=(report_coverage,))
 
 Each kind declares its descriptor in its own package (`oracle/checks/<kind>/`) and `oracle.checks.CHECKS` lists
 it once; the gate (plan, items, registry, merge, session) reads the descriptors and never a kind's name.
@@ -196,7 +196,8 @@ class CheckDescriptor:
     add_options(group): its options, on its own `--help` group (titled `oracle: <title>`).
     settings(option, context) -> its frozen settings, read from pytest's option namespace; raises
       pytest.UsageError naming the fix. `defaults` are the settings when no option was read (tests, library use).
-    section: its report section (a module of oracle.report.sections.SECTIONS).
+    sections: its report sections (modules with PLACE, markdown and html: oracle/report/sections.py), laid out
+      with the report's own in oracle.checks.SECTIONS; a section two kinds share is named by both.
     server_identity: the identity keys its producers write that belong to one server: under pytest -n each
       server's row of the merged identity keeps them, the run's identity does not.
     resolve(settings, reference) -> its settings settled against the loaded reference, before any server starts
@@ -219,7 +220,7 @@ class CheckDescriptor:
     add_options: Callable[[Any], None] | None = None
     settings: Callable[[Any, OptionContext], Any] | None = None
     defaults: Any = None
-    section: ModuleType | None = None
+    sections: tuple[ModuleType, ...] = ()
     server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
     resolve: Callable[[Any, Any], Any] | None = None
     for_reference: Callable[[Any], dict] | None = None

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from oracle.backends import RequestFailed
-from oracle.checks import state_part
+from oracle.checks import SECTIONS, state_part
 from oracle.gate.merge import merge_workers
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -38,7 +38,7 @@ class XdistController(ReportOwner):
     def __init__(self, options) -> None:
         self.plan = GatePlan.open(options)
         self.options = self.plan.options
-        self.report = ReportFile(self.plan.report_dir(), self.plan.new_state())
+        self.report = ReportFile(self.plan.report_dir(), self.plan.new_state(), SECTIONS)
         self.plan.check_folders(self.report.folder)
         self.payloads: dict[int, dict | None] = {}
         if len(self.options.urls) > 1:

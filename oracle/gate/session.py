@@ -17,7 +17,7 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.backends.schemas import AnswerBroken
-from oracle.checks import CHECKS, CheckParts
+from oracle.checks import CHECKS, SECTIONS, CheckParts
 from oracle.compare.verdicts import Check, passed
 from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
@@ -50,7 +50,7 @@ class GateSession(ReportOwner):
         self.plan = GatePlan.open(options)
         self.options = self.plan.options
         self.worker = worker  # None: no xdist; else the worker's index, which is its server's
-        self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state())
+        self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state(), SECTIONS)
         if worker is None:  # an xdist worker's folder is its controller's, checked there
             self.plan.check_folders(self.report.folder)
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 40  # where identity.md and identity.html show it (report/sections.py): decode-time top-k against the same path scored as a prompt
 
 _HEAD = ("| mode | prompt | positions | bit-identical | max \\|Δlogprob\\| (nats) | "
          "where (position: decode / "

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["headline", "html", "markdown", "markdown_lines"]
+__all__ = ["PLACE", "headline", "html", "markdown", "markdown_lines"]
+
+PLACE = 30  # where identity.md and identity.html show it (report/sections.py): KLD / Same top p against the reference, or the reference's floor
 
 
 def _e(value) -> str:

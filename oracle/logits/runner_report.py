@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from html import escape
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 50  # where identity.md and identity.html show it (report/sections.py): a python runner: chunked prefill against one pass, the mean prompt log-prob
 
 
 def _num(x, fmt: str = ".5f") -> str:

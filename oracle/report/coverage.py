@@ -12,7 +12,9 @@ from html import escape
 
 from oracle.compare.coverage import CONDITIONS, held_anywhere
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 100  # where identity.md and identity.html show it (report/sections.py): which conditions each run produced
 
 
 def _chunk_words(data: dict) -> str:

@@ -10,7 +10,9 @@ import json
 
 from oracle.report.page import e
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 130  # where identity.md and identity.html show it (report/sections.py): every check, cache-zero and speculation evidence
 
 
 def markdown(data: dict) -> list[str]:

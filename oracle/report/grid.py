@@ -16,7 +16,9 @@ from oracle.compare.confidence import count_words, interval_words
 from oracle.compare.noise import DETERMINISM_WORDS
 from oracle.report.page import e, hover as count_hover, title
 
-__all__ = ["grid", "html", "markdown"]
+__all__ = ["PLACE", "grid", "html", "markdown"]
+
+PLACE = 20  # where identity.md and identity.html show it (report/sections.py): the verdict grid, splits and plots; the ladder levels and boots
 
 
 def _cell_id(prompt: str, column: str) -> str:

@@ -20,7 +20,9 @@ from oracle.report.page import e, hover, span
 from oracle.speed.report import headline as speed_headline
 from oracle.speed.report import not_judged_words
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 0  # where identity.md and identity.html show it (report/sections.py): first: verdict, headline counts, identity
 
 
 def _reference_unstable(data: dict) -> bool:

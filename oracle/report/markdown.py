@@ -1,14 +1,15 @@
-"""identity.md: every section of `report/sections.py` in its order, from the identity.json dict.
+"""identity.md: the report's sections in their order (`report/sections.py`), from the identity.json dict.
 
-    text = markdown(data)
+    text = markdown(data, SECTIONS)   # SECTIONS: oracle.checks.SECTIONS, the page laid out once
 """
 
 from __future__ import annotations
 
-from oracle.report import sections
+from types import ModuleType
+from typing import Sequence
 
 __all__ = ["markdown"]
 
 
-def markdown(data: dict) -> str:
-    return "\n".join(line for section in sections.SECTIONS for line in section.markdown(data)) + "\n"
+def markdown(data: dict, sections: Sequence[ModuleType]) -> str:
+    return "\n".join(line for section in sections for line in section.markdown(data)) + "\n"

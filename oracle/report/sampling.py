@@ -9,7 +9,9 @@ from __future__ import annotations
 from oracle.compare.confidence import count_words
 from oracle.report.page import e
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 60  # where identity.md and identity.html show it (report/sections.py): sampled decoding: settings, token match rates, the distribution check
 
 NO_NEAR_TIES = ("Near-tie classification does not apply under sampling: with the same settings and seed a split "
                 "is divergent (a sampled token is a draw, not an argmax a small margin can excuse).")

@@ -1,41 +1,41 @@
-"""The report's sections, in the order identity.md and identity.html show them: the one list both documents
-iterate. A section is a module with `markdown(data: dict) -> list[str]` and `html(data: dict) -> str`, both over
+"""The report's sections, in the order identity.md and identity.html show them. A section is a module with
+`PLACE` (its position: lower first), `markdown(data: dict) -> list[str]` and `html(data: dict) -> str`, both over
 the identity.json dict (an empty list / "" when it has nothing to say); it lives next to its capability.
 
-A new section: its module (e.g. `oracle/canary/crosstalk_report.py`) and one line here.
+The report owns three sections of its own (`FRAME`: header, servers, notes); every other one is named by the check
+kind that writes it (its descriptor's `sections`), and the registry lays them out once (`oracle.checks.SECTIONS`,
+above the report in the layers, which is why the page's list is handed to the renderers rather than read here):
+
+    sections = layout(check_sections)            # FRAME and the checks' sections, by PLACE
+    text = markdown(data, sections)
+
+A new section: its module, with its `PLACE`, named in its check's descriptor. No line here.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Iterable
 
-from oracle.canary import crosstalk_report as crosstalk
-from oracle.canary import report as canaries
-from oracle.logits import dvp_report as decode_vs_prefill
-from oracle.logits import report as logits
-from oracle.logits import runner_report as runner_checks
-from oracle.report import evidence, grid, header, notes, servers
-from oracle.report import coverage, sampling
-from oracle.speed import cells_report as speed_cells
-from oracle.speed import interleave_report as speed_ab
-from oracle.speed import report as speed
+from oracle.report import header, notes, servers
 
-__all__ = ["SECTIONS"]
+__all__ = ["FRAME", "layout"]
 
-SECTIONS: tuple[ModuleType, ...] = (
-    header,  # verdict, headline counts, identity, the counts' Wilson intervals
-    servers,  # pytest -n: one row per server
-    grid,  # the verdict grid, splits and plots; the ladder levels and boots
-    logits,  # KLD / Same top p against the reference, or the reference's floor
-    decode_vs_prefill,  # --logits: the candidate's decode-time top-k against its own path scored as a prompt
-    runner_checks,  # a python runner: chunked prefill against one pass, the mean prompt log-prob
-    sampling,  # --temperature: settings, token match rate per condition, the distribution check
-    speed,  # the speed card
-    speed_cells,  # --speed-cells: each cell's cold repeats, warm-up, samples, against a reference's cells
-    speed_ab,  # --reference-launch: the interleaved A/B session's passes, order and A/A control
-    coverage,  # which conditions each run produced (chunked prefill, mixed batch, preemption, overlap)
-    canaries,  # code, needle, repeats
-    crosstalk,  # the contamination canary: each level's requests, which held another's content, where
-    evidence,  # every check, cache-zero and speculation evidence
-    notes,
-)
+FRAME: tuple[ModuleType, ...] = (header, servers, notes)
+
+
+def layout(check_sections: Iterable[ModuleType]) -> tuple[ModuleType, ...]:
+    """FRAME and the given sections, each once, by PLACE; ValueError for a module without PLACE or two sections at
+    one place (the page's order would then be the registry's accident)."""
+    chosen: dict[str, ModuleType] = {}
+    for module in (*FRAME, *check_sections):
+        chosen.setdefault(module.__name__, module)
+    places: dict[int, str] = {}
+    for name, module in chosen.items():
+        place = getattr(module, "PLACE", None)
+        if not isinstance(place, int):
+            raise ValueError(f"report section {name} has no PLACE (an int: where the page shows it)")
+        if place in places:
+            raise ValueError(f"report sections {places[place]} and {name} both stand at PLACE {place}")
+        places[place] = name
+    return tuple(sorted(chosen.values(), key=lambda m: m.PLACE))

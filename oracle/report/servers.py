@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from oracle.report.page import e
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 10  # where identity.md and identity.html show it (report/sections.py): pytest -n: one row per server
 
 
 def markdown(data: dict) -> list[str]:

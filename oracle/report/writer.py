@@ -4,13 +4,15 @@ identity.html once the run has ended.
 Written at the start of a run (as `partial`), after every finished record, and at the end,
 so a crash leaves the finished records and a partial report on disk.
 
-    report = ReportFile(folder, state); report.write()
+    report = ReportFile(folder, state, SECTIONS); report.write()   # SECTIONS: oracle.checks.SECTIONS
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
+from typing import Sequence
 
 import pytest
 
@@ -28,15 +30,15 @@ __all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", 
 class ReportFile:
     """A run's report: its state and the folder it is written to."""
 
-    def __init__(self, folder: Path, state: ReportState) -> None:
-        self.folder, self.state = folder, state
+    def __init__(self, folder: Path, state: ReportState, sections: Sequence[ModuleType]) -> None:
+        self.folder, self.state, self.sections = folder, state, tuple(sections)
         self.write_error: str | None = None  # the first write that failed (a full disk), said at the end
 
     def write(self) -> dict:
         """Write the report; a failed write (the disk full) leaves the last one written in place and is remembered,
         to be said at the end of the run (the run goes on: its records are written on their own)."""
         try:
-            return write_report(self.folder, self.state)
+            return write_report(self.folder, self.state, self.sections)
         except OSError as exc:
             if self.write_error is None:
                 self.write_error = (f"writing {exc.filename or self.folder} failed ({exc.strerror or exc}); the "
@@ -66,30 +68,30 @@ class ReportOwner:
             raise pytest.UsageError(str(exc)) from None
 
 
-def write_report(folder: Path, state: ReportState) -> dict:
+def write_report(folder: Path, state: ReportState, sections: Sequence[ModuleType]) -> dict:
     """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway)."""
     data = state.as_json()
     atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
-    atomic_write_text(folder / "identity.md", markdown(data))
+    atomic_write_text(folder / "identity.md", markdown(data, sections))
     if state.closed or state.interruption:
-        write_html(folder, data)
+        write_html(folder, sections, data)
     return data
 
 
-def write_html(folder: Path, data: dict | None = None) -> Path:
+def write_html(folder: Path, sections: Sequence[ModuleType], data: dict | None = None) -> Path:
     """identity.html from identity.json (read from folder when data is not given: an InputFileError naming the
     file when it is not a report oracle can render, and nothing written)."""
     if data is None:
         source = folder / "identity.json"
         data = read_json(source, ReportShape, fix=REPORT_FIX)
         try:
-            page = render_html(data)
+            page = render_html(data, sections)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             # The shape declares the keys the readers share; the page reads many more, of every section.
             raise bad_file(source, f"holds what no oracle report holds ({type(exc).__name__}: {exc})",
                            REPORT_FIX) from None
     else:
-        page = render_html(data)
+        page = render_html(data, sections)
     path = folder / "identity.html"
     atomic_write_text(path, page)
     return path

@@ -14,7 +14,9 @@ from html import escape
 from oracle.speed.campaign import REFERENCE_LABEL
 from oracle.speed.cell_energy import energy_words
 
-__all__ = ["html", "markdown", "rows"]
+__all__ = ["PLACE", "html", "markdown", "rows"]
+
+PLACE = 80  # where identity.md and identity.html show it (report/sections.py): --speed-cells: each cell against the reference's cells
 
 _HEAD = ("cell", "measures", "status", "n", "median", "p10", "min", "max", "warm-up (discarded)", "cold", "short",
          "timestamps", "vs reference", "energy")

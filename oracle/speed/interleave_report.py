@@ -11,7 +11,9 @@ from html import escape
 
 from oracle.speed.interleave import FIGURE_WORDS
 
-__all__ = ["html", "markdown"]
+__all__ = ["PLACE", "html", "markdown"]
+
+PLACE = 90  # where identity.md and identity.html show it (report/sections.py): --reference-launch: the interleaved A/B session
 
 SERVERS_WORDS = {"one-at-a-time": "one server up at a time, each pass on its own boot after a warm-up",
                  "both-up": "reference and candidate servers up together, each warmed up once"}

@@ -28,5 +28,5 @@ def build(parts: CheckParts) -> Producers:
 
 
 CHECK = CheckDescriptor(name="cache_zero", title="cache-zero", order=20, kinds=("cache_zero",), items=items,
-                        build=build, state=CacheZeroState, section=section,
+                        build=build, state=CacheZeroState, sections=(section,),
                         plan_part=no_requests)  # judged from runs the plan counts already

@@ -9,6 +9,7 @@ the server held) and this descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
+from oracle.canary import crosstalk_report as crosstalk_section
 from oracle.canary import report as section
 from oracle.canary.canary_set import canary_set, follow_canary_set
 from oracle.checks.canaries.options import CanarySettings, add_options, settings_of
@@ -38,5 +39,5 @@ def recorded(state: CanaryState) -> dict:
 
 CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,
                         build=build, state=CanaryState, add_options=add_options, settings=settings_of,
-                        defaults=CanarySettings(), section=section, for_reference=recorded,
+                        defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded,
                         resolve=follow_canary_set, settings_notes=lambda settings: settings.notes)

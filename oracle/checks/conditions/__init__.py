@@ -60,5 +60,5 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
 
 CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
                         build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
-                        defaults=ConditionSettings(), section=section, server_identity=("boots",),
+                        defaults=ConditionSettings(), sections=(section,), server_identity=("boots",),
                         for_reference=ConditionsState.for_reference, plan_part=plan_part)

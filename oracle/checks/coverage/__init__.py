@@ -29,5 +29,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60, kinds=("coverage",),
                         items=items, build=build, state=CoverageState, add_options=add_options,
-                        settings=settings_of, defaults=CoverageSettings(), section=section,
+                        settings=settings_of, defaults=CoverageSettings(), sections=(section,),
                         plan_part=no_requests)  # judged from runs the plan counts already

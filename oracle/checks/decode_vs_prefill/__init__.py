@@ -38,4 +38,4 @@ def build(parts: CheckParts) -> Producers:
 CHECK = CheckDescriptor(name="decode_vs_prefill", title="decode vs prefill", order=43,
                         kinds=("decode_vs_prefill", "chunked_prefill"), items=items, build=build,
                         state=DecodePrefillState, add_options=add_options, settings=settings_of,
-                        defaults=DecodePrefillSettings(), section=section)
+                        defaults=DecodePrefillSettings(), sections=(section,))

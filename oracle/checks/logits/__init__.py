@@ -42,5 +42,5 @@ def recorded(state: LogitsState) -> dict:
 
 CHECK = CheckDescriptor(name="logits", title="logits", order=40, kinds=("logits", "logits_suite", "logits_floor"),
                         items=items, build=build, state=LogitsState, add_options=add_options,
-                        settings=settings_of, defaults=LogitsSettings(), section=section,
+                        settings=settings_of, defaults=LogitsSettings(), sections=(section,),
                         for_reference=recorded)

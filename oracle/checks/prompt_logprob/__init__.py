@@ -28,4 +28,4 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="prompt_logprob", title="prompt log-prob", order=45, kinds=("prompt_logprob",),
                         items=items, build=build, state=PromptLogprobState, add_options=add_options,
-                        settings=settings_of, defaults=PromptLogprobSettings(), section=section)
+                        settings=settings_of, defaults=PromptLogprobSettings(), sections=(section,))

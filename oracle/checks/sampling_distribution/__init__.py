@@ -31,4 +31,4 @@ def build(parts: CheckParts) -> Producers:
 CHECK = CheckDescriptor(name="sampling_distribution", title="sampled decoding", order=42,
                         kinds=("sampling_distribution",), items=items, build=build, state=SamplingState,
                         add_options=add_options, settings=settings_of, defaults=DistributionSettings(),
-                        section=section)
+                        sections=(section,))

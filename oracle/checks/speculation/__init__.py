@@ -31,5 +31,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="speculation", title="speculation", order=20, kinds=("speculation",), items=items,
                         build=build, state=SpeculationState, add_options=add_options, settings=settings_of,
-                        defaults=SpeculationSettings(), section=section,
+                        defaults=SpeculationSettings(), sections=(section,),
                         plan_part=no_requests)  # judged from runs the plan counts already

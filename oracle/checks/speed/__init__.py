@@ -31,5 +31,5 @@ def build(parts: CheckParts) -> Producers:
 
 CHECK = CheckDescriptor(name="speed", title="speed", order=31, kinds=("speed",), items=items, build=build,
                         state=SpeedState, add_options=add_options, settings=settings_of, defaults=SpeedSettings(),
-                        section=section, for_reference=SpeedState.for_reference,
+                        sections=(section,), for_reference=SpeedState.for_reference,
                         plan_part=no_requests)  # judged from runs the plan counts already

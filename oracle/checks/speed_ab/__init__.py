@@ -37,4 +37,4 @@ def resolve(settings: InterleaveOptions, reference) -> InterleaveOptions:
 
 CHECK = CheckDescriptor(name="speed_ab", title="interleaved A/B", order=30, kinds=("speed_ab",), items=items,
                         build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
-                        defaults=InterleaveOptions(), section=section, resolve=resolve)
+                        defaults=InterleaveOptions(), sections=(section,), resolve=resolve)

@@ -37,4 +37,4 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
 
 CHECK = CheckDescriptor(name="speed_cells", title="speed cells", order=32, kinds=("speed_cells",), items=items,
                         build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
-                        defaults=CellsSettings(), section=section, plan_part=plan_part)
+                        defaults=CellsSettings(), sections=(section,), plan_part=plan_part)

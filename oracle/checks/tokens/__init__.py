@@ -14,6 +14,7 @@ from __future__ import annotations
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.checks.tokens.producer import TokenChecks
 from oracle.checks.tokens.state import TokensState
+from oracle.report import evidence
 from oracle.report import grid as section
 
 __all__ = ["CHECK", "TokenChecks", "TokensState"]
@@ -42,4 +43,4 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
 
 
 CHECK = CheckDescriptor(name="tokens", title="tokens", order=10, kinds=("tokens",), items=items, build=build,
-                        state=TokensState, section=section, plan_part=plan_part)
+                        state=TokensState, sections=(section, evidence), plan_part=plan_part)

@@ -13,6 +13,7 @@ from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.report import markdown_lines
 from oracle.canary.results import canary_summary, family_counts
 from oracle.compare.verdicts import DROPPED, NOT_RUN, Check, passed
+from oracle.checks import SECTIONS
 from oracle.report.html import render_html
 from oracle.report.state import ReportState
 
@@ -89,6 +90,6 @@ def test_the_dropped_items_of_one_reason_share_one_note_in_every_report():
         "dropped, beyond the server's context of 4096 tokens (not sent; a reference recorded by this run is written "
         "without them): needle[8176-d0]"]
     state.closed = state.complete = True
-    html = render_html(state.as_json())
+    html = render_html(state.as_json(), SECTIONS)
     assert "<h2>Notes</h2>" in html and "needle[2048-d50], needle[4096-d50]</li>" in html
-    assert "<h2>Notes</h2>" not in render_html(ReportState(mode="run", backend="llamacpp").as_json())
+    assert "<h2>Notes</h2>" not in render_html(ReportState(mode="run", backend="llamacpp").as_json(), SECTIONS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracle.checks import fresh_states
+from oracle.checks import SECTIONS, fresh_states
 from oracle.report.html import grid, render_html
 from oracle.report.writer import ReportState
 from oracle.compare.verdicts import Check
@@ -41,7 +41,7 @@ def test_grid_has_a_row_per_prompt_and_a_column_per_condition():
 
 
 def test_page_is_self_contained_escaped_and_labelled():
-    page = render_html(state().as_json())
+    page = render_html(state().as_json(), SECTIONS)
     assert "<script" not in page and "http://" not in page and "https://" not in page
     assert "x &lt; y" in page and "&#x27;&lt;b&gt;&#x27;" in page  # decoded text is escaped, never markup
     assert "data-verdict='divergent'>" in page and "divergent @7</a>" in page
@@ -53,7 +53,7 @@ def test_counts_show_their_wilson_interval_on_hover_and_in_the_detail():
     s = state()
     s.states["conditions"].ladder["c16"]["confidence"] = {"exact": {"k": 1, "n": 2, "wilson95": [0.0945, 0.9055]}}
     s.apply({"canaries": {"code[a]": {"family": "code", "ok": True, "verdict": "pass"}}})
-    page = render_html(s.as_json())
+    page = render_html(s.as_json(), SECTIONS)
     assert "<span title='Wilson 95% 0.09–0.91'>1/2 exact</span>" in page  # the header's exact prompts
     assert "<span title='Wilson 95% 0.09–0.91'>c16 1/2</span>" in page
     assert "title='code 1/1: Wilson 95% 0.21–1.00'" in page
@@ -72,4 +72,4 @@ def test_a_prompt_sent_several_times_at_a_level_shows_its_own_interval_on_hover(
     rows.append(dict(rows[0], record="p1~2"))  # p1 twice at c16, both exact
     columns, cells = grid(s.as_json())
     assert cells["p1"]["ladder[c16]"]["hover"] == "2/2 of this prompt's requests exact, Wilson 95% 0.34–1.00"
-    assert "title='2/2 of this prompt&#x27;s requests exact, Wilson 95% 0.34–1.00'" in render_html(s.as_json())
+    assert "title='2/2 of this prompt&#x27;s requests exact, Wilson 95% 0.34–1.00'" in render_html(s.as_json(), SECTIONS)

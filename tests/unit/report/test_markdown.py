@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracle.checks import fresh_states
+from oracle.checks import SECTIONS, fresh_states
 from oracle.compare.verdicts import Check
 from oracle.report.markdown import markdown
 from oracle.report.state import ReportState
@@ -17,7 +17,7 @@ def test_condition_table_and_summary_line_carry_wilson_intervals():
                  "boots": {"2": {"counts": dict(counts, exact=8, **{"near-tie": 0}), "records": 8, "required": 8,
                                  "verdict": "exact", "first_divergences": []}}})
     state.complete = state.closed = True
-    text = markdown(state.as_json())
+    text = markdown(state.as_json(), SECTIONS)
     assert "| condition | exact (Wilson 95%) | near-tie |" in text
     assert "| c8 | 7/8 (0.53–0.98) | 1 | 0 | 0 | 8 | 8/8 | near-tie | 12 |" in text
     assert "| boot 2 | 8/8 (0.68–1.00) | 0 |" in text
