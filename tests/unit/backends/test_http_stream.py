@@ -86,6 +86,39 @@ def test_a_stream_cut_midway_is_a_broken_connection_in_httpx_words():
     assert isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)), repr(error)
 
 
+def test_a_tcp_reset_inside_a_chunked_stream_is_a_read_error():
+    """A real reset (SO_LINGER 0) after two chunks of a chunked body: ReadError, which faults.broken words as a
+    broken connection. (In a body framed by the close alone, HTTP/1.0's, a reset reads as the body's end; the
+    backend then stops on the final message that never came.)"""
+    import asyncio
+    import socket
+    import struct
+
+    from oracle.backends.base import request_timeout
+    from oracle.backends.http_stream import StreamClient
+
+    async def serve(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(HEAD + _chunk(b"data: 1\n\n") + _chunk(b"data: 2\n\n"))
+        await writer.drain()
+        await asyncio.sleep(0.1)
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+
+    async def go():
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        body = b""
+        async with server, StreamClient(f"http://127.0.0.1:{port}", request_timeout(5.0)) as client:
+            with pytest.raises(httpx.ReadError, match="Connection reset by peer|not completed"):
+                async with client.stream("POST", "/completion", json={}) as r:
+                    async for data in r.aiter_bytes():
+                        body += data
+        return body
+
+    assert asyncio.run(go()) == b"data: 1\n\ndata: 2\n\n"
+
+
 def test_a_silent_server_is_the_per_read_timeout_in_httpx_words():
     (status, body, error), _ = _served(HEAD + _chunk(b"data: 1\n\n"), then_wait_s=3.0, timeout_s=1.0)
     assert status == 200 and body == b"data: 1\n\n"
