@@ -22,9 +22,9 @@ from oracle.backends.base import (Backend, CacheEvidence, Capabilities, Completi
 from oracle.backends.family import FamilyDescriptor
 
 __all__ = ["Backend", "BackendSpec", "CacheEvidence", "Capabilities", "Completion", "CompletionRequest",
-           "Counters", "FAMILIES", "FamilyDescriptor", "RequestFailed",
+           "Counters", "FAMILIES", "FamilyDescriptor", "PLATFORMS", "RequestFailed",
            "TeacherForced", "backend_help", "check_platform", "family_of", "is_in_process", "make_backend",
-           "make_in_process_backend", "parse_backend", "PLATFORMS", "server_families"]
+           "make_in_process_backend", "parse_backend", "server_families"]
 
 # The registry: name -> descriptor, in the order the docs' table and --backend's help list them.
 FAMILIES: dict[str, FamilyDescriptor] = {d.name: d for d in (llamacpp.FAMILY, vllm.FAMILY, openai.FAMILY,

@@ -27,8 +27,7 @@ from oracle.backends.launch_settings import launch_setting
 from oracle.backends.llamacpp_scoring import LlamaCppScoring
 from oracle.backends.metrics import Metrics
 from oracle.backends.schemas import (UNSET, AnswerBroken, Detokenized, LlamaEvent, LlamaTimings, ModelList, Props,
-                                     Tokenized, decoder, parse, parse_answer,
-                                     parse_object)
+                                     Tokenized, decoder, parse, parse_answer, parse_object)
 from oracle.backends.stream import sse_batches
 
 __all__ = ["FAMILY", "LLAMACPP_BATCH", "LLAMACPP_UBATCH", "LlamaCppBackend", "STOP_TYPES"]

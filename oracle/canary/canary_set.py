@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 
-
 __all__ = ["canary_set", "follow_canary_set", "recorded_needle_lengths"]
 
 

@@ -13,7 +13,7 @@ from html import escape
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 120  # where identity.md and identity.html show it (report/sections.py): the contamination canary, level by level
+PLACE = 120  # page order (report/sections.py): the contamination canary, level by level
 
 
 def _rows(data: dict) -> list[tuple[str, dict]]:

@@ -13,7 +13,7 @@ from oracle.compare.verdicts import DROPPED
 
 __all__ = ["PLACE", "html", "markdown", "markdown_lines"]
 
-PLACE = 110  # where identity.md and identity.html show it (report/sections.py): code, needle, repeats
+PLACE = 110  # page order (report/sections.py): code, needle, repeats
 
 
 def _e(value) -> str:

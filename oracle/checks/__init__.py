@@ -16,7 +16,8 @@ from oracle.report.sections import layout
 from oracle.report.state import ReportState
 
 __all__ = ["CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
-           "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state", "state_part"]
+           "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
+           "state_part"]
 
 # The registry, in the order of their option groups in --help and of their items within one `order`.
 CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help

@@ -11,7 +11,7 @@ from html import escape
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 40  # where identity.md and identity.html show it (report/sections.py): decode-time top-k against the same path scored as a prompt
+PLACE = 40  # page order (report/sections.py): decode-time top-k against the same path scored as a prompt
 
 _HEAD = ("| mode | prompt | positions | bit-identical | max \\|Δlogprob\\| (nats) | "
          "where (position: decode / "

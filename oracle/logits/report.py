@@ -11,7 +11,7 @@ from html import escape
 
 __all__ = ["PLACE", "headline", "html", "markdown", "markdown_lines"]
 
-PLACE = 30  # where identity.md and identity.html show it (report/sections.py): KLD / Same top p against the reference, or the reference's floor
+PLACE = 30  # page order (report/sections.py): KLD / Same top p against the reference, or the reference's floor
 
 
 def _e(value) -> str:

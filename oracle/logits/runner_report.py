@@ -12,7 +12,7 @@ from html import escape
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 50  # where identity.md and identity.html show it (report/sections.py): a python runner: chunked prefill against one pass, the mean prompt log-prob
+PLACE = 50  # page order (report/sections.py): a python runner: chunked prefill, the mean prompt log-prob
 
 
 def _num(x, fmt: str = ".5f") -> str:

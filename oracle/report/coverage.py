@@ -14,7 +14,7 @@ from oracle.compare.coverage import CONDITIONS, held_anywhere
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 100  # where identity.md and identity.html show it (report/sections.py): which conditions each run produced
+PLACE = 100  # page order (report/sections.py): which conditions each run produced
 
 
 def _chunk_words(data: dict) -> str:

@@ -12,7 +12,7 @@ from oracle.report.page import e
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 130  # where identity.md and identity.html show it (report/sections.py): every check, cache-zero and speculation evidence
+PLACE = 130  # page order (report/sections.py): every check, cache-zero and speculation evidence
 
 
 def markdown(data: dict) -> list[str]:

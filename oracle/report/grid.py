@@ -18,7 +18,7 @@ from oracle.report.page import e, hover as count_hover, title
 
 __all__ = ["PLACE", "grid", "html", "markdown"]
 
-PLACE = 20  # where identity.md and identity.html show it (report/sections.py): the verdict grid, splits and plots; the ladder levels and boots
+PLACE = 20  # page order (report/sections.py): the verdict grid, splits and plots; the ladder levels and boots
 
 
 def _cell_id(prompt: str, column: str) -> str:

@@ -22,7 +22,7 @@ from oracle.speed.report import not_judged_words
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 0  # where identity.md and identity.html show it (report/sections.py): first: verdict, headline counts, identity
+PLACE = 0  # page order (report/sections.py): first: verdict, headline counts, identity
 
 
 def _reference_unstable(data: dict) -> bool:

@@ -10,7 +10,7 @@ from oracle.report.page import e
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 140  # where identity.md and identity.html show it (report/sections.py): last: the run's notes
+PLACE = 140  # page order (report/sections.py): last: the run's notes
 
 
 def markdown(data: dict) -> list[str]:

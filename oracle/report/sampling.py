@@ -11,7 +11,7 @@ from oracle.report.page import e
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 60  # where identity.md and identity.html show it (report/sections.py): sampled decoding: settings, token match rates, the distribution check
+PLACE = 60  # page order (report/sections.py): sampled decoding: settings, token match rates, the distribution check
 
 NO_NEAR_TIES = ("Near-tie classification does not apply under sampling: with the same settings and seed a split "
                 "is divergent (a sampled token is a draw, not an argmax a small margin can excuse).")

@@ -10,7 +10,7 @@ from oracle.report.page import e
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 10  # where identity.md and identity.html show it (report/sections.py): pytest -n: one row per server
+PLACE = 10  # page order (report/sections.py): pytest -n: one row per server
 
 
 def markdown(data: dict) -> list[str]:

@@ -16,7 +16,7 @@ from oracle.speed.cell_energy import energy_words
 
 __all__ = ["PLACE", "html", "markdown", "rows"]
 
-PLACE = 80  # where identity.md and identity.html show it (report/sections.py): --speed-cells: each cell against the reference's cells
+PLACE = 80  # page order (report/sections.py): --speed-cells: each cell against the reference's cells
 
 _HEAD = ("cell", "measures", "status", "n", "median", "p10", "min", "max", "warm-up (discarded)", "cold", "short",
          "timestamps", "vs reference", "energy")

@@ -13,7 +13,7 @@ from oracle.speed.interleave import FIGURE_WORDS
 
 __all__ = ["PLACE", "html", "markdown"]
 
-PLACE = 90  # where identity.md and identity.html show it (report/sections.py): --reference-launch: the interleaved A/B session
+PLACE = 90  # page order (report/sections.py): --reference-launch: the interleaved A/B session
 
 SERVERS_WORDS = {"one-at-a-time": "one server up at a time, each pass on its own boot after a warm-up",
                  "both-up": "reference and candidate servers up together, each warmed up once"}

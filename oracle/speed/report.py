@@ -18,7 +18,7 @@ from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 __all__ = ["PLACE", "band_words", "comparison_words", "credible_lines", "headline", "html", "html_section", "markdown",
            "markdown_lines", "not_judged_words", "power_lines", "speculation_words", "speed_words"]
 
-PLACE = 70  # where identity.md and identity.html show it (report/sections.py): the speed card
+PLACE = 70  # page order (report/sections.py): the speed card
 
 FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), tok/s", "ttft_s": "TTFT, s",
                 "after_ttft_tok_s": "after-TTFT throughput (n-1)/(tn-t1), tok/s",

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import socket
+import struct
+
 import aiohttp
 import httpx
 import pytest
@@ -41,9 +45,10 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-def _served(answer: bytes, *, then_wait_s: float = 0.0, timeout_s: float = 5.0):
-    """What StreamClient reads from a server that answers `answer` (then keeps the socket open then_wait_s, or
-    closes it): (status, the chunks' bytes joined, the error raised, if any) and the request the server got."""
+def _served(answer: bytes, *, then_wait_s: float = 0.0, timeout_s: float = 5.0, reset: bool = False):
+    """What StreamClient reads from a server that answers `answer` (then keeps the socket open then_wait_s, and
+    closes it, or resets it: SO_LINGER 0, a TCP reset): (status, the chunks' bytes joined, the error raised, if any)
+    and the request the server got."""
     import asyncio
 
     from oracle.backends.base import request_timeout
@@ -56,7 +61,11 @@ def _served(answer: bytes, *, then_wait_s: float = 0.0, timeout_s: float = 5.0):
         writer.write(answer)
         await writer.drain()
         await asyncio.sleep(then_wait_s)
-        writer.close()
+        if reset:
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+        else:
+            writer.close()
 
     async def go():
         server = await asyncio.start_server(serve, "127.0.0.1", 0)
@@ -90,33 +99,11 @@ def test_a_tcp_reset_inside_a_chunked_stream_is_a_read_error():
     """A real reset (SO_LINGER 0) after two chunks of a chunked body: ReadError, which faults.broken words as a
     broken connection. (In a body framed by the close alone, HTTP/1.0's, a reset reads as the body's end; the
     backend then stops on the final message that never came.)"""
-    import asyncio
-    import socket
-    import struct
-
-    from oracle.backends.base import request_timeout
-    from oracle.backends.http_stream import StreamClient
-
-    async def serve(reader, writer):
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(HEAD + _chunk(b"data: 1\n\n") + _chunk(b"data: 2\n\n"))
-        await writer.drain()
-        await asyncio.sleep(0.1)
-        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        writer.transport.abort()
-
-    async def go():
-        server = await asyncio.start_server(serve, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        body = b""
-        async with server, StreamClient(f"http://127.0.0.1:{port}", request_timeout(5.0)) as client:
-            with pytest.raises(httpx.ReadError, match="Connection reset by peer|not completed"):
-                async with client.stream("POST", "/completion", json={}) as r:
-                    async for data in r.aiter_bytes():
-                        body += data
-        return body
-
-    assert asyncio.run(go()) == b"data: 1\n\ndata: 2\n\n"
+    (status, body, error), _ = _served(HEAD + _chunk(b"data: 1\n\n") + _chunk(b"data: 2\n\n"), then_wait_s=0.1,
+                                       reset=True)
+    assert status == 200 and body == b"data: 1\n\ndata: 2\n\n"
+    assert isinstance(error, httpx.ReadError), repr(error)
+    assert re.search("Connection reset by peer|not completed", str(error)), str(error)
 
 
 def test_a_silent_server_is_the_per_read_timeout_in_httpx_words():
