@@ -63,12 +63,15 @@ def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_su
     server.stop(grace_s=0)  # SIGTERM the whole server process group mid-run
     out, _ = gate.communicate(timeout=120)
     assert gate.returncode == pytest.ExitCode.INTERRUPTED, out
-    # A SIGTERMed llama-server resets or closes the open stream, depending on where it was.
+    # A SIGTERMed llama-server resets or closes the open stream, depending on where it was; on a busy machine
+    # the gate may not have opened the second request's connection yet, and then it finds nobody listening.
     assert re.search(r"oracle: the run stopped midway: prompt 'code-hashmap' \(boot1-c1, request 2 of 3\): (POST "
                      r"http://127\.0\.0\.1:\d+/completion: the connection broke after \d+ tokens: reset or closed by "
                      r"the server \(\w+.*\)|POST /completion: the stream ended without its final message after \d+ "
-                     r"tokens \(server died or connection cut\))\. The run stops here\. No request was retried; 1 "
-                     r"finished record\(s\) of that condition kept in .*/records; check the server's log", out), out
+                     r"tokens \(server died or connection cut\)|POST http://127\.0\.0\.1:\d+/completion: could not "
+                     r"connect: the server is gone \(ConnectError: .*\))\. The run stops here\. No request was "
+                     r"retried; 1 finished record\(s\) of that condition kept in .*/records; check the server's log",
+                     out), out
     rep = json.loads((report / "identity.json").read_text())
     assert rep["verdict"] == "partial"
     # The server dies as soon as the first record lands: the second prompt (up to 200 tokens) cannot finish
