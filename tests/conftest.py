@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -50,6 +51,12 @@ import numpy.testing  # noqa: E402,F401
 # tests/servers/conftest.py hands this module's helpers on to `from conftest import ...` in its tests (there,
 # `conftest` is that folder's own conftest module).
 sys.modules["oracle_tests_conftest"] = sys.modules[__name__]
+
+# A shell without job control starts a background job (`pytest ... &`, nohup) with SIGINT ignored, and an ignored
+# signal is inherited through exec: every gate the tests start would then sit out the Ctrl-C that the interruption
+# tests send it, and pass instead of stopping. Python's own handler back here gives the children the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 SLOWEST = 25  # durations listed at the end of every run of the project's tests
 SLOWEST_MIN_S = 1.0
