@@ -9,9 +9,11 @@ the top-20 logprobs of every token), one HTTP chunk per event as those servers s
 Ceiling: the server sends each answer as fast as it can. Per family and level c (c connections, c requests
 in flight), the real backend's `complete()` (the bytes split into events, the JSON parsed, ids, logprobs
 and top-k taken into a `Completion`) is timed on its two HTTP paths, side by side with a bare client of the
-same library reading the same streams, each round running the four in turn (the order rotated by round):
+same library reading the same streams, each round running the five in turn (the order rotated by round):
 - oracle aiohttp: `complete()` as a run calls it (aiohttp, llhttp's parser in C);
 - bare aiohttp: `async for line in response.content` (lines split, nothing parsed, no JSON);
+- bare aiohttp+json: the same, and each event's JSON decoded by msgspec into plain dicts and lists (the floor
+  of reading these streams at all: what a client that parses the answers pays before taking anything from them);
 - oracle httpx: `complete()` on httpx and h11 (the path of a scripted transport, and oracle's before);
 - bare httpx: `aiter_lines()` (lines decoded and split, nothing parsed).
 The bare clients stop at the answer's last event, where oracle stops, so all leave the connection alike.
@@ -38,6 +40,7 @@ from pathlib import Path
 
 import aiohttp
 import httpx
+import msgspec
 
 from oracle.backends import CompletionRequest, make_backend
 from oracle.speed.figures import conventional_rate
@@ -232,8 +235,9 @@ def bare_run(url: str, family: str, body: dict, tokens: int, level: int, request
     return asyncio.run(go())
 
 
-def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int, requests: int) -> Run:
-    last = LAST[family].encode()
+def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int, requests: int, *,
+                     json_decoded: bool = False) -> Run:
+    last, decode = LAST[family].encode(), msgspec.json.decode
 
     async def go() -> Run:
         connector = aiohttp.TCPConnector(limit=level)
@@ -241,6 +245,8 @@ def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int,
             async def one() -> int:
                 async with client.post(url + PATHS[family], json=body) as r:
                     async for line in r.content:
+                        if json_decoded and line.startswith(b"data: {"):
+                            decode(line[6:])
                         if last in line:  # where oracle stops reading too
                             break
                 return tokens
@@ -249,7 +255,7 @@ def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int,
 
 
 # -- the figures ---------------------------------------------------------------------------------------------
-CLIENTS = ("oracle aiohttp", "bare aiohttp", "oracle httpx", "bare httpx")
+CLIENTS = ("oracle aiohttp", "bare aiohttp", "oracle httpx", "bare httpx", "bare aiohttp+json")
 
 
 def ceiling(family: str, levels: list[int], requests: int, rounds: int) -> None:
@@ -268,18 +274,21 @@ def ceiling(family: str, levels: list[int], requests: int, rounds: int) -> None:
                 "bare aiohttp": lambda: bare_aiohttp_run(server.url, family, body, tokens, level, n),
                 "oracle httpx": lambda: oracle_run(on_httpx, level, n)[0],
                 "bare httpx": lambda: bare_run(server.url, family, body, tokens, level, n),
+                "bare aiohttp+json": lambda: bare_aiohttp_run(server.url, family, body, tokens, level, n,
+                                                              json_decoded=True),
             }
             got: dict[str, list[Run]] = {name: [] for name in CLIENTS}
-            for r in range(rounds):  # each round runs all four, the order rotated
-                for name in CLIENTS[r % 4:] + CLIENTS[:r % 4]:
+            for r in range(rounds):  # each round runs all five, the order rotated
+                for name in CLIENTS[r % len(CLIENTS):] + CLIENTS[:r % len(CLIENTS)]:
                     got[name].append(runs[name]())
             best = {name: max(got[name], key=lambda x: x.rate) for name in CLIENTS}
             shown = ", ".join(f"{name} {b.rate:,.0f} tok/s ({b.cpu_us:.1f} us CPU/token)" for name, b in best.items())
             print(f"{family} c{level}: {shown}; oracle/bare: aiohttp "
                   f"{best['oracle aiohttp'].rate / best['bare aiohttp'].rate:.2f}, httpx "
                   f"{best['oracle httpx'].rate / best['bare httpx'].rate:.2f}; oracle aiohttp / bare httpx "
-                  f"{best['oracle aiohttp'].rate / best['bare httpx'].rate:.2f}; {n} requests x {tokens} tokens, "
-                  f"top-{TOP}, best of {rounds}", flush=True)
+                  f"{best['oracle aiohttp'].rate / best['bare httpx'].rate:.2f}; oracle aiohttp / bare aiohttp+json "
+                  f"{best['oracle aiohttp'].rate / best['bare aiohttp+json'].rate:.2f}; {n} requests x {tokens} "
+                  f"tokens, top-{TOP}, best of {rounds}", flush=True)
 
 
 def fidelity(family: str, levels: list[int], requests: int) -> bool:

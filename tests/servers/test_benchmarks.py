@@ -24,7 +24,9 @@ SMOKE = {
     "client_ingest.py": (["--levels", "8", "--requests", "16", "--rounds", "1", "--fidelity-requests", "1"],
                          [r"^llamacpp c8: oracle aiohttp [\d,]+ tok/s \([\d.]+ us CPU/token\), bare aiohttp [\d,]+ "
                           r"tok/s \([\d.]+ us CPU/token\), oracle httpx [\d,]+ tok/s \([\d.]+ us CPU/token\), bare "
-                          r"httpx [\d,]+ tok/s \([\d.]+ us CPU/token\); oracle/bare: aiohttp [\d.]+, httpx [\d.]+",
+                          r"httpx [\d,]+ tok/s \([\d.]+ us CPU/token\), bare aiohttp\+json [\d,]+ tok/s \([\d.]+ us "
+                          r"CPU/token\); oracle/bare: aiohttp [\d.]+, httpx [\d.]+; oracle aiohttp / bare httpx "
+                          r"[\d.]+; oracle aiohttp / bare aiohttp\+json [\d.]+;",
                           r"^vllm c8: oracle aiohttp [\d,]+ tok/s",
                           r"^llamacpp fidelity c1: conventional rate median [\d.]+ tok/s .* ok",
                           r"^vllm fidelity c64: conventional rate median [\d.]+ tok/s .* ok"]),

@@ -127,7 +127,8 @@ def test_draft_model_speculation_reports_rate_and_mean_accepted_length(gate_run,
     assert [c["verdict"] for c in rep["checks"] if c["kind"] == "tokens"] == ["exact"] * 3
     speculation = [c for c in rep["checks"] if c["id"] == "speculation"][0]
     assert speculation["verdict"] == "pass" and "rate" in speculation["detail"]
-    assert speculation["evidence"]["server_config"] == "speculative decoding on (/slots speculative: true)" and not speculation["evidence"]["declared"]
+    evidence = speculation["evidence"]
+    assert evidence["server_config"] == "speculative decoding on (/slots speculative: true)" and not evidence["declared"]
     assert "mean accepted length" in (result.folder / "identity.md").read_text()
 
 
