@@ -105,10 +105,24 @@ def _gguf_version() -> str:
     return version("gguf")
 
 
+_READ: dict[tuple[str, int, int], dict] = {}  # the files read in this process, by path, size and mtime
+_READ_KEEP = 4
+
+
 def gguf_metadata(path: str | Path) -> dict:
-    """All key/value metadata of a GGUF file (versions 2 and 3), as Python values and lists."""
-    reader = _read(path)
-    return {name: _value(field) for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    """All key/value metadata of a GGUF file (versions 2 and 3), as Python values and lists. A file is read once
+    in a process while its size and modification time stay (a run asks for its context length, its vocabulary
+    and its architecture at different places); the dict is a copy, its lists are shared: do not change them."""
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    meta = _READ.get(key)
+    if meta is None:
+        reader = _read(path)
+        meta = {name: _value(field) for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+        if len(_READ) >= _READ_KEEP:
+            _READ.clear()
+        _READ[key] = meta
+    return dict(meta)
 
 
 def context_length(path: str | Path) -> int | None:

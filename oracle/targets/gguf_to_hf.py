@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from oracle.targets.cache import EmbeddedError
+from oracle.targets.cache import EmbeddedError, build_lock
 from oracle.targets.tool_venv import READY
 
 __all__ = ["CONVERT_SCRIPT", "gguf_to_hf"]
@@ -38,8 +38,13 @@ tokenizer.save_pretrained(out)
 
 def gguf_to_hf(python: list[str], gguf: Path, out: Path, *, env: dict[str, str], timeout: float = 1200) -> Path:
     """`out`, converted from `gguf` by the interpreter command `python` unless it is there already."""
-    if (out / "config.json").is_file() and (out / READY).is_file():
-        return out
+    with build_lock(out):  # another run converting it now: wait, then take its folder
+        if (out / "config.json").is_file() and (out / READY).is_file():
+            return out
+        return _convert(python, gguf, out, env=env, timeout=timeout)
+
+
+def _convert(python: list[str], gguf: Path, out: Path, *, env: dict[str, str], timeout: float) -> Path:
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

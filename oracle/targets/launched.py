@@ -79,6 +79,11 @@ class LaunchError(RuntimeError):
     """The launched server did not become healthy; the message carries the end of its log."""
 
 
+# The health check's pause: short at first (a small model is up in a few tenths of a second, and every boot waits
+# for it), growing to a quarter second for servers that load for minutes.
+HEALTH_POLL_FIRST_S, HEALTH_POLL_MAX_S = 0.02, 0.25
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -128,6 +133,7 @@ class LaunchedServer:
         _RUNNING.add(self)
         log.close()
         deadline = time.monotonic() + self.health_timeout_s
+        pause = HEALTH_POLL_FIRST_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 code = self.process.returncode
@@ -135,7 +141,8 @@ class LaunchedServer:
                 raise LaunchError(self._exited(code))
             if healthy(self.url):
                 return
-            time.sleep(0.25)
+            time.sleep(pause)
+            pause = min(pause * 1.5, HEALTH_POLL_MAX_S)
         tail = self.log_tail()  # what it said while it was meant to come up, before the stop adds its own lines
         self.stop()
         raise LaunchError(f"the server was not healthy within {self.health_timeout_s:g} s (--launch-timeout "

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oracle.targets.cache import EmbeddedError, cache_dir, default_model
+from oracle.targets.cache import EmbeddedError, build_lock, cache_dir, default_model
 from oracle.targets.gguf_to_hf import gguf_to_hf
 from oracle.targets.tool_venv import READY, clean_env, tool_venv
 
@@ -93,6 +93,13 @@ def openvino_model(weight_format: str = "fp32", *, log=print) -> Path:
     out = _ir_folder(weight_format)
     if (out / READY).is_file():
         return out
+    with build_lock(out):  # another run exporting it now: wait, then take its IR
+        if (out / READY).is_file():
+            return out
+        return _export(weight_format, out, log=log)
+
+
+def _export(weight_format: str, out: Path, *, log) -> Path:
     if weight_format == "fp32":
         source = hf_folder()
         python = export_python(log=log)

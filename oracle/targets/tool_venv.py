@@ -15,7 +15,7 @@ import venv
 from collections.abc import Callable
 from pathlib import Path
 
-from oracle.targets.cache import EmbeddedError
+from oracle.targets.cache import EmbeddedError, build_lock
 
 __all__ = ["CUDA_EXTRAS", "READY", "clean_env", "tool_venv"]
 
@@ -37,9 +37,22 @@ def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str,
     passed (it raises EmbeddedError otherwise), marked ready with `stamp` and reused after. `fix` says what the
     user can do instead when pip cannot build it."""
     python = root / "bin" / "python"
-    ready = root / READY
-    if ready.is_file() and ready.read_text().strip() == stamp and python.exists():
+    if _ready(root, stamp):
         return python
+    with build_lock(root):  # another run building it now: wait, then take what it built
+        if _ready(root, stamp):
+            return python
+        return _build(root, requirements, what=what, fix=fix, stamp=stamp, log=log, check=check)
+
+
+def _ready(root: Path, stamp: str) -> bool:
+    ready = root / READY
+    return ready.is_file() and ready.read_text().strip() == stamp and (root / "bin" / "python").exists()
+
+
+def _build(root: Path, requirements: tuple[str, ...], *, what: str, fix: str, stamp: str, log,
+           check: Callable[[Path], None] | None) -> Path:
+    python = root / "bin" / "python"
     log(f"oracle: building the venv of {what} in {root} (once)")
     venv.EnvBuilder(with_pip=True, clear=True).create(root)
     pip = [str(python), "-m", "pip", "install", "--quiet", *requirements]
@@ -50,5 +63,5 @@ def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str,
                    capture_output=True, text=True, env=clean_env())
     if check is not None:
         check(python)
-    ready.write_text(stamp + "\n")
+    (root / READY).write_text(stamp + "\n")
     return python

