@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran, gate_argv, gate_env,
+from conftest import (NO_WARMUP, SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran, gate_argv, gate_env,
                       tiny_rows, write_suite)
 from oracle.backends import make_backend
 from oracle.targets.launched import LaunchedServer
@@ -60,15 +60,18 @@ def vllm_servers(vllm_tools, vllm_model, tmp_path_factory):
 
 
 def vllm(*args: str) -> tuple[str, ...]:
+    """The vllm family's arguments. Tests of what a vLLM answer proves (ids, cache, logits, evidence) add NO_WARMUP:
+    this vLLM decodes some 14 tok/s, and a warm-up (64 tokens) would cost each gate ~5 s; the ladder, speculative
+    and coverage tests, which time or count the server's work, keep theirs."""
     return ("--backend=vllm-cpu",) + args
 
 
 def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vllm_servers, read_report):
     url = vllm_servers.get().url
-    rec = gate_run(*vllm(f"--url={url}", "--record=ref"), report="rec")
+    rec = gate_run(*vllm(f"--url={url}", "--record=ref", *NO_WARMUP), report="rec")
     rec.assert_outcomes(passed=5)
     rec.stdout.fnmatch_lines(["*reference recorded in ref*"])
-    gate = gate_run(*vllm(f"--url={url}", "--reference=ref"), report="gate")
+    gate = gate_run(*vllm(f"--url={url}", "--reference=ref", *NO_WARMUP), report="gate")
     gate.assert_outcomes(passed=5)
     rep = read_report(gate.folder)
     assert rep["verdict"] == "pass" and rep["summary"]["exact"] == [3, 3]
@@ -140,7 +143,8 @@ def test_prefix_cache_reuse_fails_cache_zero_naming_the_request(gate_run, vllm_s
         return {k: v for k, v in body.items() if k != "cache_salt"} if path.startswith("/v1/completions") else body
 
     with FaultProxy(url, rewrite_request=no_salt) as proxy:
-        result = gate_run(*vllm(f"--url={proxy.url}"), suite=_twice(tmp_path), report="cached", max_tokens=None)
+        result = gate_run(*vllm(f"--url={proxy.url}", *NO_WARMUP), suite=_twice(tmp_path), report="cached",
+                          max_tokens=None)
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*cache-zero: fail: prefix cache was reused*",
                                  "*request again (boot1-c1) reused * cached prompt tokens*"])
@@ -160,7 +164,7 @@ def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_ru
         return chunk
 
     with FaultProxy(url, rewrite_chunk=strip_details) as proxy:
-        result = gate_run(*vllm(f"--url={proxy.url}"), report="nodetails", max_tokens=8)
+        result = gate_run(*vllm(f"--url={proxy.url}", *NO_WARMUP), report="nodetails", max_tokens=8)
     result.assert_outcomes(passed=5)
     rep = read_report(result.folder)
     cache = next(c for c in rep["checks"] if c["id"] == "cache-zero")
@@ -171,7 +175,7 @@ def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_ru
 
 def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(gate_run, vllm_servers, shared_server,
                                                                               read_report):
-    v = gate_run("--backend=openai", f"--url={vllm_servers.get().url}", report="openai-vllm")
+    v = gate_run("--backend=openai", f"--url={vllm_servers.get().url}", *NO_WARMUP, report="openai-vllm")
     v.assert_outcomes(passed=5)
     ev = read_report(v.folder)["evidence"]
     assert ev["token_ids"] == "returned by the server" and ev["cached_tokens"] == "per request in 3 of 3 requests"
@@ -204,7 +208,8 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
 def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_run, vllm_servers, read_report):
     # the embedded llama-server, with the top 20 kept for the logits gate below
     gate_run("--record=ref", "--logprobs=20", report="rec-llamacpp").assert_outcomes(passed=5)
-    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref"), report="vllm-vs-llamacpp")
+    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP),
+                      report="vllm-vs-llamacpp")
     # The same prompt token ids on both engines (else a usage error, exit 4). Same weights, other arithmetic (Q4_1
     # kernels against float32 on the dequantized weights): greedy paths part only at close calls, so every split
     # is a near-tie, never divergent, and a near-tie fails without --allow-near-ties: exit 1.
@@ -228,8 +233,8 @@ def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_r
     # Logits on that path: vLLM teacher-forces the reference's tokens after each split (prompt_logprobs), so every
     # position of the three paths is compared (without teacher forcing the 20 after code-hashmap's split would be
     # missing). Same weights, other arithmetic: measured Mean KLD 0.0022, within --kld-max 0.01.
-    logits = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", "--logits", "--allow-near-ties",
-                            "--kld-max=0.01"), report="vllm-logits")
+    logits = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP, "--logits",
+                            "--allow-near-ties", "--kld-max=0.01"), report="vllm-logits")
     rep = read_report(logits.folder)
     method = rep["logits"]["method"]
     assert method["teacher_forced"].startswith("vllm: prompt_logprobs") and method["positions_teacher_forced"] > 0
@@ -253,7 +258,8 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
         {"role": "user", "content": "Write this list out three times: apple, banana, cherry, date, fig, grape."}]})
     suite = tmp_path / "spec.jsonl"
     suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    rec = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--record=ref"), suite=suite, report="rec", max_tokens=64)
+    rec = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--record=ref", *NO_WARMUP), suite=suite, report="rec",
+                   max_tokens=64)
     rec.assert_outcomes(passed=6)
     vllm_servers.stop()  # one vLLM at a time: the candidate is launched by oracle itself
     launch = vllm_cpu_command(vllm_tools, vllm_model, f"--speculative-config '{NGRAM}'")
