@@ -16,7 +16,9 @@ same library reading the same streams, each round running the five in turn (the 
   of reading these streams at all: what a client that parses the answers pays before taking anything from them);
 - oracle httpx: `complete()` on httpx and h11 (the path of a scripted transport, and oracle's before);
 - bare httpx: `aiter_lines()` (lines decoded and split, nothing parsed).
-The bare clients stop at the answer's last event, where oracle stops, so all leave the connection alike.
+The bare clients stop at the answer's last event, where oracle stops; the bare aiohttp clients open a connection
+per request as oracle's aiohttp path does (force_close: a POST is never written on a kept-alive connection the
+server may be closing), and both httpx clients keep connections alive, so each pair connects alike.
 Tokens/s are the best of the rounds; CPU time per token is `time.process_time()` of this (the client)
 process over the tokens it took in.
 
@@ -240,7 +242,7 @@ def bare_aiohttp_run(url: str, family: str, body: dict, tokens: int, level: int,
     last, decode = LAST[family].encode(), msgspec.json.decode
 
     async def go() -> Run:
-        connector = aiohttp.TCPConnector(limit=level)
+        connector = aiohttp.TCPConnector(limit=level, force_close=True)  # as oracle's StreamClient
         async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as client:
             async def one() -> int:
                 async with client.post(url + PATHS[family], json=body) as r:
