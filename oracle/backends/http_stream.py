@@ -21,6 +21,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from oracle.backends.base import auth_headers
+from oracle.backends.gc_pause import pause_collector, resume_collector
 
 __all__ = ["StreamAnswer", "StreamClient", "as_httpx_error"]
 
@@ -101,12 +102,16 @@ class StreamClient:
             self._proxy = get_env_proxy_for_url(URL(self.base_url))
         except LookupError:  # no proxy for this server, or NO_PROXY names it
             self._proxy = (None, None)
+        pause_collector()  # while streams are read: no collection walks the rows in flight (gc_pause.py)
         return self
 
     async def __aexit__(self, *exc) -> None:
         if self._session is not None:
-            await self._session.close()
-            self._session = None
+            try:
+                await self._session.close()
+            finally:
+                self._session = None
+                resume_collector()
 
     @asynccontextmanager
     async def stream(self, method: str, route: str, *, json: dict) -> AsyncIterator[StreamAnswer]:
