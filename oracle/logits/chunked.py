@@ -35,7 +35,7 @@ def chunked_report(dvp_report: dict, scored: dict[str, dict[str, tuple]]) -> dic
         if mode.get("not_offered") or mode.get("not_reached"):
             modes[name] = {k: mode[k] for k in ("chunk", "not_offered", "not_reached") if k in mode}
             continue
-        rows, splits, longest = {}, [], 0
+        rows, splits = {}, []
         for pid, (tokens, ids, lps) in scored.get(name, {}).items():
             if pid not in one:
                 continue

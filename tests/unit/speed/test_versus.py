@@ -3,8 +3,6 @@ across hardware or without token times."""
 
 from __future__ import annotations
 
-import pytest
-
 from oracle.speed.validity import DIAGNOSTIC, HEADLINE, INSUFFICIENT, NOT_COMPARABLE
 from oracle.speed.versus import compare_cards, hardware, paired_ratio
 
