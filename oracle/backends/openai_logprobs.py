@@ -88,8 +88,8 @@ def _row_ids(keys: list[str], key_to_id) -> list[int] | None:
                 ids = None
     for key in keys:
         if key not in _KNOWN and key.startswith(TOKEN_ID) and len(_KNOWN) < KNOWN_KEYS:
-            digits = key[len(TOKEN_ID):]
-            if 0 < len(digits) <= 18 and digits.isascii() and digits.isdigit():
+            digits = _id_digits(key)
+            if digits is not None and len(digits) <= 18:
                 _KNOWN[key] = int(digits)
     return ids
 
@@ -133,10 +133,16 @@ def logprob_rows(lp: OpenAILogprobs | None, n: int, key_to_id
     return chosen, top_ids, top_logprobs
 
 
+def _id_digits(key: str) -> str | None:
+    """The N of a `token_id:N` key when it is ASCII digits (one or more), else None."""
+    tail = key[len(TOKEN_ID):]
+    return tail if tail.isascii() and tail.isdigit() else None
+
+
 def token_id(key: str) -> int:
     """vLLM's `token_id:N` as N; AnswerBroken for a key that is no id."""
-    tail = key[len(TOKEN_ID):]
-    if not (tail.isascii() and tail.isdigit()):
+    tail = _id_digits(key)
+    if tail is None:
         raise AnswerBroken(f"the server's answer breaks its schema: field logprobs.tokens holds {key!r}, which is no "
                            f"{TOKEN_ID}N id")
     return int(tail)
