@@ -48,6 +48,10 @@ os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
 # gates use once, out here (the server stacks are loaded so in tests/servers/conftest.py).
 import numpy.fft  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
+# Hypothesis's pytest plugin imports hypothesis itself at the end of every session (its terminal summary): in a
+# pytester run that is ~1.2 s of imports and assertion rewriting, thrown away with the run's modules, for each of
+# the hundreds of in-process gates. Loaded once out here, it stays (hypothesis is in the test extra).
+import hypothesis.internal.observability  # noqa: E402,F401
 # tests/servers/conftest.py hands this module's helpers on to `from conftest import ...` in its tests (there,
 # `conftest` is that folder's own conftest module).
 sys.modules["oracle_tests_conftest"] = sys.modules[__name__]
