@@ -53,8 +53,8 @@ async def sse_batches(chunks: AsyncIterator[bytes], *, clock: Callable[[], float
         pending = chunk[rest:] + b"\r" if held_cr else chunk[rest:]
         if events:
             yield arrived, events
-    if pending:
-        _take(pending.rstrip(b"\r"), data)
+    if pending:  # the unterminated last line, read by the same rule as every other
+        _events(pending.rstrip(b"\r") + b"\n", data)
     if data:
         yield arrived, [b"\n".join(data)]
 
@@ -96,12 +96,6 @@ def _events(chunk: bytes, data: list[bytes]) -> tuple[list[bytes], int]:
             data.append(chunk[value:end])
         start = end + 1
     return out, start
-
-
-def _take(line: bytes, data: list[bytes]) -> None:
-    if line.startswith(b"data:"):
-        value = line[5:]
-        data.append(value[1:] if value.startswith(b" ") else value)
 
 
 def loads(payload: bytes):

@@ -1,6 +1,5 @@
-"""An in-process gate (pytester) pays only for what it runs: the big modules a pytest session loads are loaded
-once by the test run, not again by every one of the hundreds of in-process sessions, whose new modules pytester
-drops when each ends."""
+"""An in-process session (pytester, as the tests' gates run) does not import hypothesis again: pytester drops the
+modules each session imported when it ends, so a module every session loads belongs in the test run itself."""
 
 from __future__ import annotations
 

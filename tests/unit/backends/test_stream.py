@@ -57,6 +57,9 @@ def test_data_lines_of_one_event_are_joined_and_a_last_event_without_its_blank_l
     assert read([b'data: {"a":\ndata: 1}\n\ndata: {"b":2}']) == [(1.0, b'{"a":\n1}'), (1.0, b'{"b":2}')]
     assert read([b"data: x\n", b"\n", b"data: y\n"]) == [(2.0, b"x"), (3.0, b"y")]
     assert read([]) == [] and read([b"\n\n", b": only a comment\n\n"]) == []
+    # the unterminated last line, by the same rule as every line: "data:" with or without its space, a held CR
+    assert read([b"data:z\r"]) == [(1.0, b"z")] and read([b"data: a\n", b"data: b\r"]) == [(2.0, b"a\nb")]
+    assert read([b": only a comment"]) == [] and read([b"id: 7"]) == []
 
 
 def test_loads_agrees_with_the_standard_parser_where_orjson_refuses():
