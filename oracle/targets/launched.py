@@ -178,13 +178,16 @@ class LaunchedServer:
                 scrub_file(self.log_path)
 
     def _end_process(self, grace_s: float) -> None:
-        """SIGTERM the server's whole process group (the shell and all it started), SIGKILL after grace_s."""
+        """SIGTERM the server's whole process group (the shell and all it started), SIGKILL after grace_s.
+        SIGCONT follows the SIGTERM: a stopped process (SIGSTOP, a job-control stop, a debugger's) holds a signal
+        pending until it runs again, so a frozen server would otherwise wait out the whole grace for its SIGKILL."""
         p, self.process = self.process, None
         _RUNNING.discard(self)
         if p is None:
             return
         try:
             os.killpg(p.pid, signal.SIGTERM)
+            os.killpg(p.pid, signal.SIGCONT)
         except ProcessLookupError:
             p.wait()
             return

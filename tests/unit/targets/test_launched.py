@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -33,6 +35,18 @@ def test_stop_takes_down_everything_the_command_started(tmp_path):
     assert len(group_alive(pgid)) >= 3
     server.stop(grace_s=5)
     assert group_alive(pgid) == [] and server.process is None
+
+
+def test_a_stopped_server_ends_at_its_sigterm_not_after_the_grace(tmp_path):
+    # A frozen server (SIGSTOP, as the chaos tests plant it) holds the SIGTERM pending until it runs again: stop
+    # continues it, so it ends on the SIGTERM at once instead of waiting out the grace for its SIGKILL.
+    server = LaunchedServer("exec sleep 300", log_dir=tmp_path, health_timeout_s=60)
+    server.start(lambda url: True)
+    pgid = server.process.pid
+    os.killpg(pgid, signal.SIGSTOP)
+    started = time.monotonic()
+    server.stop(grace_s=30)
+    assert group_alive(pgid) == [] and time.monotonic() - started < 10
 
 
 def test_a_server_that_stays_unhealthy_is_stopped_with_its_log(tmp_path):
