@@ -89,7 +89,7 @@ def gate_argv(*args: str) -> list[str]:
 
 def gate_env() -> dict[str, str]:
     """That process's environment: this test run's own PYTEST_ADDOPTS replaced by NO_HYPOTHESIS, which the gates
-    that process starts itself (a sweep's points, a bisection's steps) inherit."""
+    that process starts itself (a sweep's points) inherit."""
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     return {**env, "PYTEST_ADDOPTS": " ".join(NO_HYPOTHESIS)}
 

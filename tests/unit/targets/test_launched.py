@@ -38,8 +38,9 @@ def test_stop_takes_down_everything_the_command_started(tmp_path):
 
 
 def test_a_stopped_server_ends_at_its_sigterm_not_after_the_grace(tmp_path):
-    # A frozen server (SIGSTOP, as the chaos tests plant it) holds the SIGTERM pending until it runs again: stop
-    # continues it, so it ends on the SIGTERM at once instead of waiting out the grace for its SIGKILL.
+    # A stopped process group (SIGSTOP, as job control stops one; the chaos tests stop the server alone) holds the
+    # SIGTERM pending until it runs again: stop continues it, so it ends on the SIGTERM at once instead of waiting
+    # out the grace for its SIGKILL.
     server = LaunchedServer("exec sleep 300", log_dir=tmp_path, health_timeout_s=60)
     server.start(lambda url: True)
     pgid = server.process.pid
