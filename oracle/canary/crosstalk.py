@@ -35,6 +35,7 @@ from typing import Sequence
 
 from oracle.compare.tokens import first_divergence
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, PASS
+from oracle.run.overlap import unproven_overlap
 
 __all__ = ["KGRAM", "MARKER_WORDS", "MARKER_WORDS_POOL", "MAX_TOKENS", "Contamination", "find_contamination",
            "level_verdict", "marker_prompt", "request_names", "wave_markers"]
@@ -181,6 +182,5 @@ def level_verdict(level: int, reached: int, findings: Sequence[Contamination], *
         return CONTAMINATED, detail, said[:10], ""
     if reached < level:
         return (INCONCLUSIVE, f"c{level}: no completion holds another's content, but {overlap}",
-                [f"only {reached} of {level} requests generated at the same time: the level was not proven "
-                 "(give the server more slots, e.g. llama-server -np N)"], "overlap")
+                [unproven_overlap(level, reached)], "overlap")
     return PASS, f"c{level}: none of {level} completions holds another request's content; {overlap}", [], ""

@@ -5,6 +5,7 @@ slot has not started. The achieved concurrency of a wave is the largest number o
 intervals that cover one instant (client side, from the records' token timestamps).
 
     achieved_concurrency(records)  # 8 when 8 requests were generating at once
+    unproven_overlap(2, 1, server_peak=2)  # why a level of 2 was not proven, and what to do about it
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Iterable, Sequence
 
 from oracle.store.records import Record
 
-__all__ = ["achieved_concurrency", "generating_interval", "max_overlap"]
+__all__ = ["achieved_concurrency", "generating_interval", "max_overlap", "unproven_overlap"]
 
 
 def generating_interval(record: Record) -> tuple[float, float] | None:
@@ -39,3 +40,17 @@ def max_overlap(intervals: Iterable[tuple[float, float]]) -> int:
 
 def achieved_concurrency(records: Sequence[Record]) -> int:
     return max_overlap(iv for iv in map(generating_interval, records) if iv is not None)
+
+
+def unproven_overlap(asked: int, reached: int, *, server_peak: int | None = None) -> str:
+    """The line of a level whose requests did not all generate at once. When the server's own gauge (its running
+    requests, sampled during the waves) counted the whole level, the server ran them together and their streams
+    were held back on the way to the client: more slots would not help, and the line says so."""
+    if server_peak is not None and server_peak >= asked:
+        return (f"only {reached} of {asked} requests streamed at the same time, although the server counted "
+                f"{server_peak} running: their streams reached this client one after another, held back between "
+                "the server's engine and this client (a buffering proxy, or a front end short of CPU), so the level "
+                "was not proven from the answers (send the requests straight to the server, with a core to spare "
+                "for its front end)")
+    return (f"only {reached} of {asked} requests generated at the same time: the level was not proven "
+            "(give the server more slots: llama-server -np N, vllm serve --max-num-seqs N)")

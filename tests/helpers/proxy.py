@@ -8,7 +8,9 @@ through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, 
 each request's streamed pieces leave at least pace_s apart (a planted slowdown); answer(path, body) may return
 (status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
 With basic_auth=(user, password) only requests that carry those credentials are forwarded; any other is
-answered 401 (and counted).
+answered 401 (and counted). With one_stream_at_a_time the proxy passes one completion's stream at a time: another
+one, read from the server as it is generated, is held until the first has ended and then let through (a front end
+that withholds a stream).
 
 Planted server faults on the request_index-th /completion request (counted from 1):
 
@@ -62,7 +64,8 @@ class FaultProxy:
                  answer_status: dict[int, tuple[int, bytes]] | None = None,
                  stream_fault: StreamFault | None = None,
                  answer: Callable[[str, dict | None], tuple[int, dict] | None] | None = None,
-                 basic_auth: tuple[str, str] | None = None, burst: bool = False) -> None:
+                 basic_auth: tuple[str, str] | None = None, burst: bool = False,
+                 one_stream_at_a_time: bool = False) -> None:
         self.upstream = upstream.rstrip("/")
         self.rewrite_request = rewrite_request
         self.rewrite_chunk = rewrite_chunk
@@ -71,6 +74,7 @@ class FaultProxy:
         # A buffering reverse proxy (nginx's proxy_buffering, an ingress): each completion's stream is held until
         # it ends and delivered in one write, so the client's clock times the proxy, not the server.
         self.burst = burst
+        self.delivering = threading.Lock() if one_stream_at_a_time else None  # held by the stream passing now
         self.answer_status = answer_status or {}  # request index -> (HTTP status, body), answered by the proxy
         self.stream_fault = stream_fault
         self.answer = answer  # (status, JSON) the proxy answers itself, or None to forward the request
@@ -149,31 +153,46 @@ class FaultProxy:
                     self.send_response(r.status_code)
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
-                    released = None
-                    fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
-                        proxy.stream_fault.request_index else None
-                    events = 0
-                    held: list[bytes] = []
-                    for line in r.iter_lines():
-                        if fault and line.startswith("data: ") and events == fault.after_events:
-                            self._plant(fault)
-                            return
-                        events += line.startswith("data: ")
-                        if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
-                            chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
-                            line = "data: " + json.dumps(chunk)
-                        if proxy.pace_s and line.startswith("data: "):
-                            if released is not None:
-                                time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
-                            released = time.perf_counter()
-                        if proxy.burst and ctx.get("index"):
-                            held.append((line + "\n").encode())
-                            continue
-                        self.wfile.write((line + "\n").encode())
-                        self.wfile.flush()
-                    if held:
-                        self.wfile.write(b"".join(held))
-                        self.wfile.flush()
+                    turn = proxy.delivering if ctx.get("index") else None
+                    mine = [turn is None or turn.acquire(blocking=False)]
+                    try:
+                        self._pass(r, ctx, turn, mine)
+                    finally:
+                        if turn is not None and mine[0]:
+                            turn.release()
+
+            def _pass(self, r, ctx: dict, turn: threading.Lock | None, mine: list[bool]) -> None:
+                """The upstream's lines to the client, rewritten, paced, held or faulted as planted; with `turn`
+                (one stream at a time) they wait until this stream holds it (mine[0])."""
+                fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
+                    proxy.stream_fault.request_index else None
+                released, events = None, 0
+                held: list[bytes] = []
+                for line in r.iter_lines():
+                    if fault and line.startswith("data: ") and events == fault.after_events:
+                        self._plant(fault)
+                        return
+                    events += line.startswith("data: ")
+                    if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
+                        chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
+                        line = "data: " + json.dumps(chunk)
+                    if proxy.pace_s and line.startswith("data: "):
+                        if released is not None:
+                            time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
+                        released = time.perf_counter()
+                    if not mine[0]:
+                        mine[0] = turn.acquire(blocking=False)
+                    held.append((line + "\n").encode())
+                    if (proxy.burst and ctx.get("index")) or not mine[0]:
+                        continue
+                    self.wfile.write(b"".join(held))
+                    self.wfile.flush()
+                    held.clear()
+                if not mine[0]:
+                    mine[0] = turn.acquire()  # this stream ended first: it waits for the one passing now
+                if held:
+                    self.wfile.write(b"".join(held))
+                    self.wfile.flush()
 
             def _answer(self, status: int, body: bytes) -> None:
                 self.send_response(status)

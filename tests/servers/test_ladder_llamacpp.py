@@ -14,7 +14,9 @@ def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run,
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert outcomes["passed"] == 3 + 2 + 4 and outcomes["inconclusive"] == 1
-    result.stdout.fnmatch_lines(["*ladder[[]c16[]] INCONCLUSIVE*", "*overlap reached 8 of 16*"])
+    result.stdout.fnmatch_lines(["*ladder[[]c16[]] INCONCLUSIVE*", "*overlap reached 8 of 16*",
+                                 "*only 8 of 16 requests generated at the same time: the level was not proven (give "
+                                 "the server more slots: llama-server -np N, vllm serve --max-num-seqs N)*"])
     # The live progress line, one per condition (written whole when the output is not a terminal).
     result.stdout.fnmatch_lines(["oracle boot1-c1: 3/3 records, 96 tokens, * tok/s · run *% of ~* s, ETA * s",
                                  "oracle boot1-c8: 8/8 records, 256 tokens, * tok/s · run *% of ~* s, ETA * s"])
@@ -34,6 +36,24 @@ def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run,
     assert "| c16 | 16/16 (0.81–1.00) | 0 | 0 | 0 | 16 | 8/16 (server 8) | inconclusive | - |" in md
     assert len(list((result.folder / "records" / "boot1-c16").glob("*.npz"))) == 16
 
+
+
+def test_streams_passed_one_at_a_time_leave_the_level_unproven_though_the_server_ran_both(gate_run, llama_server,
+                                                                                         read_report):
+    """A proxy passes one completion's stream at a time and holds the other until the first has ended, as a front
+    end that withholds a stream: llama-server (-np 2) generates both at once and its gauge counts 2 running, but
+    the client receives them one after the other. The level is not proven (inconclusive, kind overlap, exit 1),
+    and its line says the streams were held back on their way, not that the server lacks slots."""
+    server = llama_server("-np 2")
+    with FaultProxy(server.url, one_stream_at_a_time=True) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--ladder=2", report="held", max_tokens=96)
+    assert result.ret == 1
+    c2 = read_report(result.folder)["ladder"]["c2"]
+    assert c2["verdict"] == "inconclusive" and c2["counts"]["exact"] == 4, c2
+    assert c2["overlap"]["per_wave"] == [1, 1] and c2["overlap"]["server_peak"] == 2, c2["overlap"]
+    result.stdout.fnmatch_lines(["*ladder[[]c2[]] INCONCLUSIVE*",
+                                 "*only 1 of 2 requests streamed at the same time, although the server counted 2 "
+                                 "running: their streams reached this client one after another*"])
 
 def test_a_token_changed_only_under_load_fails_c4_and_c8_not_c1_c2(gate_run, llama_server, read_report):
     server = llama_server("-np 8")

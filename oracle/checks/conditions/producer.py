@@ -18,6 +18,7 @@ from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NOT_RU
 from oracle.checks.conditions.state import ConditionsState
 from oracle.checks.descriptor import Finding, not_run
 from oracle.run.ladder import ladder_condition, ladder_waves
+from oracle.run.overlap import unproven_overlap
 from oracle.run.runner import RunResult, one_at_a_time
 from oracle.speed.card import level_speed
 from oracle.store.records import PRIMARY, Condition, Record
@@ -106,8 +107,7 @@ class ConditionChecks:
             check.detail += f" (server saw up to {result.server_peak} running)"
         if reached < level and check.verdict != DIVERGENT:
             check.verdict, check.inconclusive_kind = INCONCLUSIVE, "overlap"
-            check.lines.insert(0, f"only {reached} of {level} requests generated at the same time: the level "
-                                  "was not proven (give the server more slots, e.g. llama-server -np N)")
+            check.lines.insert(0, unproven_overlap(level, reached, server_peak=result.server_peak))
         runs = self._evidence(check, result)
         speed = level_speed(result.records, result.wall_s)
         row = _summary(check, rows) | dict(overlap=overlap, speed=speed)  # the level's own throughput

@@ -8,7 +8,7 @@ from oracle.compare.conditions import (compare_condition, condition_check, condi
                                       required_exact)
 from oracle.run.ladder import ladder_condition, ladder_waves
 from oracle.compare.noise import NoiseEnvelope, classify_determinism
-from oracle.run.overlap import achieved_concurrency, max_overlap
+from oracle.run.overlap import achieved_concurrency, max_overlap, unproven_overlap
 from oracle.run.prompting import RenderedPrompt
 from oracle.run.suite import Prompt
 from oracle.store.records import Condition, Record
@@ -48,6 +48,17 @@ def test_overlap_counts_only_requests_generating_together():
     records[1].token_times_s = [6.0, 9.0]  # its first token came after the other's last
     assert achieved_concurrency(records) == 1
 
+
+
+def test_an_unproven_level_asks_for_slots_unless_the_server_counted_the_level_running():
+    slots = "give the server more slots: llama-server -np N, vllm serve --max-num-seqs N"
+    for peak in (None, 0, 3):  # no gauge, or one that saw fewer running than the level asks
+        line = unproven_overlap(4, 3, server_peak=peak)
+        assert line.startswith("only 3 of 4 requests generated at the same time") and slots in line, line
+    line = unproven_overlap(2, 1, server_peak=2)  # the server ran both; the client got one stream after the other
+    assert line.startswith("only 1 of 2 requests streamed at the same time, although the server counted 2 "
+                           "running: their streams reached this client one after another") and slots not in line
+    assert "a buffering proxy, or a front end short of CPU" in line
 
 def test_required_exact_from_ladder_min():
     assert required_exact(32, 32, ((32, 29, 32),)) == 29
