@@ -106,13 +106,14 @@ def _arrivals(folder: Path) -> str:
 def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_report, tmp_path):
     # Two prompts at 48 tokens: the c2 level is one wave of two requests (a ~3.5 s window), as the crosstalk
     # canary's is. This vLLM pins its worker to one core and shares the other between its engine loop, its API
-    # server and this client. CI runs (at 16 and at 48 tokens, and at stop 48 on both of two gates) and one local
-    # run beside three busy processes saw a wave's second request stream only once the first had finished,
+    # server and this client. CI runs (at 16 and at 48 tokens, and a later one on both of its two gates) and one
+    # local run beside three busy processes saw a wave's second request stream only once the first had finished,
     # although the server had both running (locally: its 48 tokens reached the client within 0.15 s, 3.2 s late);
-    # local probes since (90 pairs under load, the /metrics poll on) never did. That wave is not proven
-    # concurrent, and the level is rightly inconclusive (kind overlap, exit 1): such an attempt asserts exactly
-    # that and prints what the client saw; one of three attempts must prove the level. The further attempts cost
-    # a gate each only when the server withheld a stream; the tool itself never sends a wave again.
+    # local probes since (51 pairs and 5 gates beside busy processes, 12 pairs with the /metrics poll) never did.
+    # That wave is not proven concurrent, and the level is rightly inconclusive (kind overlap, exit 1): such an
+    # attempt asserts exactly that and prints what the client saw; one of three attempts must prove the level.
+    # The further attempts cost a gate each only when the server withheld a stream; the tool itself never sends
+    # a wave again.
     suite = write_suite(tmp_path, "pair", tiny_rows()[:2])
     for attempt in (1, 2, 3):
         result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
