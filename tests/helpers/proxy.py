@@ -9,8 +9,8 @@ each request's streamed pieces leave at least pace_s apart (a planted slowdown);
 (status, JSON body) for the proxy to answer itself, never forwarding that request (a planted server error).
 With basic_auth=(user, password) only requests that carry those credentials are forwarded; any other is
 answered 401 (and counted). With one_stream_at_a_time the proxy passes one completion's stream at a time: another
-one, read from the server as it is generated, is held until the first has ended and then let through (a front end
-that withholds a stream).
+one, read from the server as it is generated, is held until the first has ended and let through 0.5 s later (a
+front end that withholds a stream).
 
 Planted server faults on the request_index-th /completion request (counted from 1):
 
@@ -180,19 +180,25 @@ class FaultProxy:
                         if released is not None:
                             time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
                         released = time.perf_counter()
-                    if not mine[0]:
-                        mine[0] = turn.acquire(blocking=False)
+                    if not mine[0] and turn.acquire(blocking=False):
+                        mine[0] = self._turn_came()
                     held.append((line + "\n").encode())
                     if (proxy.burst and ctx.get("index")) or not mine[0]:
                         continue
                     self.wfile.write(b"".join(held))
                     self.wfile.flush()
                     held.clear()
-                if not mine[0]:
-                    mine[0] = turn.acquire()  # this stream ended first: it waits for the one passing now
+                if not mine[0] and turn.acquire():  # this stream ended first: it waits for the one passing now
+                    mine[0] = self._turn_came()
                 if held:
                     self.wfile.write(b"".join(held))
                     self.wfile.flush()
+
+            def _turn_came(self) -> bool:
+                """A held stream's turn: it is let through 0.5 s after the one before it ended, so that no client
+                reads its first token in the same instant as the other's last."""
+                time.sleep(0.5)
+                return True
 
             def _answer(self, status: int, body: bytes) -> None:
                 self.send_response(status)
