@@ -153,50 +153,52 @@ class FaultProxy:
                     self.send_response(r.status_code)
                     self.send_header("Content-Type", r.headers.get("content-type", "application/json"))
                     self.end_headers()
-                    turn = proxy.delivering if ctx.get("index") else None
-                    mine = [turn is None or turn.acquire(blocking=False)]
-                    try:
-                        self._pass(r, ctx, turn, mine)
-                    finally:
-                        if turn is not None and mine[0]:
-                            turn.release()
+                    self._pass(r, ctx)
 
-            def _pass(self, r, ctx: dict, turn: threading.Lock | None, mine: list[bool]) -> None:
-                """The upstream's lines to the client, rewritten, paced, held or faulted as planted; with `turn`
-                (one stream at a time) they wait until this stream holds it (mine[0])."""
+            def _pass(self, r, ctx: dict) -> None:
+                """The upstream's lines to the client, rewritten, paced, held or faulted as planted; one stream at a
+                time (proxy.delivering), a stream's lines wait until it holds the turn."""
                 fault = proxy.stream_fault if proxy.stream_fault and ctx.get("index") == \
                     proxy.stream_fault.request_index else None
                 released, events = None, 0
                 held: list[bytes] = []
-                for line in r.iter_lines():
-                    if fault and line.startswith("data: ") and events == fault.after_events:
-                        self._plant(fault)
-                        return
-                    events += line.startswith("data: ")
-                    if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
-                        chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
-                        line = "data: " + json.dumps(chunk)
-                    if proxy.pace_s and line.startswith("data: "):
-                        if released is not None:
-                            time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
-                        released = time.perf_counter()
-                    if not mine[0] and turn.acquire(blocking=False):
-                        mine[0] = self._turn_came()
-                    held.append((line + "\n").encode())
-                    if (proxy.burst and ctx.get("index")) or not mine[0]:
-                        continue
-                    self.wfile.write(b"".join(held))
-                    self.wfile.flush()
-                    held.clear()
-                if not mine[0] and turn.acquire():  # this stream ended first: it waits for the one passing now
-                    mine[0] = self._turn_came()
-                if held:
-                    self.wfile.write(b"".join(held))
-                    self.wfile.flush()
+                turn = proxy.delivering if ctx.get("index") else None
+                mine = turn is None or turn.acquire(blocking=False)
+                try:
+                    for line in r.iter_lines():
+                        if fault and line.startswith("data: ") and events == fault.after_events:
+                            self._plant(fault)
+                            return
+                        events += line.startswith("data: ")
+                        if line.startswith("data: ") and line != "data: [DONE]" and proxy.rewrite_chunk:
+                            chunk = proxy.rewrite_chunk(json.loads(line[6:]), ctx)
+                            line = "data: " + json.dumps(chunk)
+                        if proxy.pace_s and line.startswith("data: "):
+                            if released is not None:
+                                time.sleep(max(0.0, released + proxy.pace_s - time.perf_counter()))
+                            released = time.perf_counter()
+                        mine = mine or self._take_turn(turn)
+                        held.append((line + "\n").encode())
+                        if (proxy.burst and ctx.get("index")) or not mine:
+                            continue
+                        self.wfile.write(b"".join(held))
+                        self.wfile.flush()
+                        held.clear()
+                    # a held stream that ended first waits here for the one passing now
+                    mine = mine or self._take_turn(turn, wait=True)
+                    if held:
+                        self.wfile.write(b"".join(held))
+                        self.wfile.flush()
+                finally:
+                    if turn is not None and mine:
+                        turn.release()
 
-            def _turn_came(self) -> bool:
-                """A held stream's turn: it is let through 0.5 s after the one before it ended, so that no client
-                reads its first token in the same instant as the other's last."""
+            @staticmethod
+            def _take_turn(turn: threading.Lock, *, wait: bool = False) -> bool:
+                """A held stream's turn (one stream at a time): it is let through 0.5 s after the one before it
+                ended, so that no client reads its first token in the same instant as the other's last."""
+                if not turn.acquire(blocking=wait):
+                    return False
                 time.sleep(0.5)
                 return True
 

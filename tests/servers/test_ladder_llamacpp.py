@@ -37,7 +37,6 @@ def test_ladder_levels_with_overlap_and_a_level_the_slots_cannot_reach(gate_run,
     assert len(list((result.folder / "records" / "boot1-c16").glob("*.npz"))) == 16
 
 
-
 def test_streams_passed_one_at_a_time_leave_the_level_unproven_though_the_server_ran_both(gate_run, llama_server,
                                                                                          read_report):
     """A proxy passes one completion's stream at a time and holds the other until the first has ended, as a front
@@ -54,6 +53,7 @@ def test_streams_passed_one_at_a_time_leave_the_level_unproven_though_the_server
     result.stdout.fnmatch_lines(["*ladder[[]c2[]] INCONCLUSIVE*",
                                  "*only 1 of 2 requests streamed at the same time, although the server counted 2 "
                                  "running: their streams reached this client one after another*"])
+
 
 def test_a_token_changed_only_under_load_fails_c4_and_c8_not_c1_c2(gate_run, llama_server, read_report):
     server = llama_server("-np 8")

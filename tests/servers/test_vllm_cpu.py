@@ -14,6 +14,7 @@ import pytest
 from conftest import (NO_WARMUP, SMALL_CANARIES, SMALL_CANARY_KEYWORDS, assert_small_canaries_ran, gate_argv, gate_env,
                       tiny_rows, write_suite)
 from oracle.backends import make_backend
+from oracle.run.overlap import generating_interval
 from oracle.store.records import Condition, load_record
 from oracle.targets.launched import LaunchedServer
 from oracle.targets.vllm_cpu import vllm_cpu_command
@@ -98,8 +99,12 @@ def _arrivals(folder: Path) -> str:
     files = sorted((folder / "records" / level.key).glob("*.json"))
     rows = [load_record(folder / "records", level, f.stem) for f in files]
     t0 = min(r.started_at for r in rows)
-    return "; ".join(f"{r.key}: sent +{r.started_at - t0:.2f} s, tokens +{r.started_at - t0 + r.token_times_s[0]:.2f}"
-                     f"..+{r.started_at - t0 + r.token_times_s[-1]:.2f} s in {len(set(r.token_times_s))} reads"
+
+    def tokens(r) -> str:
+        span = generating_interval(r)
+        return "no token" if span is None else f"tokens +{span[0] - t0:.2f}..+{span[1] - t0:.2f} s"
+
+    return "; ".join(f"{r.key}: sent +{r.started_at - t0:.2f} s, {tokens(r)} in {len(set(r.token_times_s))} reads"
                      for r in rows)
 
 

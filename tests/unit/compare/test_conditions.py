@@ -49,7 +49,6 @@ def test_overlap_counts_only_requests_generating_together():
     assert achieved_concurrency(records) == 1
 
 
-
 def test_an_unproven_level_asks_for_slots_unless_the_server_counted_the_level_running():
     slots = "give the server more slots: llama-server -np N, vllm serve --max-num-seqs N"
     for peak in (None, 0, 3):  # no gauge, or one that saw fewer running than the level asks
