@@ -50,8 +50,13 @@ import numpy.fft  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
 # Hypothesis's pytest plugin imports hypothesis itself at the end of every session (its terminal summary): in a
 # pytester run that is ~1.2 s of imports and assertion rewriting, thrown away with the run's modules, for each of
-# the hundreds of in-process gates. Loaded once out here, it stays (hypothesis is in the test extra).
-import hypothesis.internal.observability  # noqa: E402,F401
+# the hundreds of in-process gates. Loaded once out here, it stays. Hypothesis is in the test extra only: a gate
+# run in the repository's root (the README's main job, installed without that extra) loads this file too, as
+# pytest loads the conftest of its testpaths before the gate names its own items, and has no plugin to feed.
+try:
+    import hypothesis.internal.observability  # noqa: E402,F401
+except ModuleNotFoundError:
+    pass
 # tests/servers/conftest.py hands this module's helpers on to `from conftest import ...` in its tests (there,
 # `conftest` is that folder's own conftest module).
 sys.modules["oracle_tests_conftest"] = sys.modules[__name__]
@@ -68,8 +73,11 @@ SLOWEST_MIN_S = 1.0
 
 def pytest_configure(config):
     """Every run of the project's tests ends with its slowest tests, so each CI log shows where the time goes.
-    Only this project's test runs load this file: a user's gate (`pytest --backend=...`) and the gates that
-    the tests run through pytester are unaffected; --durations / --durations-min given by hand win."""
+    A gate (`--backend`) run in the repository's root loads this file too (pytest loads its testpaths' conftest
+    first) and is left as it is; the gates the tests run through pytester do not load it; --durations /
+    --durations-min given by hand win."""
+    if getattr(config.option, "backend", None) is not None:
+        return
     if config.option.durations is None:
         config.option.durations = SLOWEST
         if config.option.durations_min is None:
