@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_bisect(args)
     if args.command == "repro":
         return run_repro_cli(args)
-    if args.command in ("ledger", "history"):
+    if args.command in ("ledger", "history", "fleet"):
         return run_ledger_cli(args)
     try:
         if args.command == "html":

@@ -14,7 +14,7 @@ import pytest
 
 from oracle.checks import CHECKS
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
-                                 dtype, existing_path, inconclusive_kinds, ledger_target,
+                                 dtype, existing_path, inconclusive_kinds, ledger_target, machine_name,
                                  non_negative_int, ov_config, positive_int, top_k,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
@@ -118,6 +118,9 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="the run ledger this run appends to as it finishes: a SQLite file, a "
                      "postgresql://user@host/db URL (a shared ledger), or off (default: ledger.sqlite beside the "
                      "report folder, reports/ledger.sqlite)")
+    g.addoption("--oracle-machine", metavar="NAME", type=machine_name, default=None,
+                help="the name this machine has in the report and the ledger, e.g. its CI runner's label; "
+                     "`oracle fleet` lines machines up by it (default: the host name)")
     g.addoption("--logprobs", metavar="N", type=top_k("--logprobs"), default=None,
                 help=f"top logprobs kept per position (default: {REFERENCE_TOP_K} when recording an f16 reference, "
                      f"{F16_GATE_TOP_K} when gating against one (vLLM's own cap unless its --max-logprobs), "

@@ -63,6 +63,7 @@ class GateOptions:
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
+    machine: str | None = None  # --oracle-machine: the fleet's name for this machine; None: the host name
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
     budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
@@ -236,7 +237,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         launch_timeout=o.launch_timeout,
         checks=checks,
         runner_args=tuple(o.runner_arg or ()),
-        sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
+        sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger, machine=o.oracle_machine,
         **_budget(o, workers),
     )
     return options

@@ -24,7 +24,7 @@ from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import fresh_report_dir
 from oracle.store.json_files import InputFileError
-from oracle.store.reference import Reference, check_record_target, load_reference
+from oracle.store.reference import Reference, check_record_target, load_reference, manifest_digest
 
 __all__ = ["GatePlan"]
 
@@ -142,8 +142,10 @@ class GatePlan:
             state.apply({"sampling": {"settings": self.options.sampling.as_json(),
                                       "check": self.options.sampling_check, "near_ties": SAMPLED_SPLIT}})
         if self.reference:
+            # The manifest's sha256 names the reference wherever it was copied to: one config across machines.
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
-                               "created_utc": self.reference.manifest.get("created_utc")}
+                               "created_utc": self.reference.manifest.get("created_utc"),
+                               "manifest_sha256": manifest_digest(self.reference.manifest)}
             envelope = self.envelope
             if envelope:
                 state.reference["determinism"] = envelope.determinism

@@ -1,9 +1,10 @@
-"""`oracle ledger add REPORT_DIR...` and `oracle history [--since --machine --backend --check]`: the parsers and
-what each prints. The work lives in the modules beside this one.
+"""`oracle ledger add REPORT_DIR...`, `oracle history [--since --machine --backend --check]` and `oracle fleet`: the
+parsers and what each prints. The work lives in the modules beside this one.
 
     oracle ledger add reports/*/ --ledger reports/ledger.sqlite
     oracle history --since 2026-12-01 --machine arc-b70      # history.html + a table; exit 1 when a config fails
     oracle history --check                                   # every report folder still holds its identity.json
+    oracle fleet --ledger postgresql://oracle@db/oracle       # fleet.html + config x machine; exit 1 when one fails
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from pathlib import Path
 
 from oracle.ledger.check import check_reports
 from oracle.ledger.connect import DEFAULT_NAME, LedgerError, open_ledger
+from oracle.ledger.fleet import read_fleet
+from oracle.ledger.fleet_page import write_fleet_page
+from oracle.ledger.fleet_table import fleet_markdown, fleet_table
 from oracle.ledger.page import write_page
 from oracle.ledger.queries import read_history
 from oracle.ledger.rows import LedgerInputError, run_row
@@ -47,6 +51,17 @@ def add_parsers(sub) -> None:
                    help="where the page goes (default: history.html beside a ledger file, else ./history.html)")
     h.add_argument("--check", action="store_true", help="check that every report folder the ledger names still "
                                                         "holds the same identity.json (sha256); deletes nothing")
+    f = sub.add_parser("fleet", help="config x machine from the ledger: fleet.html and a table of each machine's "
+                                     "latest run, the classes of machines whose outputs are identical and what "
+                                     "differs between them; exit 1 when any machine's latest run of any config "
+                                     "fails, 0 when none does, 2 on bad input")
+    f.add_argument("--ledger", default=DEFAULT_LEDGER, metavar="PATH|URL", help=_LEDGER_HELP)
+    f.add_argument("--since", metavar="DATE", help="only runs started on or after DATE (UTC) (default: all)")
+    f.add_argument("--out", type=Path, default=None, metavar="FILE",
+                   help="where the page goes (default: fleet.html beside a ledger file, else ./fleet.html)")
+    f.add_argument("--markdown", type=Path, default=None, metavar="FILE",
+                   help="also append the table as Markdown to FILE, e.g. $GITHUB_STEP_SUMMARY or a Buildkite "
+                        "annotation's body (default: none)")
 
 
 def run_cli(args, out=None) -> int:
@@ -54,6 +69,8 @@ def run_cli(args, out=None) -> int:
     try:
         if args.command == "ledger":
             return _add(args, out)
+        if args.command == "fleet":
+            return _fleet(args, out)
         if args.check:
             return _check(args, out)
         return _history(args, out)
@@ -126,5 +143,34 @@ def _history(args, out) -> int:
     return 1 if history.failing else 0
 
 
-def _page_beside(where: str) -> Path:
-    return Path("history.html") if "://" in where else Path(where).parent / "history.html"
+def _fleet(args, out) -> int:
+    _since(args.since)
+    ledger = open_ledger(args.ledger, existing=True)
+    try:
+        fleet = read_fleet(ledger, since=args.since)
+    finally:
+        ledger.close()
+    page = args.out or _page_beside(args.ledger, "fleet.html")
+    _written("--out", page, lambda: write_fleet_page(page, fleet, title=f"oracle fleet: {redact_url(args.ledger)}"))
+    if args.markdown is not None:
+        _written("--markdown", args.markdown, lambda: _append(args.markdown, fleet_markdown(fleet, page=str(page))))
+    _say(fleet_table(fleet), out)
+    _say(f"oracle fleet: {page}", out)
+    return 1 if fleet.failing else 0
+
+
+def _written(flag: str, path: Path, write) -> None:
+    try:
+        write()
+    except OSError as exc:
+        raise LedgerInputError(f"{flag} {path}: cannot be written ({exc.strerror or exc}); give {flag} a writable "
+                               "file") from None
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(public_text(text))
+
+
+def _page_beside(where: str, name: str = "history.html") -> Path:
+    return Path(name) if "://" in where else Path(where).parent / name

@@ -1,5 +1,5 @@
 """A report folder as ledger rows: what a run found, read from its identity.json (any schema version oracle
-writes), keyed by that file's sha256.
+writes), keyed by that file's sha256; per prompt its output fingerprint (`fingerprints`).
 
     row = run_row(Path("reports/20261205T133605Z-llamacpp-cpu"), added_by="run")
     row.run["verdict"], row.prompts[0], row.identity_sha256
@@ -13,11 +13,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle.ledger.fingerprints import fingerprints
 from oracle.redaction import public_data
+from oracle.store.machine import accelerator_model
+from oracle.store.reference import manifest_digest
 
 __all__ = ["LedgerInputError", "RunRow", "config_of", "run_row"]
 
 _PROMPT_KINDS = ("tokens", "record")  # the per-prompt checks: gate runs judge tokens, record runs record
+_FINGERPRINT = ("completion_sha256", "finish_reason", "fingerprint", "top_sha256")
 _SPEEDUPS = ("vs_reference", "vs_recorded_reference")  # the speed card's comparisons, in order of preference
 
 
@@ -52,21 +56,27 @@ def run_row(folder: Path, *, added_by: str) -> RunRow:
     checks_passed = summary.get("checks_passed") or [None, None]
     backend = report.get("backend") or identity.get("backend") or "unknown"
     reference = _reference(report)
+    reference_sha256 = _reference_sha256(report)
+    machine = identity.get("machine") or {}
     run = {
         "report_dir": str(folder.resolve()),
         "schema_version": int(report.get("schema_version") or 1),
         "started_utc": report["started_utc"],
         "mode": report["mode"],
         "verdict": report.get("verdict") or "partial",
-        "machine": (identity.get("host") or {}).get("hostname") or "unknown",
+        "machine": machine.get("name") or (identity.get("host") or {}).get("hostname") or "unknown",
         "accelerator": _accelerator(identity),
+        "accelerator_model": machine.get("accelerator")
+        or accelerator_model(identity.get("accelerator") or {}, identity.get("host") or {}),
+        "runtime": machine.get("runtime"),
         "backend": backend,
-        "config": config_of(backend, reference),
+        "config": config_of(backend, reference, reference_sha256),
         "reference": reference,
+        "reference_sha256": reference_sha256,
         "launch_command": identity.get("launch_command"),
         "server_args": identity.get("server_args"),
         "model_sha256": (identity.get("model") or {}).get("sha256"),
-        "driver": _driver(identity),
+        "driver": machine.get("driver") or _driver(identity),
         "build": (identity.get("server") or {}).get("build"),
         "identity_json": json.dumps(identity, sort_keys=True),
         "prompts_exact": exact[0], "prompts_total": exact[1],
@@ -78,11 +88,15 @@ def run_row(folder: Path, *, added_by: str) -> RunRow:
         "added_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "added_by": added_by,
     }
-    return RunRow(hashlib.sha256(raw).hexdigest(), run, _prompts(report), _canaries(report))
+    return RunRow(hashlib.sha256(raw).hexdigest(), run, _prompts(report, folder), _canaries(report))
 
 
-def config_of(backend: str, reference: str | None) -> str:
-    """What a run is one of, over time: the backend and the reference it was gated against (or recorded)."""
+def config_of(backend: str, reference: str | None, reference_sha256: str | None = None) -> str:
+    """What a run is one of, over time and across machines: the backend and the reference it was gated against
+    (or recorded), named by its manifest's sha256 where the report says it (the same reference copied to each
+    machine is one config), else by its path (reports written before)."""
+    if reference_sha256:
+        return f"{backend} vs reference {reference_sha256[:16]}"
     return f"{backend} vs {reference}" if reference else backend
 
 
@@ -90,6 +104,21 @@ def _reference(report: dict) -> str | None:
     ref = report.get("reference")
     path = ref.get("path") if isinstance(ref, dict) else ref
     return str(path or report.get("recorded_reference") or "") or None
+
+
+def _reference_sha256(report: dict) -> str | None:
+    """The gated reference's manifest sha256 as the report says it; a record run's from the manifest it wrote."""
+    ref = report.get("reference")
+    if isinstance(ref, dict) and isinstance(ref.get("manifest_sha256"), str):
+        return ref["manifest_sha256"]
+    recorded = report.get("recorded_reference")
+    if not recorded or report.get("mode") != "record":
+        return None
+    try:
+        manifest = json.loads((Path(recorded) / "manifest.json").read_bytes())
+    except (OSError, ValueError):
+        return None  # moved or never sealed: the run is keyed by its path
+    return manifest_digest(manifest) if isinstance(manifest, dict) else None
 
 
 def _accelerator(identity: dict) -> str | None:
@@ -118,8 +147,9 @@ def _speed(card: dict) -> dict:
             "joules_per_token": (card.get("power") or {}).get("joules_per_token")}
 
 
-def _prompts(report: dict) -> list[dict]:
+def _prompts(report: dict, folder: Path) -> list[dict]:
     out = {}
+    found = fingerprints(report, folder)
     for check in report.get("checks") or []:
         cid = check.get("id", "")
         if check.get("kind") in _PROMPT_KINDS and "[" in cid:
@@ -128,7 +158,8 @@ def _prompts(report: dict) -> list[dict]:
             if check.get("kind") == "record" and verdict == "pass":
                 verdict = "recorded"  # a record run's prompt has nothing to be exact against
             name = cid[cid.index("[") + 1:-1]
-            out[name] = {"prompt": name, "verdict": verdict, "first_split": split if isinstance(split, int) else None}
+            out[name] = {"prompt": name, "verdict": verdict, "first_split": split if isinstance(split, int) else None,
+                         **(found.get(name) or dict.fromkeys(_FINGERPRINT))}
     return [r for r in out.values() if r["verdict"]]
 
 

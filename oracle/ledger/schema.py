@@ -11,7 +11,7 @@ from sqlalchemy import (Column, Float, ForeignKey, Integer, MetaData, String, Ta
 
 __all__ = ["HEAD", "MIGRATION_LOCK", "canaries", "metadata", "prompts", "runs"]
 
-HEAD = "0001"  # the newest migration's revision (migrations/versions/)
+HEAD = "0002_fleet"  # the newest migration's revision (migrations/versions/)
 MIGRATION_LOCK = 3903_2026  # PostgreSQL's advisory lock key: one process creates or migrates a shared ledger at once
 
 metadata = MetaData()
@@ -28,9 +28,12 @@ runs = Table(
     Column("verdict", String(32), nullable=False),
     Column("machine", Text, nullable=False),
     Column("accelerator", Text),
+    Column("accelerator_model", Text),  # what machines must share before their speeds are compared (fleet)
+    Column("runtime", Text),  # the serving runtime and its build, as the machine's identity says it
     Column("backend", Text, nullable=False),
-    Column("config", Text, nullable=False),  # backend and the reference gated against (or recorded)
-    Column("reference", Text),
+    Column("config", Text, nullable=False),  # backend and the reference (its manifest sha256, else its path)
+    Column("reference", Text),  # the reference's path on this machine, for display
+    Column("reference_sha256", String(64)),  # the reference's manifest sha256: one config across machines
     Column("launch_command", Text),  # redacted, as the report holds it
     Column("server_args", Text),
     Column("model_sha256", String(64)),
@@ -66,6 +69,11 @@ prompts = Table(
     Column("prompt", Text, nullable=False),
     Column("verdict", String(32), nullable=False),
     Column("first_split", Integer),
+    # The output's fingerprint (ledger/fingerprints): tokens and finish reason; top-k logprobs where kept.
+    Column("completion_sha256", String(64)),
+    Column("finish_reason", String(32)),
+    Column("fingerprint", String(64)),
+    Column("top_sha256", String(64)),
     UniqueConstraint("run_id", "prompt"),
 )
 

@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oracle.redaction import MASK, redact_command, redact_url, secret_name
+from oracle.store.machine import machine_identity
 
 __all__ = ["ENV_PREFIXES", "accelerator_identity", "filtered_environment", "host_identity",
            "package_versions", "file_sha256", "model_sha256", "run_identity"]
@@ -118,7 +119,8 @@ def model_sha256(path: str | Path) -> str | None:
 
 def run_identity(plan, target, backend, prompts, *, launch_command: str | None) -> dict:
     """identity.json's `identity`: what was gated (backend, target, server, model, tokenizer, template, suite),
-    how it was asked (greedy, seed, top-k, cache policy), and where (environment, host, accelerator, packages).
+    how it was asked (greedy, seed, top-k, cache policy), and where (environment, host, accelerator, packages, and
+    the machine: its --oracle-machine name with the accelerator's model, driver and runtime).
     launch_command: with {port} left as written (a port says nothing about the configuration); the command, the
     server args and the URL are recorded redacted (`oracle.redaction`)."""
     o = plan.options
@@ -128,7 +130,7 @@ def run_identity(plan, target, backend, prompts, *, launch_command: str | None) 
         oracle_version = metadata.version("oracle")
     except metadata.PackageNotFoundError:
         oracle_version = None
-    return {
+    identity = {
         "backend": o.backend, "family": plan.family, "platform": plan.platform, "target": target.kind,
         "url": redact_url(backend.base_url),
         "launch_command": redact_command(launch_command) if launch_command else None,
@@ -146,3 +148,5 @@ def run_identity(plan, target, backend, prompts, *, launch_command: str | None) 
         "packages": package_versions(),
         "oracle_version": oracle_version,
     }
+    identity["machine"] = machine_identity(o.machine, identity)
+    return identity
