@@ -55,7 +55,7 @@ def _runtime(identity: dict) -> str | None:
     packages = identity.get("packages") or {}
     for package in _RUNTIME_PACKAGES.get(identity.get("family") or "", ()):
         if packages.get(package):
-            return f"{name or package} {package} {packages[package]}".strip()
+            return f"{package} {packages[package]}"
     return name
 
 
