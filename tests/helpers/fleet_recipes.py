@@ -6,7 +6,7 @@ upload-time interpolation (`$$` is a `$` for the step's shell).
 
     job = github_job("gate", {"machine": "ci-a"}, secrets={"ORACLE_LEDGER": url}, variables={...}, step="gate")
     proc = job.start(cwd=workspace, env=base_env)
-    step = buildkite_step("gate-arc-b70-1", env={"ORACLE_MACHINE": "ci-c"}, secrets={"ORACLE_LEDGER": url})
+    step = buildkite_step("gate-arc-b70-1", env={"FLEET_MACHINE": "ci-c"}, secrets={"ORACLE_LEDGER": url})
 
 An expression the test cannot resolve, or a single `$` in a Buildkite command (interpolated at upload from the
 uploader's environment, not the step's), fails the test: the recipe would not run as its docs say.
@@ -61,9 +61,9 @@ def github_job(job: str, entry: dict[str, str], *, secrets: dict[str, str], vari
     job's env resolved for one matrix entry."""
     workflow = load(GITHUB)
     spec = workflow["jobs"][job]
-    for key in entry:
-        assert any(key in e for e in spec.get("strategy", {}).get("matrix", {}).get("include", [{}])), \
-            f"the workflow's matrix has no {key!r}"
+    for key in entry:  # the test's matrix entry sets only what the job reads
+        assert any(f"matrix.{key} " in str(v) for v in (spec.get("env") or {}).values()), \
+            f"the {job} job's env reads no matrix.{key}"
     sources = {"matrix": entry, "secrets": secrets, "vars": variables}
     env = {k: _resolve(v, sources) for k, v in (spec.get("env") or {}).items()}
     chosen = next((s for s in spec["steps"] if s.get("id") == step), None)
@@ -92,7 +92,8 @@ def buildkite_step(key: str, *, env: dict[str, str], secrets: dict[str, str]) ->
     unknown = set(env) - set(merged)
     assert not unknown, f"the step sets no {sorted(unknown)}: the test would set what the recipe does not"
     merged.update(env)
-    for name in step.get("secrets") or []:
-        merged[name] = secrets[name]
+    named = step.get("secrets") or {}
+    for variable, secret in (named.items() if isinstance(named, dict) else ((n, n) for n in named)):
+        merged[variable] = secrets[secret]
     command = step["command"] if isinstance(step["command"], str) else "\n".join(step["command"])
     return Job(key, {k: str(v) for k, v in merged.items()}, _uninterpolated(command), ("bash", "-e", "-c"))

@@ -54,18 +54,18 @@ def test_the_workflow_gates_every_runner_label_and_writes_the_page_after_all():
     machines = [e["machine"] for e in gate["strategy"]["matrix"]["include"]]
     assert len(machines) == len(set(machines)) >= 2
     assert gate["runs-on"] == ["self-hosted", "${{ matrix.machine }}"]  # the runner's label is the machine
-    assert gate["env"]["ORACLE_MACHINE"] == "${{ matrix.machine }}"
+    assert gate["env"]["FLEET_MACHINE"] == "${{ matrix.machine }}"
     for job in (gate, fleet):
-        assert job["env"]["ORACLE_LEDGER"] == "${{ secrets.ORACLE_LEDGER }}"
+        assert job["env"]["FLEET_LEDGER"] == "${{ secrets.ORACLE_LEDGER }}"
     run = next(s["run"] for s in gate["steps"] if s.get("id") == "gate")
-    for flag in ('--oracle-machine="$ORACLE_MACHINE"', '--ledger="$ORACLE_LEDGER"',
-                 '--report-dir="reports/$ORACLE_MACHINE"', '--reference="$ORACLE_REFERENCE"'):
+    for flag in ('--oracle-machine="$FLEET_MACHINE"', '--ledger="$FLEET_LEDGER"',
+                 '--report-dir="reports/$FLEET_MACHINE"', '--reference="$FLEET_REFERENCE"'):
         assert flag in run
     upload = next(s for s in gate["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "${{ always() }}" and upload["with"]["path"] == "reports/${{ matrix.machine }}/"
     assert fleet["needs"] == "gate" and fleet["if"] == "${{ always() }}"
     page = next(s["run"] for s in fleet["steps"] if s.get("id") == "page")
-    assert page.startswith('oracle fleet --ledger="$ORACLE_LEDGER" --out=fleet.html')
+    assert page.startswith('oracle fleet --ledger="$FLEET_LEDGER" --out=fleet.html')
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") and s["with"]["path"] == "fleet.html"
                for s in fleet["steps"])
 
@@ -76,7 +76,7 @@ def test_the_pipeline_has_one_step_per_queue_and_annotates_the_page():
     queues = [s["agents"]["queue"] for s in gates]
     assert len(queues) == len(set(queues)) >= 2
     for step, queue in zip(gates, queues):
-        assert step["env"]["ORACLE_MACHINE"] == queue and step["secrets"] == ["ORACLE_LEDGER"]
+        assert step["env"]["FLEET_MACHINE"] == queue and step["secrets"] == {"FLEET_LEDGER": "ORACLE_LEDGER"}
         assert step["artifact_paths"] == f"reports/{queue}/**/*"
     wait = next(s for s in pipeline["steps"] if isinstance(s, dict) and "wait" in s)
     assert wait["continue_on_failure"] is True
