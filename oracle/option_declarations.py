@@ -14,9 +14,10 @@ import pytest
 
 from oracle.checks import CHECKS
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
-                                 dtype, existing_path, inconclusive_kinds, ledger_target, machine_name,
+                                 dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int, top_k,
                                  reference_kind, runner_arg, seed, shell_command)
+from oracle.option_ledger import machine_name
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 

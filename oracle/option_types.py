@@ -17,10 +17,9 @@ from oracle.run.plan_estimate import parse_duration
 from oracle.targets.families import EMBEDDED_CPU_BUDGET as DEFAULT_BUDGET
 from oracle.compare.coverage import CONDITIONS
 from oracle.speed.cells import parse_cells
-from oracle.store.machine import MACHINE_NAME
 
 __all__ = ["DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
-           "ledger_target", "machine_name",
+           "ledger_target",
            "bounded", "condition_names", "ladder_arrivals",
            "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
@@ -387,16 +386,6 @@ def ledger_target(value: str) -> str:
                                 "(reports/ledger.sqlite), a postgresql://user@host/db URL, or off")
     return value
 
-
-
-def machine_name(value: str) -> str:
-    """--oracle-machine: the name the ledger and `oracle fleet` know this machine by (a runner label, a host
-    name): one word of letters, digits, '.', '_' and '-', at most 64 characters."""
-    if not MACHINE_NAME.fullmatch(value):
-        raise pytest.UsageError(f"--oracle-machine {value!r}: not a machine name; give one word of letters, digits, "
-                                "'.', '_' or '-' (at most 64 characters), e.g. the runner's label: "
-                                "--oracle-machine arc-b70")
-    return value
 
 
 def budget_value(value: str) -> str:

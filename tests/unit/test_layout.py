@@ -39,7 +39,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
     # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
     ("option_types", "option_families", "option_sampling", "option_declarations", "options",
-     "option_inputs", "option_folders",
+     "option_inputs", "option_folders", "option_ledger",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller
     ("plugin", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
