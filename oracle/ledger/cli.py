@@ -45,7 +45,8 @@ def add_parsers(sub) -> None:
     h.add_argument("--ledger", default=DEFAULT_LEDGER, metavar="PATH|URL", help=_LEDGER_HELP)
     h.add_argument("--since", metavar="DATE", help="only runs started on or after DATE (UTC, 2026-12-01 or "
                                                    "2026-12-01T06:00) (default: all)")
-    h.add_argument("--machine", metavar="HOST", help="only runs on this machine (its hostname) (default: all)")
+    h.add_argument("--machine", metavar="NAME", help="only runs on this machine (its --oracle-machine name, else "
+                                                     "its hostname) (default: all)")
     h.add_argument("--backend", metavar="NAME", help="only runs of this backend, e.g. llamacpp-cpu (default: all)")
     h.add_argument("--out", type=Path, default=None, metavar="FILE",
                    help="where the page goes (default: history.html beside a ledger file, else ./history.html)")
