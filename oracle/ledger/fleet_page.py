@@ -36,6 +36,10 @@ def _e(value) -> str:
     return html.escape("" if value is None else str(value))
 
 
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
+
+
 def _grid(fleet: Fleet) -> str:
     machines = fleet.machines
     head = "".join(f"<th>{_e(m)}</th>" for m in machines)
@@ -61,7 +65,7 @@ def _machines_table(config: FleetConfig) -> str:
         state = "pass" if run.passed else "fail"
         rows.append(f"<tr><td>{_e(machine)}</td><td>{_e(config.class_of(machine))}</td>"
                     f"<td class=\"{state}\">{_e(r['verdict'])}</td><td>{exact_text(run)}</td>"
-                    f"<td>{_e(speed_text(run))}</td><td>{_e(r['joules_per_token'] if r['joules_per_token'] is not None else '-')}</td>"
+                    f"<td>{_e(speed_text(run))}</td><td>{_e(_or_dash(r['joules_per_token']))}</td>"
                     f"<td>{_e(r['accelerator_model'])}</td><td>{_e(r['driver'])}</td><td>{_e(r['runtime'])}</td>"
                     f"<td>{_e(r['started_utc'])}</td>"
                     f"<td><a href=\"{_e(Path(r['report_dir']).as_uri())}/identity.html\">{_e(r['report_dir'])}</a>"

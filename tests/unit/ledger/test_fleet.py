@@ -176,4 +176,5 @@ def test_a_ledger_of_before_the_fleet_is_upgraded_and_its_runs_kept(tmp_path, ca
         assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD == "0002_fleet"
     code, out, _ = _oracle(capsys, "fleet", "--ledger", str(path))
     assert code == 0, out
-    assert "llamacpp-cuda vs /r" in out and "no fingerprints (appended before them, or a run without records): old-box" in out
+    assert "llamacpp-cuda vs /r" in out
+    assert "no fingerprints (appended before them, or a run without records): old-box" in out
