@@ -126,6 +126,8 @@ import pytest
     (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
     (["--backend=llamacpp", "--ledger=mysql://lab:hunter2pw@db/oracle"], "*--ledger mysql://lab:***@db/oracle: not "
      "a ledger; give a SQLite file path (reports/ledger.sqlite), a postgresql://user@host/db URL, or off*"),
+    (["--backend=llamacpp", "--oracle-machine=arc b70"], "*--oracle-machine 'arc b70': not a machine name; give "
+     "one word of letters, digits*--oracle-machine arc-b70*"),
     (["--backend=llamacpp", "--sweep-max=0"], "*--sweep-max '0': must be at least 1*"),
     (["--backend=llamacpp", "--sweep-max=2"], "*--sweep-max caps the points of a --sweep grid: add --sweep*"),
     (["--backend=llamacpp", "--temperature=0"], "*--temperature '0': must be above 0 and at most 10 (a greedy run: "
