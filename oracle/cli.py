@@ -1,7 +1,7 @@
 """The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR`,
 `oracle models [--path NAME]`, `oracle bisect --backend F --good CMD --bad CMD` (its work lives in
-`oracle.bisect`), `oracle repro REPORT_DIR` (its work lives in `oracle.repro`), and `oracle ledger add REPORT_DIR...`
-and `oracle history` (their work lives in `oracle.ledger`).
+`oracle.bisect`), `oracle repro REPORT_DIR` (its work lives in `oracle.repro`), and `oracle ledger add REPORT_DIR...`,
+`oracle history` and `oracle fleet` (their work lives in `oracle.ledger`).
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote and names the
 embedded models.
@@ -31,8 +31,9 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded "
                                                           "models, bisect two launch commands, "
-                                                          "reproduce a gate run's divergence, or "
-                                                          "read the run ledger's history.")
+                                                          "reproduce a gate run's divergence, "
+                                                          "read the run ledger's history, or line up "
+                                                          "the fleet's machines.")
     sub = ap.add_subparsers(dest="command", required=True)
     d = sub.add_parser("diff", help="compare two report dirs, or a report dir and a reference; "
                                     "exit 0 when the outputs are identical, 1 when any differs, 2 on bad input")
