@@ -114,3 +114,49 @@ class LastOnly:
 
 def last_only():
     return LastOnly()
+
+
+class LayeredToy(ToyRunner):
+    """A toy model with layers (docs/localize.md's planted-layer control): token embeddings through LAYERS residual
+    layers h += tanh(W_l (h + mean of the path's h so far)), the logits the embeddings' dot products with the last
+    h. `perturb=k` flips the sign of layer k's weights, so exactly layer k and those after it compute otherwise."""
+
+    LAYERS, WIDTH = 6, 16
+
+    def __init__(self, perturb: int | None = None) -> None:
+        super().__init__()
+        rng = np.random.default_rng(54)
+        self.embed = rng.standard_normal((VOCAB, self.WIDTH)).astype(np.float32)
+        self.weights = [rng.standard_normal((self.WIDTH, self.WIDTH)).astype(np.float32) / 4
+                        for _ in range(self.LAYERS)]
+        if perturb is not None:
+            self.weights[perturb] = -self.weights[perturb]
+        self.path: list[int] = []
+
+    def reset(self) -> None:
+        super().reset()
+        self.path = []
+
+    def layer_outputs(self, token_ids) -> dict[str, np.ndarray]:
+        h = self.embed[np.asarray(token_ids, dtype=np.int64)]
+        out = {}
+        for k, w in enumerate(self.weights):
+            causal = np.cumsum(h, axis=0) / np.arange(1, len(h) + 1, dtype=np.float32)[:, None]
+            h = h + np.tanh((h + causal) @ w.T)
+            out[f"layers.{k}"] = h
+        return out
+
+    def _logits(self) -> np.ndarray:
+        return self.layer_outputs(self.path)[f"layers.{self.LAYERS - 1}"] @ self.embed.T * 4
+
+    def prefill(self, ids, start):
+        self.path += [int(t) for t in ids]
+        return self._logits()[start:]
+
+    def step(self, token):
+        self.path.append(int(token))
+        return self._logits()[-1]
+
+
+def layered(perturb: str = ""):
+    return LayeredToy(int(perturb) if perturb else None)
