@@ -69,14 +69,16 @@ def _inputs(compiled, path_ids: list[int]) -> dict:
     return {k: v for k, v in inputs.items() if k in names}
 
 
-def ir_layer_outputs(xml: Path, path_ids: list[int], *, device: str = "CPU", config: dict | None = None,
-                     core=None) -> dict[str, np.ndarray]:
-    """Each layer row's output at every position of `path_ids` (layer name -> (positions, hidden)), one pass."""
+def ir_layer_outputs(ir, path_ids: list[int], *, device: str = "CPU", config: dict | None = None,
+                     core=None, parts: bool = True) -> dict[str, np.ndarray]:
+    """Each layer row's output at every position of `path_ids` (layer name -> (positions, hidden)), one pass.
+    `ir`: the openvino_model.xml path, or an `openvino.Model` (its outputs are added to it); parts=False: the whole
+    layers' outputs only (what a runner's layer_outputs returns)."""
     import openvino as ov
 
     core = core or ov.Core()
-    model = core.read_model(str(xml))
-    rows = layer_ends(model)
+    model = core.read_model(str(ir)) if isinstance(ir, (str, Path)) else ir
+    rows = [row for row in layer_ends(model) if parts or row[2]]
     outputs = model.add_outputs([port for _, _, _, port in rows])
     compiled = core.compile_model(model, device, {k: v for k, v in (config or {}).items()
                                                   if k != "KV_CACHE_PRECISION"})
@@ -89,14 +91,14 @@ def ir_layer_outputs(xml: Path, path_ids: list[int], *, device: str = "CPU", con
             for k, (name, _, _, _) in enumerate(rows)}
 
 
-def openvino_capture(folder: Path, path_ids: list[int], *, device: str = "CPU", config: dict | None = None,
+def openvino_capture(ir, path_ids: list[int], *, device: str = "CPU", config: dict | None = None,
                      position: int = -1) -> LayerCapture:
-    xml = Path(folder) / "openvino_model.xml"
+    """The layer rows at `position` of `path_ids`; `ir`: an IR folder, or an `openvino.Model`."""
     import openvino as ov
 
-    model = ov.Core().read_model(str(xml))
+    model = ov.Core().read_model(str(Path(ir) / "openvino_model.xml")) if isinstance(ir, (str, Path)) else ir
     parts = {name: (layer, whole) for name, layer, whole, _ in layer_ends(model)}
-    outputs = ir_layer_outputs(xml, path_ids, device=device, config=config)
+    outputs = ir_layer_outputs(model, path_ids, device=device, config=config)
     return LayerCapture(tuple(LayerOutput(name=name, layer=parts[name][0], whole=parts[name][1],
                                           vector=array[position].astype(np.float64))
                               for name, array in outputs.items()))
