@@ -27,7 +27,7 @@ def curve_svg(rows: list[dict], *, first: str | None) -> str:
     if not points:
         return ""
     values = [_log(r["relative_error"]) for r in points] + [_log(r["limit"]) for r in points]
-    lo, hi = math.floor(min(values)), math.ceil(max(values))
+    lo, hi = math.floor(min(values)) - 1, math.ceil(max(values))  # a decade under the band: its shade shows
     hi = hi if hi > lo else lo + 1
     n = len(points)
     x = lambda k: LEFT + (W - LEFT - RIGHT) * (k / max(n - 1, 1))  # noqa: E731
