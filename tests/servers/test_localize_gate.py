@@ -27,6 +27,7 @@ def recorded(tmp_path_factory) -> tuple[Path, Path]:
     ref = folder / "ref"
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--backend={TOY}",
                         f"--suite={suite}", f"--record={ref}", f"--report-dir={folder / 'rec'}", "--canaries=none",
+                        "--prefill-lengths=64",
                         "--max-tokens=8"], cwd=folder, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     return suite, ref
@@ -37,7 +38,7 @@ def _gate(pytester, recorded, report: str, *extra: str):
     folder = pytester.path / report
     result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={TOY}", f"--suite={suite}",
                                 f"--reference={ref}", f"--report-dir={folder}", "--canaries=none", "--max-tokens=8",
-                                "--localize", *extra)
+                                "--localize", "--prefill-lengths=64", *extra)
     result.folder = folder
     return result
 
