@@ -75,7 +75,8 @@ class LayerRow:
     def as_json(self) -> dict:
         return {"name": self.name, "layer": self.layer, "whole": self.whole,
                 "relative_error": _number(self.relative_error), "cosine": _number(self.cosine),
-                "max_abs_diff": _number(self.max_abs_diff), "band": _number(self.band), "limit": _number(self.limit), "out_of_band": self.out_of_band,
+                "max_abs_diff": _number(self.max_abs_diff), "band": _number(self.band), "limit": _number(self.limit),
+                "out_of_band": self.out_of_band,
                 "lens_reference": self.lens_reference, "lens_candidate": self.lens_candidate,
                 "lens_changed": self.lens_changed}
 

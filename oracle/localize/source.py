@@ -67,7 +67,8 @@ class LocalizeSource:
 def http_refusal(backend: str, where: str) -> str:
     """The words for a family that shows no layers: which in-process family to localize with, and how."""
     return (f"{where}: a {backend} run talks to a server over HTTP, which shows no layers. Localize with an "
-            f"in-process family ({', '.join(d.name for d in FAMILIES.values() if d.in_process)}) that loads the same weights in the two "
+            f"in-process family ({', '.join(d.name for d in FAMILIES.values() if d.in_process)}) that loads the "
+            "same weights in the two "
             "configurations: record the reference with e.g. `pytest --backend=hf-cpu --model MODEL --dtype float32 "
             "--record REF --reference-kind f16`, gate the candidate with `pytest --backend=hf-cpu --model MODEL "
             "--dtype float16 --reference REF --report-dir DIR`, then run `oracle localize DIR`")

@@ -78,7 +78,8 @@ def test_nan_is_out_of_every_band_and_written_as_a_word():
 
 
 def test_captures_of_other_layers_are_refused_naming_the_row():
-    with pytest.raises(LayerMismatch, match=r"candidate shows other layers than the reference \(4 rows vs 5; first difference at row 4"):
+    with pytest.raises(LayerMismatch, match=r"candidate shows other layers than the reference \(4 rows vs 5; first "
+                                            r"difference at row 4"):
         compare_layers(_capture(BASE), _capture(BASE), _capture(BASE[:4]))
     with pytest.raises(LayerMismatch, match=r"layers.0: the candidate's output has shape \(4,\)"):
         compare_layers(_capture(BASE), _capture(BASE), _capture([v[:4] for v in BASE]))
