@@ -41,5 +41,10 @@ def localize_gate_run(report_dir: Path) -> list[str]:
         run_localize(report_dir, out=localize_folder(report_dir), stream=out)
     except (LocalizeInput, NoLayers, LayerMismatch) as exc:
         return [public_text(f"oracle --localize: not run: {exc}")]
+    except KeyboardInterrupt:
+        return ["oracle --localize: interrupted (Ctrl-C); the gate's report and verdict stand"]
+    except Exception as exc:  # a model that fails to load or run: the gate's verdict stands, the reason is said
+        return [public_text(f"oracle --localize: failed: {type(exc).__name__}: {exc}; the gate's report and verdict "
+                            "stand")]
     lines = [line for line in out.getvalue().splitlines() if line.startswith(("oracle localize:", "report:"))]
     return [public_text(line) for line in lines[-2:]]

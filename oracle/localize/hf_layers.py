@@ -10,8 +10,6 @@ copied to float64 on the CPU, so configurations of any dtype and device compare 
 
 from __future__ import annotations
 
-import numpy as np
-
 from oracle.localize.compare import LayerCapture, LayerOutput
 
 __all__ = ["HF_LENS", "hf_capture", "hf_parts"]

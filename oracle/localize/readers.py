@@ -28,10 +28,6 @@ def _backend(config: Configuration):
         model = config.model
         if model is None and config.family == "hf":
             model = default_model()
-        if model is None and config.family == "openvino":
-            from oracle.targets.openvino_export import openvino_model
-
-            model = openvino_model("fp32")
         return make_in_process_backend(config.backend, model, dtype=config.dtype,
                                        ov_config=dict(config.ov_config) or None, runner_args=config.runner_args,
                                        default_model=default_model)
@@ -50,8 +46,8 @@ def _python(config: Configuration) -> LayerReader:
 
 
 def _openvino(config: Configuration) -> LayerReader:
-    from oracle.backends.openvino import DEVICES
     from oracle.backends import parse_backend
+    from oracle.backends.openvino import DEVICES
 
     platform = parse_backend(config.backend).platform
     if platform not in DEVICES:

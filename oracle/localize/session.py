@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import sys
 import time
-
 from pathlib import Path
 
 from oracle.localize.compare import compare_layers
