@@ -1,6 +1,7 @@
 """The `oracle` command: `oracle diff A B [--json]`, `oracle html REPORT_DIR`, `oracle seal REFERENCE_DIR`,
 `oracle models [--path NAME]`, `oracle bisect --backend F --good CMD --bad CMD` (its work lives in
-`oracle.bisect`), `oracle repro REPORT_DIR` (its work lives in `oracle.repro`), and `oracle ledger add REPORT_DIR...`,
+`oracle.bisect`), `oracle repro REPORT_DIR` (its work lives in `oracle.repro`), `oracle localize REPORT_DIR`
+(in `oracle.localize`), and `oracle ledger add REPORT_DIR...`,
 `oracle history` and `oracle fleet` (their work lives in `oracle.ledger`).
 
 The gate itself runs through pytest (`pytest --backend=...`); this command reads what it wrote and names the
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from oracle.bisect import add_parser as add_bisect_parser, run_bisect
+from oracle.localize import add_parser as add_localize_parser, run_cli as run_localize_cli
 from oracle.ledger.cli import add_parsers as add_ledger_parsers, run_cli as run_ledger_cli
 from oracle.redaction import public_text
 from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
@@ -31,7 +33,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="oracle", description="Read what an oracle run wrote, name the embedded "
                                                           "models, bisect two launch commands, "
-                                                          "reproduce a gate run's divergence, "
+                                                          "reproduce a gate run's divergence, localize it to a layer, "
                                                           "read the run ledger's history, or line up "
                                                           "the fleet's machines.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--path", metavar="NAME", choices=list(MODELS), help=f"one of {', '.join(MODELS)}")
     add_bisect_parser(sub)
     add_repro_parser(sub)
+    add_localize_parser(sub)
     add_ledger_parsers(sub)
     try:
         args = ap.parse_args(argv)
@@ -59,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_bisect(args)
     if args.command == "repro":
         return run_repro_cli(args)
+    if args.command == "localize":
+        return run_localize_cli(args)
     if args.command in ("ledger", "history", "fleet"):
         return run_ledger_cli(args)
     try:

@@ -139,6 +139,10 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
                 help="pass near-tie items (still reported) (default: fail them)")
+    g.addoption("--localize", action="store_true", default=False,
+                help="when a prompt's tokens split, name the first layer where the candidate computes something "
+                     "else than the reference (`oracle localize` on this run's report, in-process families; "
+                     "written to <report-dir>-localize/); nothing runs on a gate that passes (default: off)")
     g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,

@@ -36,9 +36,27 @@ def check_family_options(o, urls: tuple[str, ...]) -> None:
     elif o.model and not Path(o.model).is_file():
         raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
     _check_load_options(o, family)
+    _check_localize(o, family)
     if o.runner_arg and not family.locator:
         raise pytest.UsageError(f"--runner-arg is for --backend=python:MODULE:FACTORY (the runner's factory); "
                                 f"--backend {o.backend} takes none: drop it")
+
+
+def _check_localize(o, family) -> None:
+    """--localize reads layers, which only a model loaded in this process shows, on a split against a reference."""
+    if not o.localize:
+        return
+    if not family.in_process:
+        from oracle.backends import FAMILIES
+
+        shown = ", ".join(d.name for d in FAMILIES.values() if d.in_process)
+        raise pytest.UsageError(f"--localize: --backend {o.backend} talks to a server over HTTP, which shows no "
+                                f"layers; gate the same weights with an in-process family ({shown}), e.g. "
+                                "--backend=hf-cpu --model MODEL --dtype float16 --reference REF --localize "
+                                "(docs/localize.md)")
+    if not o.reference:
+        raise pytest.UsageError("--localize: no --reference; it localizes a gate's split against its reference: "
+                                "record one first (--record REF), then gate with --reference REF --localize")
 
 
 def _check_load_options(o, family) -> None:

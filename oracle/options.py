@@ -69,6 +69,7 @@ class GateOptions:
     budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
     budget_source: str = ""  # "--budget 10m", or why the default applies
     plan_only: bool = False  # --plan: print the run plan after the warm-up and exit
+    localize: bool = False  # --localize: `oracle localize` on this run's report when a prompt's tokens split
 
     def check(self, name: str):
         """The settings of the check kind `name`: as read from its options, else its defaults."""
@@ -238,6 +239,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger, machine=o.oracle_machine,
+        localize=o.localize,
         **_budget(o, workers),
     )
     return options

@@ -279,6 +279,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if planned_only and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK  # --plan: the plan was the answer
     ledger_note = None if gate.options.plan_only else _append_to_ledger(gate)
+    localized = _localize(gate)
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
@@ -307,8 +308,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: {message}")
     if ledger_note:
         tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
+    for line in localized:
+        tr.write_line(line)
     if (gate.report_dir / "identity.json").exists():
         tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
+
+
+def _localize(gate: GateSession | XdistController) -> list[str]:
+    """--localize: where a gate finished whole (not an xdist worker's part) with a split, `oracle localize` on its
+    report; a gate that passed loads nothing more."""
+    if not gate.options.localize or gate.plan.mode != "gate" or gate.state.interruption:
+        return []
+    if isinstance(gate, GateSession) and gate.worker is not None:
+        return []
+    from oracle.localize.gate_hook import localize_gate_run  # torch and OpenVINO only when a split is localized
+
+    return localize_gate_run(gate.report_dir)
 
 
 def _append_to_ledger(gate: GateSession | XdistController) -> str | None:

@@ -7,6 +7,10 @@ The IR is compiled with `openvino.Core().compile_model` (not GenAI) and fed in t
 in chunks of at most 256 tokens (`--runner-arg chunk=N`), then one token per step, the KV state reset per prompt
 (`reset_state()`). `ir`: fp32 / int8 / int4 (oracle's embedded SmolLM2 IRs, `oracle models --path openvino-fp32`) or
 the path of any stateful IR folder (optimum-cli export openvino --task text-generation-with-past).
+
+`layer_outputs(token_ids)` (the runner protocol's optional method, read by `oracle localize`): each decoder layer's
+output at every position, from the same IR with its layer-ending nodes added as outputs (compiled once, on first
+use, with the same device and precision).
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ class OpenVINOStepRunner:
 
     def step(self, token: int) -> np.ndarray:
         return self._feed([token])[-1]
+
+    def layer_outputs(self, token_ids: list[int]) -> dict[str, np.ndarray]:
+        from oracle.localize.openvino_layers import ir_layer_outputs  # the residual adds of each layer, by index
+
+        return ir_layer_outputs(self.model_path / "openvino_model.xml", list(token_ids), device=self.device,
+                                config={"INFERENCE_PRECISION_HINT": self.precision}, core=self.core,
+                                parts=False)
 
     def identity(self) -> dict:
         return {"ir": str(self.model_path), "device": self.device, "openvino": ov.get_version(),

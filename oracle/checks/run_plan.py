@@ -162,6 +162,11 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:
         plan.notes.append(f"needle lengths {', '.join(map(str, sorted(needle_parts)))} are run whatever the budget: "
                           f"{o.canary.lengths_from}")
+    if o.localize:
+        plan.notes.append("--localize: no request; on a split, once the report is written: the reference's "
+                          "configuration loaded and run twice over the split's path (its band), the candidate's "
+                          "once (two model loads, three forward passes in this process); nothing on a gate that "
+                          "passes")
     index = {p.name: i for i, p in enumerate(plan.parts)}
     part_of = {nodeid: index[name] for nodeid, name in parts.items.items() if name in index}
     return plan, part_of, drops

@@ -114,3 +114,55 @@ class LastOnly:
 
 def last_only():
     return LastOnly()
+
+
+class LayeredToy(ToyRunner):
+    """A toy model with layers (docs/localize.md's planted-layer control): token embeddings through LAYERS residual
+    layers h += tanh(W_l (h + mean of the path's h so far)), the logits the embeddings' dot products with the last
+    h. `perturb=k` flips the sign of layer k's weights, so exactly layer k and those after it compute otherwise.
+    Its state is each layer's running sum of h, so a step costs one position (the chunked-prefill ladder's long
+    prompts stay cheap)."""
+
+    LAYERS, WIDTH = 6, 16
+
+    def __init__(self, perturb: int | None = None) -> None:
+        super().__init__()
+        rng = np.random.default_rng(54)
+        self.embed = rng.standard_normal((VOCAB, self.WIDTH)).astype(np.float32)
+        self.weights = [rng.standard_normal((self.WIDTH, self.WIDTH)).astype(np.float32) / 4
+                        for _ in range(self.LAYERS)]
+        if perturb is not None:
+            self.weights[perturb] = -self.weights[perturb]
+        self.sums, self.count = np.zeros((self.LAYERS, self.WIDTH), np.float32), 0
+
+    def reset(self) -> None:
+        super().reset()
+        self.sums, self.count = np.zeros((self.LAYERS, self.WIDTH), np.float32), 0
+
+    def _forward(self, ids, sums: np.ndarray, count: int) -> list[np.ndarray]:
+        """Each layer's output for the new ids on top of the state (sums, count); the sums move on in place."""
+        h = self.embed[np.asarray(ids, dtype=np.int64)]
+        seen = count + np.arange(1, len(h) + 1, dtype=np.float32)[:, None]
+        out = []
+        for k, w in enumerate(self.weights):
+            causal = (sums[k] + np.cumsum(h, axis=0)) / seen
+            sums[k] += h.sum(axis=0)
+            h = h + np.tanh((h + causal) @ w.T)
+            out.append(h)
+        return out
+
+    def layer_outputs(self, token_ids) -> dict[str, np.ndarray]:
+        layers = self._forward(token_ids, np.zeros((self.LAYERS, self.WIDTH), np.float32), 0)
+        return {f"layers.{k}": h for k, h in enumerate(layers)}
+
+    def prefill(self, ids, start):
+        last = self._forward(ids, self.sums, self.count)[-1]
+        self.count += len(ids)
+        return last @ self.embed.T * 4
+
+    def step(self, token):
+        return self.prefill([token], self.count)[-1]
+
+
+def layered(perturb: str = ""):
+    return LayeredToy(int(perturb) if perturb else None)

@@ -9,6 +9,11 @@ import pytest
     (["--backend=llamacpp:x:y"], "*the llamacpp family takes no ':' part*"),
     (["--backend=python:m:f", "--runner-arg=ir"], "*--runner-arg 'ir': write NAME=VALUE with NAME a Python identifier*"),
     (["--backend=llamacpp", "--runner-arg=ir=int4"], "*--runner-arg is for --backend=python:MODULE:FACTORY*"),
+    (["--backend=llamacpp", "--localize", "--reference=afolder"],
+     "*--localize: --backend llamacpp talks to a server over HTTP, which shows no layers; gate the same weights "
+     "with an in-process family (hf, openvino, python)*"),
+    (["--backend=hf-cpu", "--localize"], "*--localize: no --reference; it localizes a gate's split against its "
+                                         "reference*"),
     (["--backend=python:m:f", "--prompt-logprob-max-delta=x"],
      "*--prompt-logprob-max-delta 'x': expected a log-prob difference in nats*"),
     (["--backend=python:m:f", "--ladder=1,2"], "*cannot honour --ladder*"),
@@ -248,7 +253,7 @@ def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pyteste
 
 # Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
 SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
-            "--canary-strict", "--sweep-no-repro"}
+            "--canary-strict", "--sweep-no-repro", "--localize"}
 
 
 def test_every_option_with_a_value_has_a_bad_value_case():

@@ -36,7 +36,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("speed", "logits", "canary"),  # evidence with requests of its own: the speed card, logits, canaries
     ("report",),  # identity.json / .md / .html, and the HTML page the tools share
     ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
-    ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
+    ("tool_run", "bisect", "repro", "sweep", "localize"),  # the tools; a sweep point is a gate run of its own
     # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
     ("option_types", "option_families", "option_sampling", "option_declarations", "options",
      "option_inputs", "option_folders", "option_ledger",

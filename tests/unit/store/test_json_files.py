@@ -138,7 +138,8 @@ def test_oracle_diff_verifies_the_reference_before_comparing(tmp_path, capsys):
 def test_oracle_html_diff_and_repro_refuse_a_report_they_cannot_read(tmp_path, capsys, payload, said):
     report = planted_report(tmp_path, splits={"b": 3})
     (report / "identity.json").write_bytes(payload)
-    for argv in (["html", str(report)], ["diff", str(report), str(tmp_path / "ref")], ["repro", str(report)]):
+    for argv in (["html", str(report)], ["diff", str(report), str(tmp_path / "ref")], ["repro", str(report)],
+                 ["localize", str(report), "--out", str(tmp_path / "loc")]):
         code = main(argv)
         err = capsys.readouterr().err
         assert "Traceback" not in err
@@ -147,6 +148,7 @@ def test_oracle_html_diff_and_repro_refuse_a_report_they_cannot_read(tmp_path, c
         assert code == 2 and said in err, (argv, err)
     if said is not None:
         assert not (report / "identity.html").exists() and not (report / "repro").exists()
+        assert not (tmp_path / "loc").exists()
 
 
 def test_a_code_set_that_is_not_a_code_set_is_refused_before_the_server_is_asked(pytester):
