@@ -28,8 +28,8 @@ from oracle.compare.confidence import count_json, count_words
 from oracle.speed.validity import DIAGNOSTIC, HEADLINE, INSUFFICIENT, NOT_CREDIBLE
 
 __all__ = ["BETWEEN_RUN", "CANDIDATE", "CONTROL", "FIGURE_WORDS", "MIN_ROUNDS", "Measurement", "REFERENCE",
-           "WITHIN_RUN", "abba_order", "between_run_ratio", "control_summary", "interleaved_comparison", "round_medians",
-           "t_quantile"]
+           "WITHIN_RUN", "abba_order", "between_run_ratio", "control_summary", "interleaved_comparison",
+           "round_medians", "t_quantile", "t_two_sided_cdf"]
 
 REFERENCE, CANDIDATE, CONTROL = "reference", "candidate", "control"  # A, B, and A again (the A/A control)
 BETWEEN_RUN, WITHIN_RUN = "between-run", "within-run"  # what an interval covers
@@ -70,7 +70,7 @@ def abba_order(rounds: int, first: str = REFERENCE, second: str = CANDIDATE) -> 
     return [(first, second) if i % 2 == 0 else (second, first) for i in range(rounds)]
 
 
-def _t_two_sided_cdf(t: float, df: int) -> float:
+def t_two_sided_cdf(t: float, df: int) -> float:
     """P(|T| <= t) for Student's t with integer df (Abramowitz & Stegun 26.7.3 / 26.7.4, exact finite sums)."""
     theta = math.atan(t / math.sqrt(df))
     c2, s = math.cos(theta) ** 2, math.sin(theta)
@@ -94,11 +94,11 @@ def t_quantile(df: int, level: float = 0.95) -> float:
     if df < 1:
         raise ValueError(f"a t quantile needs df >= 1, got {df}")
     lo, hi = 0.0, 1.0
-    while _t_two_sided_cdf(hi, df) < level:
+    while t_two_sided_cdf(hi, df) < level:
         hi *= 2
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _t_two_sided_cdf(mid, df) < level else (lo, mid)
+        lo, hi = (mid, hi) if t_two_sided_cdf(mid, df) < level else (lo, mid)
         if hi - lo < 1e-12:
             break
     return (lo + hi) / 2
