@@ -38,7 +38,7 @@ from oracle.compare.confidence import count_json, count_words
 from oracle.speed.interleave import t_two_sided_cdf
 
 __all__ = ["CONTINUE", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_DELTA", "DEFAULT_ROUNDS_MAX", "MIN_ROUNDS",
-           "Sequential", "aa_calibration", "calibrated_z", "llr", "simulate", "verdict_words"]
+           "Sequential", "aa_calibration", "calibrated_z", "llr", "path_words", "simulate", "verdict_words"]
 
 DEFAULT_ROUNDS_MAX = 8
 DEFAULT_DELTA = 0.03  # the indifference zone: H1 is a speed-up at least 3% above the bar
@@ -121,6 +121,12 @@ def verdict_words(seq: dict) -> str:
     llr_now = "no LLR" if seq["llr"] is None else f"LLR {seq['llr']:.2f}"
     return (f"sequential test: {seq['decision']} after {seq['rounds']} of at most {seq['rounds_max']} rounds "
             f"({llr_now}, bounds [{lower:.2f}, {upper:.2f}])")
+
+
+def path_words(seq: dict) -> str:
+    """'LLR by round: r2 1.23 (1.49x), r3 3.05 (1.50x); bounds [-2.94, 2.94]': the path the decision took."""
+    steps = ", ".join(f"r{p['round']} {p['llr']:.2f} ({p['ratio']:.4g}x)" for p in seq["path"]) or "none yet"
+    return f"LLR by round: {steps}; bounds [{seq['bounds'][0]:.2f}, {seq['bounds'][1]:.2f}]"
 
 
 def simulate(ratio: float, cv: float, runs: int, *, test: Sequential = Sequential(), seed: int = 0) -> dict:
