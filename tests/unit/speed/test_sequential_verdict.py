@@ -47,6 +47,7 @@ def test_a_clear_speed_up_passes_after_two_rounds_with_its_llr_path_shown():
     assert (check.verdict, versus["sequential"]["rounds"]) == ("pass", 2), check.detail
     assert "--min-speedup 1: sequential test: pass after 2 rounds (LLR " in check.detail
     assert check.evidence["sequential"]["path"][0]["round"] == 2
+    assert check.lines[0].startswith("  LLR by round: r2 ")  # the terminal's lines under the item
     shown = "\n".join(markdown_lines({**CARD, "vs_reference": versus}))
     assert "- LLR by round: r2 " in shown and "bounds [-2.94, 2.94]" in shown
     assert "- sequential test: pass after 2 rounds" in shown
