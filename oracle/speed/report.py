@@ -65,7 +65,7 @@ def _label_words(versus: dict) -> str:
 
 
 def band_words(band: dict) -> str:
-    """'noise band +-7.1% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
+    """'noise band +-3.7% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
     return f"noise band +-{percent(band['fraction'])} ({band['source']})"
 
 
