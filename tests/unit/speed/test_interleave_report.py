@@ -84,6 +84,11 @@ def test_the_section_lists_every_pass_and_the_control():
     assert "## Interleaved A/B speed (speed-ab)" in md and "order (A = reference, B = candidate" in md
     assert "| ab | 1 | reference | 50.0 | 1 | 24 | 0.50 | pass | credible | 2 |" in md
     assert "A/A control: 1 of 2 intervals excluded 1.0" in md and "[1.01, 1.20]" in md
+    assert "- design: 1 fixed ABBA rounds" in md
+    sequential = _data()
+    sequential["speed"]["interleave"].update(design="sequential", rounds=None, rounds_max=8)
+    assert "- design: the sequential test, each session until it decides, at most 8 rounds" in \
+        "\n".join(interleave_report.markdown(sequential))
     html = interleave_report.html(_data())
     assert html.startswith("<h2>Interleaved A/B speed (speed-ab)</h2>") and "<td>reference</td>" in html
     assert interleave_report.markdown({"speed": {}}) == [] and interleave_report.html({}) == ""
