@@ -29,6 +29,14 @@ def _reference_unstable(data: dict) -> bool:
     return (data.get("reference") or {}).get("determinism") == NOT_WITHIN_BOOT
 
 
+def _allowed_words(data: dict) -> str:
+    """', 3 near-ties allowed': the prompts that were not exact and passed only because --allow-near-ties let them
+    (a PASS of 9/12 exact says why the other 3 did not fail it)."""
+    n = sum(1 for c in data.get("checks") or [] if c.get("kind") == "tokens" and c.get("verdict") == "near-tie"
+            and c.get("outcome") == "passed")
+    return f", {n} near-tie{'s' if n != 1 else ''} allowed" if n else ""
+
+
 def _headline(data: dict) -> str:
     s = data["summary"]
     verdict = data["verdict"].upper()
@@ -42,7 +50,7 @@ def _headline(data: dict) -> str:
     elif data["mode"] == "gate":
         head = (f"{verdict}: the reference is not deterministic run to run, so no token-exactness claim; "
                 f"{s['exact'][0]}/{s['exact'][1]} matched it" if _reference_unstable(data)
-                else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact")
+                else f"{verdict}: {s['exact'][0]}/{s['exact'][1]} exact{_allowed_words(data)}")
     else:
         head = f"{verdict}: {s['records'][0]}/{len(data.get('prompts') or [])} recorded"
     extra = headline_counts(data.get("ladder") or {}, data.get("boots") or {})

@@ -28,8 +28,8 @@ from oracle.compare.confidence import count_json, count_words
 from oracle.speed.validity import DIAGNOSTIC, HEADLINE, INSUFFICIENT, NOT_CREDIBLE
 
 __all__ = ["BETWEEN_RUN", "CANDIDATE", "CONTROL", "FIGURE_WORDS", "MIN_ROUNDS", "Measurement", "REFERENCE",
-           "WITHIN_RUN", "abba_order", "between_run_ratio", "control_summary", "interleaved_comparison", "round_medians",
-           "t_quantile"]
+           "WITHIN_RUN", "abba_order", "between_run_ratio", "control_summary", "interleaved_comparison",
+           "round_medians", "t_quantile", "t_two_sided_cdf"]
 
 REFERENCE, CANDIDATE, CONTROL = "reference", "candidate", "control"  # A, B, and A again (the A/A control)
 BETWEEN_RUN, WITHIN_RUN = "between-run", "within-run"  # what an interval covers
@@ -70,7 +70,7 @@ def abba_order(rounds: int, first: str = REFERENCE, second: str = CANDIDATE) -> 
     return [(first, second) if i % 2 == 0 else (second, first) for i in range(rounds)]
 
 
-def _t_two_sided_cdf(t: float, df: int) -> float:
+def t_two_sided_cdf(t: float, df: int) -> float:
     """P(|T| <= t) for Student's t with integer df (Abramowitz & Stegun 26.7.3 / 26.7.4, exact finite sums)."""
     theta = math.atan(t / math.sqrt(df))
     c2, s = math.cos(theta) ** 2, math.sin(theta)
@@ -94,11 +94,11 @@ def t_quantile(df: int, level: float = 0.95) -> float:
     if df < 1:
         raise ValueError(f"a t quantile needs df >= 1, got {df}")
     lo, hi = 0.0, 1.0
-    while _t_two_sided_cdf(hi, df) < level:
+    while t_two_sided_cdf(hi, df) < level:
         hi *= 2
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _t_two_sided_cdf(mid, df) < level else (lo, mid)
+        lo, hi = (mid, hi) if t_two_sided_cdf(mid, df) < level else (lo, mid)
         if hi - lo < 1e-12:
             break
     return (lo + hi) / 2
@@ -132,6 +132,9 @@ def between_run_ratio(rounds: list[tuple[float, float]]) -> dict | None:
             "per_round": [_r(float(x)) for x in ratios], "mean_log_ratio": _r(mean, 6), "sd_log_ratio": _r(sd, 6),
             "t_quantile": _r(t, 4), "candidate_median": _r(float(np.median(cand)), 3),
             "reference_median": _r(float(np.median(ref)), 3),
+            # the ratio's own terms: the geometric mean of the paired ratios is exactly their quotient
+            "candidate_geomean": _r(float(np.exp(np.log(cand).mean())), 3),
+            "reference_geomean": _r(float(np.exp(np.log(ref).mean())), 3),
             "cv": {"candidate": _r(_cv(cand)), "reference": _r(_cv(ref))}}
 
 
@@ -140,16 +143,28 @@ def _cv(a: np.ndarray) -> float:
     return float(a.std(ddof=1) / a.mean()) if a.size > 1 and a.mean() > 0 else 0.0
 
 
-def control_summary(intervals: list[list[float] | None]) -> dict:
-    """The A/A control: pairs of the reference config against itself, each with its between-run interval. An
-    interval that excludes 1.0 is a false claim (a difference where there is none); its rate over the pairs is the
-    count k/n with its Wilson 95% interval. A pair without an interval (too few rounds) is counted apart."""
+def control_summary(intervals: list[list[float] | None], points: list[float | None] | None = None,
+                    decisions: list[str | None] | None = None) -> dict:
+    """The A/A control: pairs of the reference config against itself, each with its between-run interval, its point
+    (the geometric mean of its rounds' ratios: where the identical config landed) and, in the sequential test, its
+    decision. A false claim is a difference where there is none: an interval that excludes 1.0 (the fixed design) or
+    a sequential `pass`; its rate over the pairs is the count k/n with its Wilson 95% interval. A pair without an
+    interval (too few rounds) is counted apart."""
     judged = [ci for ci in intervals if ci]
-    false = [i for i, ci in enumerate(judged) if ci[0] > 1.0 or ci[1] < 1.0]
-    out = {"pairs": len(intervals), "judged": len(judged), "excluded_one": len(false),
-           "false_claim_rate": count_json(len(false), len(judged)), "intervals": [list(ci) for ci in judged]}
-    out["words"] = (f"A/A control: {len(false)} of {len(judged)} intervals excluded 1.0 (false-claim rate "
-                    f"{count_words(len(false), len(judged))}, nominal 0.05)")
+    out = {"pairs": len(intervals), "judged": len(judged), "intervals": [list(ci) for ci in judged],
+           "points": [p for p in points or [] if p]}
+    if decisions:
+        decided = [d for d in decisions if d]
+        false = sum(d == "pass" for d in decided)
+        out.update(decisions=list(decided), passed=false, false_claim_rate=count_json(false, len(decided)))
+        out["words"] = (f"A/A control: {false} of {len(decided)} sequential sessions passed (false-claim rate "
+                        f"{count_words(false, len(decided))}, nominal alpha); decisions "
+                        + ", ".join(decided) + "; points " + ", ".join(f"{p:.4f}" for p in out["points"]))
+        return out
+    excluded = [ci for ci in judged if ci[0] > 1.0 or ci[1] < 1.0]
+    out.update(excluded_one=len(excluded), false_claim_rate=count_json(len(excluded), len(judged)))
+    out["words"] = (f"A/A control: {len(excluded)} of {len(judged)} intervals excluded 1.0 (false-claim rate "
+                    f"{count_words(len(excluded), len(judged))}, nominal 0.05)")
     return out
 
 
@@ -158,12 +173,13 @@ FIGURE_WORDS = {"conventional_tok_s": "conventional decode 99/(t100-t1)",
 
 
 def interleaved_comparison(pairs: list[tuple[Measurement, Measurement]], *, diagnostics: list[str],
-                           launch: dict | None, figure: str) -> dict:
+                           launch: dict | None, figure: str, test=None) -> dict:
     """The speed comparison of an interleaved session (the card's `vs_reference`): label, reasons, the between-run
     ratio of each round's (candidate, reference) pair. `not credible` when any pass's timestamps are not (no
     number), `diagnostic` with the reasons (history-based speculation, a pass whose cache-zero is not proven, no
     warm-up), `insufficient` under MIN_ROUNDS rounds with rates, else `headline`. The unit is the round, not the
-    prompt: the interval needs paired rounds, not a count of long prompts."""
+    prompt: the interval needs paired rounds, not a count of long prompts. `test` (speed/sequential.py's Sequential):
+    its run over the rounds' log ratios is kept as `sequential` (the decision, the LLR path, the bounds)."""
     out = {"label": HEADLINE, "reasons": [], "median": None, "ci95": None, "min": None, "max": None, "prompts": 0,
            "interval": BETWEEN_RUN, "figure": figure, "figure_words": FIGURE_WORDS.get(figure, figure),
            "method": "Student t 95% interval over the rounds' log ratios of median decode rates (paired rounds, "
@@ -184,6 +200,8 @@ def interleaved_comparison(pairs: list[tuple[Measurement, Measurement]], *, diag
     if ratio is not None:
         out.update(ratio)
         out["prompts"] = min(m[2] for m in medians if m)
+        if test is not None:
+            out["sequential"] = test.run([math.log(m[0] / m[1]) for m in medians if m and m[0] > 0 and m[1] > 0])
     if figure != "conventional_tok_s":
         out["notes"].append("the suite's completions are under 101 tokens: each pass's rate is the post-first decode "
                             "rate (n-1)/(tn-t1), not the conventional 99/(t100-t1)")

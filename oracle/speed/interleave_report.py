@@ -28,7 +28,10 @@ def _facts(block: dict) -> list[str]:
     out = [f"servers: {block['servers']} ({SERVERS_WORDS.get(block['servers'], '')})",
            f"reference launch: {block.get('reference_launch')}",
            f"decode rate of each pass: {FIGURE_WORDS.get(block['figure'], block['figure'])}, median over the keys "
-           "(prompts)", f"order (A = reference, B = candidate or, in an A/A pair, the reference again): "
+           "(prompts)", ("design: the sequential test, each session until it decides, at most "
+                         f"{block.get('rounds_max')} rounds" if block.get("design") == "sequential"
+                         else f"design: {block.get('rounds')} fixed ABBA rounds"),
+           f"order (A = reference, B = candidate or, in an A/A pair, the reference again): "
                         f"{', '.join(block['order']) or 'none finished'}"]
     if block.get("control"):
         control = block["control"]

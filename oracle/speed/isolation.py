@@ -292,14 +292,17 @@ def host_crowded(host: dict | None) -> bool:
 
 
 def isolation_block(*, device: str, method: str, others: list[dict] | None, window_s: float | None,
-                    excluded: dict, reason: str = "", host: dict | None = None, host_words=None) -> dict:
+                    excluded: dict, reason: str = "", host: dict | None = None, host_words=None,
+                    name: str | None = None) -> dict:
     """speed.isolation: the verdict, the other processes (named), the host's own accounting (`host.py`: CPU time
-    outside the server and oracle, short-lived processes), how they were found, what was left out."""
+    outside the server and oracle, short-lived processes), how they were found, what was left out. `name`: the
+    device's model ('NVIDIA H100 80GB HBM3'), named in the words in place of its kind."""
     if others is None:
         return {"verdict": NOT_CHECKED, "device": device, "method": method, "reason": reason, "others": [],
                 "excluded": excluded}
     crowded = host_crowded(host)
-    block = {"verdict": NOT_ISOLATED if others or crowded else ISOLATED, "device": device, "method": method,
+    block = {"verdict": NOT_ISOLATED if others or crowded else ISOLATED, "device": device, "device_name": name or device,
+             "method": method,
              "others": others, "window_s": None if window_s is None else round(window_s, 3), "excluded": excluded}
     if host is not None:
         block["host"] = host
@@ -315,7 +318,7 @@ def isolation_block(*, device: str, method: str, others: list[dict] | None, wind
                           + (f", {o['sm_util_max']:g}% SM" if o.get("sm_util_max") is not None else "") + ")"
                           for o in others[:5])
         more = f" and {len(others) - 5} more" if len(others) > 5 else ""
-        parts.append(f"another process ran on the {device} during the timed run: {names}{more}")
+        parts.append(f"another process ran on the {name or device} during the timed run: {names}{more}")
     if parts:
         block["reason"] = "not isolated: " + "; ".join(parts)
     return block

@@ -1,24 +1,31 @@
 """The speed verdict's noise band: `--min-speedup` passes or fails only on a difference larger than the noise the
 run measured, and a ratio within half a percent of 1 reads `same speed`.
 
-    band = noise_band(control, floor=0.05)       # {"fraction": 0.032, "source": "the A/A control: ...", ...}
+    band = noise_band(control, floor=0.05)       # the A/A points' band, else the floor (a recorded reference)
+    band = spread_band(cand_logs, ref_logs)      # no control: the run's own pass-to-pass spread
     verdict, words = judge(versus, bar=1.0, band=band)   # pass / fail / inconclusive, and why
     ratio_words(0.9998)                          # 'same speed (0.9998x)'
 
 Why a band. A between-run interval is honest about the rounds it saw, but four rounds on a quiet GPU can be narrow by
 luck: one A/A control (the same config against itself) on an H100 gave [1.004, 1.071], excluding 1.0. As the gate's
 own comparison that interval would have passed `--min-speedup 1.0` for an identical config. The noise an identical
-config shows is the floor under any claim: with `--speed-control N` the run measures it itself (the farthest any A/A
-interval reached from 1.0, the band), else `--speed-noise-floor` states it (default NOISE_FLOOR). A ratio whose point
-lies within the band around the bar is `inconclusive: within the measured noise (+-x%)`, whatever its interval says.
+config shows is the floor under any claim. The band is where identical configs land, not how wide their intervals
+are (an interval's ends measure its width: on a noisy H100 day they reached +-33% while 18 A/A points stayed within
+0.922-1.074): with `--speed-control N` the farthest A/A point from 1.0 (each pair's ratio); without a control, in an
+interleaved session, the run's own pass-to-pass spread (the 95% range of an identical config's point over the
+session's rounds, from the spread of each side's passes); a comparison with a recorded reference has neither, and
+`--speed-noise-floor` states it (default NOISE_FLOOR). In the fixed design a point within the band around the bar is
+`inconclusive: within the measured noise (+-x%)`, whatever its interval says; the sequential test decides by its own
+rule, and the band only words a `fail` whose point lies within it of 1.0 as `same speed`.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 
 __all__ = ["NOISE_FLOOR", "NOISE_FLOOR_SOURCE", "SAME_SPEED", "judge", "noise_band", "percent", "ratio_words",
-           "within_noise_words"]
+           "same_speed", "spread_band", "within_noise_words"]
 
 # The default floor, as a fraction of the ratio: the committed H100 figures (docs/speed.md, "Measured on a GPU") put
 # identical configs at 1.037 (the A/A pair [1.004, 1.071]: its geometric centre) and 1.00 [0.92, 1.08] (the A/B
@@ -36,16 +43,36 @@ def percent(fraction: float) -> str:
 
 
 def noise_band(control: dict | None, floor: float = NOISE_FLOOR, floor_source: str = NOISE_FLOOR_SOURCE) -> dict:
-    """The band: the A/A control's spread when it judged a pair (the farthest end of any A/A interval from 1.0, in
-    log terms), else the stated floor. {"fraction", "source", "measured"}."""
-    intervals = [ci for ci in (control or {}).get("intervals") or [] if ci and all(x and x > 0 for x in ci)]
-    if intervals:
-        far = max(abs(math.log(x)) for ci in intervals for x in ci)
-        worst = max(intervals, key=lambda ci: max(abs(math.log(x)) for x in ci))
-        return {"fraction": round(math.exp(far) - 1, 5), "measured": True,
-                "source": f"the A/A control (--speed-control): {len(intervals)} interval(s) of the reference config "
-                          f"against itself, the farthest reaching [{worst[0]:.4f}, {worst[1]:.4f}]"}
-    return {"fraction": floor, "measured": False, "source": floor_source}
+    """The band: where the A/A control's points landed (the farthest pair's ratio from 1.0, in log terms) when it
+    measured one, else the stated floor. {"fraction", "source", "measured"}."""
+    points = [x for x in (control or {}).get("points") or [] if x and x > 0]
+    if points:
+        worst = max(points, key=lambda x: abs(math.log(x)))
+        return {"fraction": round(math.exp(abs(math.log(worst))) - 1, 5), "measured": True, "kind": "control",
+                "source": f"the A/A control (--speed-control): {len(points)} point(s) of the reference config against "
+                          f"itself, the farthest at {worst:.4f}"}
+    return {"fraction": floor, "measured": False, "kind": "floor", "source": floor_source}
+
+
+def spread_band(candidate_logs: list[float], reference_logs: list[float]) -> dict | None:
+    """Without a control: the run's own pass-to-pass spread. Each side's log rate over the rounds has a standard
+    deviation; an identical config's point (the mean of n rounds' log ratios) would land within
+    1.96 x sqrt(sd_c^2 + sd_r^2) / sqrt(n) of 1.0 in 95% of sessions. Drift the two sides share widens it (the
+    pairing cancels what the band counts): a wider band, never a narrower one. None under 2 rounds."""
+    n = min(len(candidate_logs), len(reference_logs))
+    if n < 2:
+        return None
+    sd = [statistics.stdev(x) for x in (candidate_logs, reference_logs)]
+    half = 1.959963984540054 * math.sqrt(sd[0] ** 2 + sd[1] ** 2) / math.sqrt(n)
+    return {"fraction": round(math.expm1(half), 5), "measured": True, "kind": "spread",
+            "source": (f"this run's pass-to-pass spread (no --speed-control): candidate CV {sd[0]:.2%}, reference CV "
+                       f"{sd[1]:.2%} over {n} rounds; an identical config's point lands within it 95% of the time")}
+
+
+def same_speed(point: float, band: dict | None) -> bool:
+    """A point within the band of 1.0 (or within SAME_SPEED without one): no speed difference this run can tell."""
+    fraction = max((band or {}).get("fraction") or 0.0, SAME_SPEED)
+    return abs(math.log(point)) <= math.log1p(fraction) + 1e-12
 
 
 def within_noise_words(band: dict) -> str:

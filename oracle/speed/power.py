@@ -23,7 +23,7 @@ from oracle.speed.isolation import (CpuWindow, ServerProcesses, gpu_others, isol
 from oracle.speed.nvml import (NvmlMeter, load_nvml, nvidia_smi_processes, nvml_device_count,
                                nvml_process_utilization, nvml_processes, query_nvidia_smi)
 
-__all__ = ["SAMPLE_S", "PowerWindow", "choose_device", "power_block"]
+__all__ = ["SAMPLE_S", "PowerWindow", "choose_device", "device_name", "power_block"]
 
 SAMPLE_S = 1.0  # the sampler's period: counters, temperatures, clocks, NVML's process list
 TICK_S = 0.25  # how often the server's connections are followed to an upstream server (a proxy's)
@@ -41,6 +41,16 @@ def choose_device(accelerator: dict | None) -> tuple[str, str]:
         return INTEL_GPU, ("hwmon energy1_input: the run's accelerator is an Intel GPU ("
                            + ("xpu-smi" if accel.get("xpu-smi") else "the xe driver") + " in the identity)")
     return CPU, "RAPL: the run's accelerator is the CPU (no GPU in the identity)"
+
+
+def device_name(device: str, accelerator: dict | None) -> str:
+    """The device as its model where the identity names it: nvidia-smi's `name` ('NVIDIA H100 80GB HBM3'), else
+    the kind's words ('NVIDIA GPU', 'Intel GPU', 'CPU')."""
+    if device == NVIDIA:
+        first = ((accelerator or {}).get("nvidia-smi") or "").strip().splitlines()
+        name = first[0].split(",")[0].strip() if first else ""
+        return name or "NVIDIA GPU"
+    return {INTEL_GPU: "Intel GPU", CPU: "CPU"}.get(device, device)
 
 
 def power_block(mode: str, device: str, chosen: str, readings: list[dict], generated_tokens: int) -> dict:
@@ -71,12 +81,17 @@ class PowerWindow:
         self.nv_since: dict[int, int] = {}  # GPU index -> the last utilization sample read (microseconds)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.name = device_name(device, None)  # the device's model, set from the identity by `open`
+        self._t0: float | None = None  # the window's start (monotonic): every isolation block states its window
 
     @classmethod
     def open(cls, mode: str, identity: dict, *, url: str | None, in_process: bool) -> "PowerWindow":
         device, chosen = choose_device(identity.get("accelerator"))
+        name = device_name(device, identity.get("accelerator"))
         if mode == "off":
-            return cls(mode, device, chosen, [], server=None, oracle=set())
+            window = cls(mode, device, chosen, [], server=None, oracle=set())
+            window.name = name
+            return window
         oracle = oracle_processes()
         servers = ServerProcesses(url, in_process=in_process, oracle=oracle)
         if in_process:
@@ -97,11 +112,14 @@ class PowerWindow:
             meters = list(intel_gpu_meters(pci_address(identity.get("accelerator"))))
         else:
             meters = [rapl_meter()]
-        return cls(mode, device, chosen, meters, server=servers, oracle=oracle, nv=nv)
+        window = cls(mode, device, chosen, meters, server=servers, oracle=oracle, nv=nv)
+        window.name = name
+        return window
 
     def start(self) -> None:
         if self.mode == "off":
             return
+        self._t0 = time.monotonic()
         for m in self.meters:
             m.start()
         if self.cpu is not None:
@@ -173,7 +191,14 @@ class PowerWindow:
         return power, self._isolation()
 
     def _isolation(self) -> dict:
+        block = self._isolation_block()
+        if self.device != CPU:  # a CPU run keeps its kind's word ("cpu"), as its words always read
+            block["device_name"] = self.name
+        return block
+
+    def _isolation_block(self) -> dict:
         found = self.servers.found
+        window_s = time.monotonic() - self._t0 if self._t0 is not None else None
         excluded = {"server": sorted(self.server), "server_found": found, "oracle": sorted(self.oracle)}
         if not self.server:
             return isolation_block(device=self.device, method="-", others=None, window_s=None, excluded=excluded,
@@ -195,5 +220,5 @@ class PowerWindow:
         method = ("NVML compute processes and per-process utilization samples" if self.nv is not None
                   else "nvidia-smi --query-compute-apps"
                   if self.device == NVIDIA else "xpu-smi ps") + f", on {scope}"
-        return isolation_block(device=self.device, method=method, others=name_processes(others), window_s=None,
-                               excluded=excluded)
+        return isolation_block(device=self.device, method=method, others=name_processes(others),
+                               window_s=window_s, excluded=excluded, name=self.name)

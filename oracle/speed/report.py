@@ -11,7 +11,8 @@ from html import escape
 
 from oracle.speed.card import FIGURES
 from oracle.speed.interleave import BETWEEN_RUN, FIGURE_WORDS, WITHIN_RUN
-from oracle.speed.noise import percent, ratio_words
+from oracle.speed.noise import percent, ratio_words, same_speed
+from oracle.speed.sequential import path_words, verdict_words
 from oracle.speed.versus import RECORDED_ELSEWHERE
 from oracle.speed.validity import NOT_COMPARABLE, NOT_CREDIBLE
 
@@ -26,20 +27,35 @@ FIGURE_NAMES = {"conventional_tok_s": "conventional decode rate 99/(t100-t1), to
                 "event_rate": "event-counting rate (stream events, not tokens), events/s"}
 
 
+def _way(versus: dict) -> str:
+    """'1.42x faster', or `same speed (0.99x, within the measured noise +-2.1%)` when the point lies within the
+    comparison's noise band of 1.0."""
+    point, band = versus["median"], versus.get("noise")
+    if band and band.get("measured") and same_speed(point, band) and not same_speed(point, None):
+        return f"same speed ({point:.4g}x, within the measured noise +-{percent(band['fraction'])})"
+    return ratio_words(point)
+
+
 def speed_words(versus: dict) -> str:
     """'1.42x faster [1.31, 1.55] (conventional decode median 177.3 vs 124.9 tok/s, 11 prompts, headline)'; an
-    interleaved comparison: '... (post-first decode median 60.1 vs 115.3 tok/s, 4 rounds interleaved, headline)'."""
+    interleaved comparison shows the terms its ratio is of, the geometric means over the rounds of each pass's
+    median: '0.52x slower [0.49, 0.55] (post-first decode geometric mean 60.1 vs 115.3 tok/s over 4 rounds
+    interleaved, headline)'. Over prompts, the ratio is the median of the per-prompt ratios; where the medians shown
+    would give another ratio, that definition is printed beside them."""
     lo, hi = versus["ci95"]
-    way = ratio_words(versus["median"])
+    way = _way(versus)
     label = _label_words(versus)
     if versus.get("interval") == BETWEEN_RUN:
         figure = FIGURE_WORDS.get(versus.get("figure"), "decode").split(" ")
-        return (f"{way} [{lo:.2f}, {hi:.2f}] ({' '.join(figure[:-1]) or 'decode'} median "
-                f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['rounds']} "
-                f"rounds interleaved, {label})")
-    return (f"{way} [{lo:.2f}, {hi:.2f}] (conventional decode median "
-            f"{versus['candidate_median']:.1f} vs {versus['reference_median']:.1f} tok/s, {versus['prompts']} "
-            f"prompts, {label})")
+        cand = versus.get("candidate_geomean") or versus["candidate_median"]
+        ref = versus.get("reference_geomean") or versus["reference_median"]
+        return (f"{way} [{lo:.2f}, {hi:.2f}] ({' '.join(figure[:-1]) or 'decode'} geometric mean "
+                f"{cand:.1f} vs {ref:.1f} tok/s over {versus['rounds']} rounds interleaved, {label})")
+    cand, ref = versus["candidate_median"], versus["reference_median"]
+    defined = ("median of the per-prompt ratios; " if ref and f"{cand / ref:.2f}" != f"{versus['median']:.2f}"
+               else "")
+    return (f"{way} [{lo:.2f}, {hi:.2f}] ({defined}conventional decode median "
+            f"{cand:.1f} vs {ref:.1f} tok/s, {versus['prompts']} prompts, {label})")
 
 
 def _label_words(versus: dict) -> str:
@@ -49,7 +65,7 @@ def _label_words(versus: dict) -> str:
 
 
 def band_words(band: dict) -> str:
-    """'noise band +-7.1% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
+    """'noise band +-3.7% (the A/A control (--speed-control): ...)': what --min-speedup judges inside."""
     return f"noise band +-{percent(band['fraction'])} ({band['source']})"
 
 
@@ -140,7 +156,7 @@ def power_lines(card: dict) -> list[str]:
     if iso:
         if iso["verdict"] == "isolated":
             bar = (f" at >= {iso['cpu_share']:.0%} of a core" if "cpu_share" in iso else "")
-            lines.append(f"isolation: isolated (no other process on the {iso['device']}{bar} over the run; "
+            lines.append(f"isolation: isolated (no other process on the {iso.get('device_name') or iso['device']}{bar} over the run; "
                          f"{iso['method']}; the server's and oracle's own processes left out)")
         elif iso["verdict"] == "not checked":
             lines.append(f"isolation: not checked ({iso.get('reason')})")
@@ -206,6 +222,8 @@ def markdown_lines(card: dict | None, speculation: dict | None = None) -> list[s
             lines.append(f"- launch: {versus['launch']}")
         if versus.get("noise"):
             lines.append(f"- {band_words(versus['noise'])}")
+        if versus.get("sequential"):
+            lines += [f"- {verdict_words(versus['sequential'])}", f"- {path_words(versus['sequential'])}"]
         lines += [f"- {r}" for r in versus.get("reasons") or []] + [f"- note: {n}" for n in versus.get("notes") or []]
     lines += ["", "| prompt | tokens | TTFT s | conventional tok/s | after-TTFT tok/s | full-output tok/s | "
                   "events | event rate (events/s) | arrival spread | server tok/s | client / server |",
@@ -242,6 +260,8 @@ def html_section(card: dict | None, speculation: dict | None = None) -> str:
         compared += (f"<p><b>{e(title)}:</b> {e(said)}</p>"
                     + (f"<p>launch: <span class=mono>{e(versus['launch'])}</span></p>" if versus.get("launch") else "")
                     + (f"<p>{e(band_words(versus['noise']))}</p>" if versus.get("noise") else "")
+                    + (f"<p>{e(verdict_words(versus['sequential']))}</p><p class=mono>"
+                       f"{e(path_words(versus['sequential']))}</p>" if versus.get("sequential") else "")
                     + "".join(f"<p class=mono>{e(r)}</p>" for r in (versus.get("reasons") or []) + (versus.get("notes") or [])))
     rows = "".join(f"<tr><td class=mono>{e(k)}</td><td>{v['tokens']}</td><td>{e(_num(v['ttft_s']))}</td>"
                    f"<td>{e(_num(v['conventional_tok_s']))}</td><td>{e(_num(v['after_ttft_tok_s']))}</td>"

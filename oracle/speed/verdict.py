@@ -1,5 +1,6 @@
-"""The `speed` item's verdict (--min-speedup X) from the card's comparison: the interval against the bar, inside
-the noise band the run measured (`noise.py`), or why the speed was not judged.
+"""The `speed` item's verdict (--min-speedup X) from the card's comparison: the sequential test's decision (the
+interleaved default), or the interval against the bar outside the noise band the run measured (`noise.py`: the fixed
+design, a recorded reference), or why the speed was not judged.
 
     verdict, detail, evidence = speed_verdict(card, bar=1.2, floor=0.05)
     evidence["not_judged"]     # the headline's reason when the item is inconclusive
@@ -8,19 +9,40 @@ the noise band the run measured (`noise.py`), or why the speed was not judged.
 from __future__ import annotations
 
 from oracle.speed.interleave import BETWEEN_RUN
-from oracle.speed.noise import judge, noise_band
+from oracle.speed.noise import judge, noise_band, percent, same_speed
 from oracle.speed.report import speed_words
+from oracle.speed.sequential import verdict_words
 from oracle.speed.validity import HEADLINE
 
 __all__ = ["speed_verdict"]
 
 
+def _sequential(versus: dict, said: str, band: dict, evidence: dict) -> tuple[str, str, dict]:
+    """Accepting H1 passes, accepting H0 fails (`same speed` when the point lies within the band of 1.0), the cap is
+    inconclusive with its rounds and LLR."""
+    seq = versus["sequential"]
+    evidence["sequential"] = {k: seq[k] for k in ("decision", "rounds", "llr", "bounds", "path")}
+    words = verdict_words(seq)
+    if seq["decision"] == "pass":
+        return "pass", f"{said}: {words}", evidence
+    if seq["decision"] == "fail":
+        if same_speed(versus["median"], band):
+            return "fail", (f"{said}: same speed (within the measured noise +-{percent(band['fraction'])} of 1.0: "
+                            f"{band['source']}); {words}"), evidence
+        return "fail", f"{said}: {words}", evidence
+    evidence["not_judged"] = (f"the sequential test reached its cap of {seq['rounds_max']} rounds undecided (LLR "
+                              f"{seq['llr']:.2f}, bounds [{seq['bounds'][0]:.2f}, {seq['bounds'][1]:.2f}])"
+                              if seq["llr"] is not None else "the sequential test had too few rounds")
+    return "inconclusive", (f"{said}: {words} (more rounds, --speed-rounds-max, or a clearer difference would settle "
+                            "it)"), evidence
+
+
 def speed_verdict(card: dict, bar: float, floor: float) -> tuple[str, str, dict]:
-    """(pass / fail / inconclusive, the item's detail, its evidence). The band is the A/A control's when the
-    comparison is the interleaved one and --speed-control ran, else the floor (--speed-noise-floor)."""
+    """(pass / fail / inconclusive, the item's detail, its evidence). The band is the comparison's own (the A/A
+    points, or the session's pass-to-pass spread) when it has one, else the floor (--speed-noise-floor)."""
     versus = card.get("vs_reference") or {}
     control = (card.get("interleave") or {}).get("control") if versus.get("interval") == BETWEEN_RUN else None
-    band = noise_band(control, floor)
+    band = versus.get("noise") or noise_band(control, floor)
     evidence = {"min_speedup": bar, "label": versus.get("label"), "median": versus.get("median"),
                 "ci95": versus.get("ci95"), "prompts": versus.get("prompts"), "launch": versus.get("launch"),
                 "interval": versus.get("interval"), "rounds": versus.get("rounds"), "noise": band}
@@ -30,6 +52,8 @@ def speed_verdict(card: dict, bar: float, floor: float) -> tuple[str, str, dict]
         evidence["not_judged"] = why
         return "inconclusive", f"{why}; --min-speedup {bar:g} not judged", evidence
     said = f"{speed_words(versus)}; --min-speedup {bar:g}"
+    if versus.get("sequential"):
+        return _sequential(versus, said, band, evidence)
     verdict, why = judge(versus, bar=bar, band=band)
     if verdict != "inconclusive":
         return verdict, f"{said}: {why}", evidence

@@ -28,6 +28,7 @@ from oracle.sweep.grid import Axis, Point
 from oracle.sweep.pages import markdown, render_html
 from oracle.speed.interleave import BETWEEN_RUN
 from oracle.speed.noise import judge, noise_band, ratio_words
+from oracle.speed.sequential import verdict_words
 from oracle.speed.validity import HEADLINE
 
 __all__ = ["FASTER", "KEEP", "NOT_FASTER", "NOT_JUDGED", "PROMOTE", "judged_faster", "point_json", "promotion",
@@ -73,6 +74,10 @@ def judged_faster(vs: dict) -> dict:
         why = (vs.get("reasons") or ["no interval"])[0]
         return {"judged": NOT_JUDGED, "judged_why": f"the interleaved comparison is {vs.get('label')}: {why}"}
     band = vs.get("noise") or noise_band(None)
+    seq = vs.get("sequential")
+    if seq and seq.get("bar") == 1.0:  # the session's own sequential test at 1.0 decided it (or reached its cap)
+        return {"judged": FASTER if seq["decision"] == "pass" else NOT_FASTER, "judged_why": verdict_words(seq),
+                "noise": band}
     verdict, why = judge(vs, bar=1.0, band=band)
     return {"judged": FASTER if verdict == "pass" else NOT_FASTER, "judged_why": why, "noise": band}
 

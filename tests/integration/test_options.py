@@ -84,6 +84,18 @@ import pytest
     (["--backend=llamacpp", "--speed-rounds=many"], "*--speed-rounds 'many': expected a whole number*"),
     (["--backend=llamacpp", "--speed-rounds=4"], "*--speed-rounds belongs to the interleaved A/B session: add "
                                                  "--reference-launch CMD*"),
+    (["--backend=llamacpp", "--speed-rounds-max=1"], "*--speed-rounds-max '1': must be between 2 and 1000 (a "
+                                                     "between-run interval needs two paired rounds)*"),
+    (["--backend=llamacpp", "--speed-rounds-max=8"], "*--speed-rounds-max belongs to the interleaved A/B session*"),
+    (["--backend=llamacpp", "--speed-delta=0"], "*--speed-delta '0': expected a fraction above 0 and below 1, e.g. "
+                                                "--speed-delta 0.03*"),
+    (["--backend=llamacpp", "--speed-alpha=0.7"], "*--speed-alpha '0.7': expected a fraction above 0 and below 0.5, "
+                                                  "e.g. --speed-alpha 0.05*"),
+    (["--backend=llamacpp", "--speed-beta=x"], "*--speed-beta 'x': expected a fraction above 0 and below 0.5, e.g. "
+                                               "--speed-beta 0.05*"),
+    (["--backend=llamacpp", "--reference=r", "--reference-launch=recorded", "--speed-rounds=4",
+      "--speed-rounds-max=8"], "*--speed-rounds 4 is the fixed design; --speed-rounds-max belongs to the sequential "
+                               "test: drop --speed-rounds (sequential, the default) or drop --speed-rounds-max*"),
     (["--backend=llamacpp", "--speed-control=-1"], "*--speed-control '-1': must be between 0 and 1000*"),
     (["--backend=llamacpp", "--speed-control=20"], "*--speed-control belongs to the interleaved A/B session*"),
     (["--backend=llamacpp", "--interleave-servers=together"], "*--interleave-servers 'together': must be "

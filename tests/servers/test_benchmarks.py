@@ -33,6 +33,9 @@ SMOKE = {
     "aa_control.py": (["--pairs", "1", "--rounds", "2", "--prompts", "1", "--max-tokens", "8", "--server-args", "-t 1"],
                       [r"^A/A control: [01] of 1 intervals excluded 1\.0 \(false-claim rate [01]/1 \(",
                        r"^A/B session \(the same config\): [\d.]+ \[[\d.]+, [\d.]+\] \([\w ]+\)"]),
+    "aa_calibrate.py": ([str(BENCHMARKS / "fixtures" / "aa_passes_simulated.json")],  # 40 simulated passes, 1% CV
+                        [r"^A/A sequential sessions: \d+ of \d+ passed \(false-claim rate \d+/\d+ \(",
+                         r"^mean rounds per session [\d.]+; farthest A/A point"]),
     "chaos.py": (["--rounds", "1", "--seed", "0", "--max-tokens", "8"],
                  [r"^faults injected: 1 \(server-kill 1\)$", r"^runs stopped cleanly: 1 of 1$",
                   r"^records lost: 0$", r"^servers left running: 0$", r"^input folders changed: 0$",

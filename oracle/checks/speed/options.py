@@ -41,13 +41,15 @@ def add_options(g) -> None:
                 help="add the speed item: pass when the 95%% interval of the speed-up over the reference (the "
                      "interleaved between-run interval with --reference-launch, else the median per-prompt "
                      "conventional decode rate against the recorded reference) lies at or above X, fail when it lies "
-                     "below; inconclusive (kind speed) when X is inside it or the comparison is not headline "
+                     "below; inconclusive (kind speed) when X is inside it or the comparison is not headline; with "
+                     "--reference-launch the sequential test decides (--speed-rounds-max) "
                      "(default: speed reported, not judged)")
     g.addoption("--speed-noise-floor", metavar="F", type=_noise_floor, default=None,
-                help="the noise band of --min-speedup when no A/A control ran (--speed-control): a speed-up whose "
-                     "point lies within F of the bar (0.05: +-5%%) is inconclusive, whatever its interval; with "
-                     "--speed-control the band is the A/A intervals' farthest reach from 1.0 (default: 0.05, "
-                     "identical configs measured up to 3.7%% apart on an H100: docs/speed.md)")
+                help="the noise band of --min-speedup against a recorded reference (no --reference-launch): a "
+                     "speed-up whose point lies within F of the bar (0.05: +-5%%) is inconclusive, whatever its "
+                     "interval; an interleaved session measures its own band (the A/A points with --speed-control, "
+                     "else its pass-to-pass spread) (default: 0.05, identical configs measured up to 3.7%% apart on "
+                     "an H100: docs/speed.md)")
     g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
                 help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
                      "clocks over the timed run, and whether another process shared the server's device (then "

@@ -13,6 +13,7 @@ from oracle.backends.base import IDS_FROM_TEXT
 from oracle.compare.evidence import cache_zero_check
 from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
 from oracle.checks.descriptor import Finding, not_run
+from oracle.speed.sequential import path_words
 from oracle.speed.credible import counter_evidence, credibility
 from oracle.speed.figures import BYTES_ARRIVAL
 from oracle.speed.card import prompt_rows, reference_card, speed_card
@@ -96,8 +97,8 @@ class SpeedChecks:
         return card
 
     def speed_check(self) -> Finding:
-        """--min-speedup X: pass when the interval's lower bound is >= X, fail when its upper bound is < X, else
-        inconclusive (kind speed), as when the point is within the noise band around X, either card is not a
+        """--min-speedup X: interleaved, the sequential test's decision (its LLR path in the lines); else pass when
+        the interval's lower bound is >= X, fail when its upper bound is < X, else inconclusive (kind speed), as when the point is within the noise band around X, either card is not a
         headline or the runs are not comparable (`speed/noise.py`)."""
         settings = self.plan.options.check("speed")
         cid, bar = "speed", settings.min_speedup
@@ -106,8 +107,11 @@ class SpeedChecks:
             return not_run(self.state, cid, "speed")
         versus = card.get("vs_reference") or {}
         verdict, said, evidence = speed_verdict(card, bar, settings.noise_floor)
-        return Finding(Check(cid, "speed", verdict, said, [f"  {r}" for r in (versus.get("reasons") or [])[1:]]
-                             if verdict == INCONCLUSIVE and versus.get("label") != HEADLINE else [], evidence))
+        if verdict == INCONCLUSIVE and versus.get("label") != HEADLINE:
+            lines = [f"  {r}" for r in (versus.get("reasons") or [])[1:]]
+        else:  # the sequential test's LLR path by round, in the terminal as in the report
+            lines = [f"  {path_words(versus['sequential'])}"] if versus.get("sequential") else []
+        return Finding(Check(cid, "speed", verdict, said, lines, evidence))
 
 
 def counters_of(result, backend) -> dict:

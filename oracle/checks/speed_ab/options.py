@@ -1,9 +1,10 @@
 """The interleaved A/B check's options and settings, on its own `--help` group: --reference-launch (the reference
-config started here), --speed-rounds, --speed-control and --interleave-servers, declared, typed and cross-checked
-here.
+config started here), the sequential test (--speed-rounds-max, --speed-delta, --speed-alpha, --speed-beta) or the
+fixed design (--speed-rounds), --speed-control and --interleave-servers, declared, typed and cross-checked here.
 
     interleave = settings_of(config.option, context)      # frozen InterleaveOptions
-    interleave.on, interleave.command, interleave.rounds
+    interleave.on, interleave.command, interleave.rounds  # rounds: None in the sequential test (the default)
+    interleave.test(bar)                                  # the sequential test's settings at --min-speedup bar
     resolve_reference_launch(interleave, reference)       # `recorded` -> the reference's launch command
 """
 
@@ -17,13 +18,14 @@ import pytest
 from oracle.checks.descriptor import OptionContext
 from oracle.option_types import shell_command
 from oracle.redaction import MASK
+from oracle.speed.sequential import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX, Sequential
 
 __all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
            "resolve_reference_launch", "settings_of"]
 
 RECORDED = "recorded"  # --reference-launch recorded: the reference's own launch command, from its manifest
 INTERLEAVE_SERVERS = ("one-at-a-time", "both-up")
-DEFAULT_SPEED_ROUNDS = 6
+DEFAULT_SPEED_ROUNDS = 6  # the fixed design's rounds where a caller names none (benchmarks); the gate is sequential
 MAX_ROUNDS = 1000  # rounds and control pairs: a typo, not a plan, beyond this
 
 
@@ -32,13 +34,31 @@ class InterleaveOptions:
     """The interleaved A/B session: off unless --reference-launch is given."""
 
     command: str | None = None  # the reference's launch command ({port}), or RECORDED until the plan resolves it
-    rounds: int = DEFAULT_SPEED_ROUNDS  # ABBA rounds: each round measures reference and candidate once
-    control: int = 0  # A/A pairs of the reference config against itself, each of `rounds` rounds
+    rounds: int | None = None  # --speed-rounds: the fixed design's ABBA rounds; None: the sequential test
+    control: int = 0  # A/A pairs of the reference config against itself, each run as the A/B session is
     servers: str = INTERLEAVE_SERVERS[0]  # one-at-a-time (each pass on its own boot) or both-up
+    rounds_max: int = DEFAULT_ROUNDS_MAX  # the sequential test's cap
+    delta: float = DEFAULT_DELTA
+    alpha: float = DEFAULT_ALPHA
+    beta: float = DEFAULT_BETA
 
     @property
     def on(self) -> bool:
         return self.command is not None
+
+    @property
+    def sequential(self) -> bool:
+        return self.rounds is None
+
+    @property
+    def most_rounds(self) -> int:
+        """The rounds a session may run: the fixed design's, or the sequential test's cap."""
+        return self.rounds if self.rounds is not None else self.rounds_max
+
+    def test(self, bar: float | None) -> Sequential:
+        """The sequential test at --min-speedup `bar` (1.0, "faster than the reference", when none is given)."""
+        return Sequential(bar=bar or 1.0, delta=self.delta, alpha=self.alpha, beta=self.beta,
+                          rounds_max=self.rounds_max)
 
 
 def _reference_launch(value: str) -> str:
@@ -63,6 +83,19 @@ def _rounds(flag: str, least: int):
     return parse
 
 
+def _fraction(flag: str, example: str, top: float):
+    def parse(value: str) -> float:
+        try:
+            x = float(value)
+        except ValueError:
+            x = -1.0
+        if not 0 < x < top:
+            raise pytest.UsageError(f"{flag} {value!r}: expected a fraction above 0 and below {top:g}, e.g. "
+                                    f"{flag} {example}")
+        return x
+    return parse
+
+
 def _servers(value: str) -> str:
     if value not in INTERLEAVE_SERVERS:
         raise pytest.UsageError(f"--interleave-servers {value!r}: must be one-at-a-time (each pass on its own boot, "
@@ -77,12 +110,25 @@ def add_options(g) -> None:
                      "alternately in ABBA rounds in this session; the speed comparison is then the interleaved one, "
                      "with a between-run interval (default: none; the reference's speed is the one it recorded)")
     g.addoption("--speed-rounds", metavar="N", type=_rounds("--speed-rounds", 2), default=None,
-                help=f"ABBA rounds of --reference-launch, each measuring both sides once (default: "
-                     f"{DEFAULT_SPEED_ROUNDS})")
+                help="the fixed design: exactly N ABBA rounds of --reference-launch, each measuring both sides once, "
+                     "judged by their 95%% interval (default: the sequential test, --speed-rounds-max)")
+    g.addoption("--speed-rounds-max", metavar="N", type=_rounds("--speed-rounds-max", 2), default=None,
+                help="the sequential test's cap: after each ABBA round a sequential probability ratio test on the "
+                     "rounds' log ratios stops when its LLR leaves its bounds; at N rounds undecided it is "
+                     f"inconclusive (default: {DEFAULT_ROUNDS_MAX})")
+    g.addoption("--speed-delta", metavar="D", type=_fraction("--speed-delta", "0.03", 1.0), default=None,
+                help="the sequential test's indifference zone: H1 is a speed-up >= --min-speedup x (1 + D), H0 one "
+                     f"<= --min-speedup (default: {DEFAULT_DELTA:g})")
+    g.addoption("--speed-alpha", metavar="A", type=_fraction("--speed-alpha", "0.05", 0.5), default=None,
+                help="the sequential test's chance of passing a candidate no faster than the bar "
+                     f"(default: {DEFAULT_ALPHA:g})")
+    g.addoption("--speed-beta", metavar="B", type=_fraction("--speed-beta", "0.05", 0.5), default=None,
+                help="the sequential test's chance of failing a candidate faster than the bar x (1 + --speed-delta) "
+                     f"(default: {DEFAULT_BETA:g})")
     g.addoption("--speed-control", metavar="N", type=_rounds("--speed-control", 0), default=None,
-                help="with --reference-launch, also run N A/A pairs (the reference config against itself, each of "
-                     "--speed-rounds rounds) and report how many intervals excluded 1.0: the interval's false-claim "
-                     "rate on this machine (default: 0)")
+                help="with --reference-launch, also run N A/A pairs (the reference config against itself, each run "
+                     "as the A/B session) and report how many claimed a difference: the false-claim rate on this "
+                     "machine, and the noise band from where their points landed (default: 0)")
     g.addoption("--interleave-servers", metavar="HOW", type=_servers, default=None,
                 help="one-at-a-time: each pass of --reference-launch on its own boot, one server up at a time; "
                      "both-up: reference and candidate servers up together, when memory allows (a --url candidate "
@@ -91,7 +137,10 @@ def add_options(g) -> None:
 
 def settings_of(o, context: OptionContext) -> InterleaveOptions:
     """The interleave options, cross-checked; UsageError naming the fix."""
-    given = [f for f, v in (("--speed-rounds", o.speed_rounds), ("--speed-control", o.speed_control),
+    sequential = [(f, v) for f, v in (("--speed-rounds-max", o.speed_rounds_max), ("--speed-delta", o.speed_delta),
+                                      ("--speed-alpha", o.speed_alpha), ("--speed-beta", o.speed_beta))
+                  if v is not None]
+    given = [f for f, v in (("--speed-rounds", o.speed_rounds), *sequential, ("--speed-control", o.speed_control),
                             ("--interleave-servers", o.interleave_servers)) if v is not None]
     if o.reference_launch is None:
         if given:
@@ -113,8 +162,15 @@ def settings_of(o, context: OptionContext) -> InterleaveOptions:
         raise pytest.UsageError("--reference-launch with a --url candidate: oracle cannot stop a server it did not "
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
-    return InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds or DEFAULT_SPEED_ROUNDS,
-                             control=o.speed_control or 0, servers=servers)
+    if o.speed_rounds is not None and sequential:
+        raise pytest.UsageError(f"--speed-rounds {o.speed_rounds} is the fixed design; {sequential[0][0]} belongs to "
+                                f"the sequential test: drop --speed-rounds (sequential, the default) or drop "
+                                f"{sequential[0][0]}")
+    got = dict(sequential)
+    return InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds, control=o.speed_control or 0,
+                             servers=servers, rounds_max=got.get("--speed-rounds-max", DEFAULT_ROUNDS_MAX),
+                             delta=got.get("--speed-delta", DEFAULT_DELTA), alpha=got.get("--speed-alpha", DEFAULT_ALPHA),
+                             beta=got.get("--speed-beta", DEFAULT_BETA))
 
 
 def resolve_reference_launch(interleave: InterleaveOptions, reference) -> InterleaveOptions:

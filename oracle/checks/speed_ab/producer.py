@@ -13,6 +13,7 @@ once. A pass (`_measure`) is the speed card's c1 pass: every suite prompt once, 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from oracle.compare.evidence import cache_zero_check
 from oracle.redaction import redact_command
@@ -24,11 +25,12 @@ from oracle.run.runner import RunInterrupted, one_at_a_time, run_waves
 from oracle.run.warmup import WARMUP_CONDITION, warmup_prompt
 from oracle.speed.card import prompt_rows
 from oracle.speed.credible import credibility
-from oracle.speed.interleave import (CANDIDATE, CONTROL, REFERENCE, Measurement, abba_order, between_run_ratio,
-                                     control_summary, interleaved_comparison, round_medians)
+from oracle.speed.interleave import (CANDIDATE, CONTROL, MIN_ROUNDS, REFERENCE, Measurement, abba_order,
+                                     between_run_ratio, control_summary, interleaved_comparison, round_medians)
 from oracle.speed.launch_match import launch_match
-from oracle.speed.noise import noise_band
+from oracle.speed.noise import noise_band, spread_band
 from oracle.speed.report import band_words, speed_words
+from oracle.speed.sequential import path_words, verdict_words
 from oracle.speed.validity import history_speculation
 from oracle.store.records import Condition
 from oracle.targets import TargetError
@@ -92,6 +94,7 @@ class InterleaveChecks:
         if self.ab.control:
             servers[CONTROL] = Server(CONTROL, self._reference("control-server"), own=True)
         block = {"servers": self.ab.servers, "rounds": self.ab.rounds, "order": [], "figure": self.figure,
+                 "design": "sequential" if self.ab.sequential else "fixed", "rounds_max": self.ab.most_rounds,
                  "reference_launch": redact_command(self.ab.command), "passes": [], "control": None}
         error, pairs, control = None, [], []
         try:
@@ -131,11 +134,23 @@ class InterleaveChecks:
         self._warm(backend)
         return backend
 
+    def _test(self):
+        """The sequential test at the speed item's bar; None in the fixed design (--speed-rounds)."""
+        return self.ab.test(self.plan.options.check("speed").min_speedup) if self.ab.sequential else None
+
+    def _decided(self, pairs: list[tuple]) -> bool:
+        """The sequential test has left its bounds over the rounds so far (never in the fixed design)."""
+        test = self._test()
+        if test is None:
+            return False
+        logs = [math.log(m[0] / m[1]) for m in (round_medians(b, a) for b, a in pairs) if m and m[0] > 0 and m[1] > 0]
+        return len(logs) >= MIN_ROUNDS and test.run(logs)["decision"] in ("pass", "fail")
+
     def _rounds(self, servers: dict, first: str, second: str, block: dict, label: str) -> list[tuple]:
-        """ABBA rounds of `first` (A) and `second` (B); [(B pass, A pass)] per round, each pass kept in the block
-        (and the report written) as it finishes."""
+        """ABBA rounds of `first` (A) and `second` (B), until the sequential test decides or the rounds run out;
+        [(B pass, A pass)] per round, each pass kept in the block (and the report written) as it finishes."""
         pairs = []
-        for number, order in enumerate(abba_order(self.ab.rounds, first, second), start=1):
+        for number, order in enumerate(abba_order(self.ab.most_rounds, first, second), start=1):
             passes = {}
             for side in order:
                 server = servers[side]
@@ -146,7 +161,29 @@ class InterleaveChecks:
                 self.recorder.report.write()
             block["order"].append(f"{label}: " + "".join("A" if s == first else "B" for s in order))
             pairs.append((passes[second], passes[first]))
+            if self._decided(pairs):
+                break
         return pairs
+
+    def _control(self, control: list) -> dict:
+        """The A/A sessions: each one's interval, point and (sequential) decision."""
+        ratios = [between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}
+                  for aa in control]
+        test = self._test()
+        decisions = None
+        if test is not None:
+            logs = [[math.log(m[0] / m[1]) for m in (round_medians(b, a) for b, a in aa) if m and m[0] > 0 and m[1] > 0]
+                    for aa in control]
+            decisions = [test.run(x)["decision"] if len(x) >= MIN_ROUNDS else None for x in logs]
+        return control_summary([r.get("ci95") for r in ratios], [r.get("median") for r in ratios], decisions)
+
+    def _band(self, control: dict | None, pairs: list) -> dict:
+        """The noise band: where the A/A points landed; without a control, this session's pass-to-pass spread."""
+        if control and control.get("points"):
+            return noise_band(control)
+        medians = [m for m in (round_medians(b, a) for b, a in pairs) if m and m[0] > 0 and m[1] > 0]
+        spread = spread_band([math.log(m[0]) for m in medians], [math.log(m[1]) for m in medians])
+        return spread or noise_band(None, self.plan.options.check("speed").noise_floor)
 
     def _finding(self, cid: str, card: dict, block: dict, pairs: list, control: list) -> Finding:
         ident = self.state.identity
@@ -154,18 +191,18 @@ class InterleaveChecks:
         history = history_speculation(("the reference launch command", reference_cmd))
         reasons = list(card.get("diagnostics") or []) + ([f"reference: {history}"] if history else [])
         versus = interleaved_comparison(pairs, diagnostics=reasons, figure=self.figure,
-                                        launch=launch_match(candidate_cmd, reference_cmd))
+                                        launch=launch_match(candidate_cmd, reference_cmd), test=self._test())
         if control:
-            block["control"] = control_summary(
-                [(between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}).get("ci95")
-                 for aa in control])
-        versus["noise"] = noise_band(block["control"], self.plan.options.check("speed").noise_floor)
+            block["control"] = self._control(control)
+        versus["noise"] = self._band(block["control"], pairs)
         speed = {"interleave": block, "vs_reference": versus}
         if "vs_reference" in card and card["vs_reference"].get("interval") != "between-run":
             speed["vs_recorded_reference"] = card["vs_reference"]
         words = (speed_words(versus) if versus.get("median") is not None
                  else f"{versus['label']} ({(versus['reasons'] or ['no comparison'])[0]})")
         lines = [f"order {', '.join(block['order'])}; {self.ab.servers}"]
+        if versus.get("sequential"):
+            lines += [verdict_words(versus["sequential"]), path_words(versus["sequential"])]
         if block["control"]:
             lines.append(block["control"]["words"])
         lines.append(band_words(versus["noise"]))

@@ -29,10 +29,12 @@ def build(parts: CheckParts) -> Producers:
 
 
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """Each cell's warm-up and repeats, cold."""
+    """Each cell's warm-up and repeats, cold; interleaved with the reference (--reference-launch), both sides'."""
     cells = context.options.check("speed_cells")
-    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range(cells.repeats + 1)),
-                    note=f"{cells.repeats} repeats and a warm-up per cell")
+    sides = 2 if context.options.check("speed_ab").on else 1
+    note = f"{cells.repeats} repeats and a warm-up per cell" + (", on each side (interleaved)" if sides == 2 else "")
+    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range((cells.repeats + 1) * sides)),
+                    note=note)
 
 
 CHECK = CheckDescriptor(name="speed_cells", title="speed cells", order=32, kinds=("speed_cells",), items=items,

@@ -119,7 +119,8 @@ def test_an_nvidia_window_meters_the_servers_gpu_and_names_another_engine(monkey
         def follow(self):
             pass
     monkeypatch.setattr(power_module, "ServerProcesses", Found)
-    window = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": "NVIDIA H200"}}, url="http://127.0.0.1:8080",
+    smi = "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB\nNVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB"
+    window = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": smi}}, url="http://127.0.0.1:8080",
                               in_process=False)
     assert [m.index for m in window.meters] == [0, 1] and window.chosen.startswith("NVML: ")
     window.start()
@@ -128,7 +129,11 @@ def test_an_nvidia_window_meters_the_servers_gpu_and_names_another_engine(monkey
     assert isolation["verdict"] == "not isolated" and [o["pid"] for o in isolation["others"]] == [5151]
     assert isolation["method"].startswith("NVML compute processes and per-process utilization samples, on the "
                                           "server's GPU(s)")
-    assert isolation["reason"].startswith("not isolated: another process ran on the nvidia during the timed run: ")
+    # the device named as its model (nvidia-smi's name), and the window stated (never `window_s: null`)
+    assert isolation["reason"].startswith("not isolated: another process ran on the NVIDIA H100 80GB HBM3 during the "
+                                          "timed run: ")
+    assert isolation["device_name"] == "NVIDIA H100 80GB HBM3" and isolation["device"] == "nvidia"
+    assert isinstance(isolation["window_s"], float) and isolation["window_s"] >= 0
 
 
 def test_power_off_measures_nothing_and_says_so():

@@ -1,0 +1,176 @@
+"""The sequential speed test: after each interleaved ABBA round, a generalized sequential probability ratio test (as
+fishtest decides Stockfish patches) on the rounds' paired log ratios, stopping when its log-likelihood ratio (LLR)
+leaves Wald's bounds.
+
+    test = Sequential(bar=1.2, delta=0.03, alpha=0.05, beta=0.05, rounds_max=8)
+    result = test.run([0.41, 0.39])          # log(candidate / reference) of each round so far
+    result["decision"]                       # "pass", "fail", "inconclusive" (the cap), or "continue"
+    result["path"]                           # [{"round": 2, "llr": 3.1, "ratio": 1.49}, ...]; result["bounds"]
+
+The hypotheses, on the speed-up r = candidate / reference (the geometric mean of the rounds' ratios estimates it):
+H0 "r <= bar" against H1 "r >= bar x (1 + delta)", the indifference zone (bar, bar x (1 + delta)) above the bar.
+Accepting H1 is `pass`, accepting H0 is `fail`; reaching `rounds_max` rounds is `inconclusive` with the rounds and the
+LLR. Wald's bounds: log(beta / (1 - alpha)) below, log((1 - beta) / alpha) above.
+
+The LLR. Each round's log ratio d_i is taken as normal with unknown spread (paired rounds cancel shared drift; logs
+because a speed ratio's spread is multiplicative). With a known spread the generalized LLR of the composite
+hypotheses is (z0+^2 - z1-^2) / 2, z_j = (mean(d) - log(theta_j)) / (sigma / sqrt(n)), z0+ = max(z0, 0),
+z1- = min(z1, 0). The spread is estimated from the same few rounds, so each z is calibrated: it is the normal quantile
+of the one-sided Student t tail (n - 1 degrees of freedom) of the t statistic. A plug-in spread (z = t) would make
+two close rounds look certain: with 8% pass-to-pass noise it passed an identical config in 11% of simulated runs;
+calibrated, about 2% (tests/unit/speed/test_sequential.py). The price: two rounds give one degree of freedom, so
+a clear speed-up on a noisy machine takes a third round.
+
+`aa_calibration(rates)` turns a file of alternating passes of one config into A/A sessions judged by the same test:
+the false-claim rate (sessions that passed) with its Wilson 95% interval (benchmarks/aa_calibrate.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Sequence
+
+import numpy as np
+
+from oracle.compare.confidence import count_json, count_words
+from oracle.speed.interleave import t_two_sided_cdf
+
+__all__ = ["CONTINUE", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_DELTA", "DEFAULT_ROUNDS_MAX", "MIN_ROUNDS",
+           "Sequential", "aa_calibration", "calibrated_z", "llr", "path_words", "simulate", "verdict_words"]
+
+DEFAULT_ROUNDS_MAX = 8
+DEFAULT_DELTA = 0.03  # the indifference zone: H1 is a speed-up at least 3% above the bar
+DEFAULT_ALPHA = DEFAULT_BETA = 0.05
+MIN_ROUNDS = 2  # a spread needs two rounds
+CONTINUE = "continue"
+_Z_CAP = 8.0  # a z beyond 8 is certainty in any float; keeps a zero spread finite
+_NORMAL = NormalDist()
+
+
+def calibrated_z(t: float, df: int) -> float:
+    """The normal quantile with the same one-sided tail as Student's t statistic `t` at `df` degrees of freedom."""
+    if not math.isfinite(t):
+        return math.copysign(_Z_CAP, t)
+    tail = (1.0 - t_two_sided_cdf(abs(t), df)) / 2
+    if tail <= 1e-15:
+        return math.copysign(_Z_CAP, t)
+    return math.copysign(min(-_NORMAL.inv_cdf(tail), _Z_CAP), t)
+
+
+def llr(logs: Sequence[float], bar: float, delta: float) -> float:
+    """The calibrated generalized LLR of H1 (r >= bar (1 + delta)) against H0 (r <= bar) over the rounds' log
+    ratios; needs MIN_ROUNDS rounds."""
+    x = np.asarray(logs, dtype=float)
+    n = x.size
+    if n < MIN_ROUNDS:
+        raise ValueError(f"the sequential test needs {MIN_ROUNDS} rounds, got {n}")
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    se = max(sd, 1e-12) / math.sqrt(n)
+    z0 = calibrated_z((mean - math.log(bar)) / se, n - 1)
+    z1 = calibrated_z((mean - math.log(bar * (1 + delta))) / se, n - 1)
+    return 0.5 * (max(z0, 0.0) ** 2 - min(z1, 0.0) ** 2)
+
+
+@dataclass(frozen=True)
+class Sequential:
+    """The test's settings: the bar (--min-speedup, 1.0 when not given), the indifference zone, alpha, beta, the
+    round cap (--speed-rounds-max)."""
+
+    bar: float = 1.0
+    delta: float = DEFAULT_DELTA
+    alpha: float = DEFAULT_ALPHA
+    beta: float = DEFAULT_BETA
+    rounds_max: int = DEFAULT_ROUNDS_MAX
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """Wald's (lower, upper): accept H0 at or below the lower, H1 at or above the upper."""
+        return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
+
+    def run(self, logs: Sequence[float]) -> dict:
+        """The test over the rounds so far, stopping at the first round whose LLR leaves the bounds: the decision,
+        the rounds it used, its LLR, and the LLR path by round (identity.json's `vs_reference.sequential`)."""
+        lower, upper = self.bounds
+        path, decision, used = [], CONTINUE, len(logs)
+        for n in range(MIN_ROUNDS, len(logs) + 1):
+            value = llr(logs[:n], self.bar, self.delta)
+            path.append({"round": n, "llr": round(value, 4), "ratio": round(math.exp(float(np.mean(logs[:n]))), 4)})
+            if value >= upper or value <= lower:
+                decision, used = ("pass" if value >= upper else "fail"), n
+                break
+        else:
+            if len(logs) >= self.rounds_max:
+                decision, used = "inconclusive", len(logs)
+        return {"decision": decision, "rounds": used, "llr": path[-1]["llr"] if path else None,
+                "bounds": [round(lower, 4), round(upper, 4)], "path": path, "bar": self.bar, "delta": self.delta,
+                "alpha": self.alpha, "beta": self.beta, "rounds_max": self.rounds_max,
+                "h0": f"speed-up <= {self.bar:g}", "h1": f"speed-up >= {self.bar * (1 + self.delta):.4g} "
+                                                         f"({self.bar:g} x (1 + {self.delta:g}))",
+                "method": "generalized SPRT on the rounds' paired log ratios, each z calibrated by Student's t"}
+
+
+def verdict_words(seq: dict) -> str:
+    """'sequential test: pass after 2 rounds (LLR 3.41 >= 2.94; H1 speed-up >= 1.03)', or inconclusive at the cap."""
+    lower, upper = seq["bounds"]
+    if seq["decision"] == "pass":
+        return f"sequential test: pass after {seq['rounds']} rounds (LLR {seq['llr']:.2f} >= {upper:.2f}; {seq['h1']})"
+    if seq["decision"] == "fail":
+        return f"sequential test: fail after {seq['rounds']} rounds (LLR {seq['llr']:.2f} <= {lower:.2f}; {seq['h0']})"
+    llr_now = "no LLR" if seq["llr"] is None else f"LLR {seq['llr']:.2f}"
+    return (f"sequential test: {seq['decision']} after {seq['rounds']} of at most {seq['rounds_max']} rounds "
+            f"({llr_now}, bounds [{lower:.2f}, {upper:.2f}])")
+
+
+def path_words(seq: dict) -> str:
+    """'LLR by round: r2 1.23 (1.49x), r3 3.05 (1.50x); bounds [-2.94, 2.94]': the path the decision took."""
+    steps = ", ".join(f"r{p['round']} {p['llr']:.2f} ({p['ratio']:.4g}x)" for p in seq["path"]) or "none yet"
+    return f"LLR by round: {steps}; bounds [{seq['bounds'][0]:.2f}, {seq['bounds'][1]:.2f}]"
+
+
+def simulate(ratio: float, cv: float, runs: int, *, test: Sequential = Sequential(), seed: int = 0) -> dict:
+    """`runs` sessions of the test on simulated passes: each pass's rate is the side's true rate times
+    exp(N(0, cv)) (pass-to-pass coefficient of variation ~cv, no shared drift: the hardest case for the pairing);
+    the decisions counted, with each decision's rounds."""
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0.0, cv, size=(runs, test.rounds_max, 2))
+    logs = math.log(ratio) + noise[:, :, 0] - noise[:, :, 1]
+    out = {"pass": [], "fail": [], "inconclusive": []}
+    for row in logs:
+        result = test.run(list(row))
+        out[result["decision"]].append(result["rounds"])
+    return {k: {"count": count_json(len(v), runs), "rounds": v} for k, v in out.items()}
+
+
+def aa_calibration(rates: Sequence[float], *, test: Sequential = Sequential()) -> dict:
+    """A/A sessions from alternating passes of one config (pass 1, 2, 3, ... in the order measured): the passes are
+    read as ABBA rounds (round 1 = passes 1, 2 as A, B; round 2 = passes 3, 4 as B, A; ...), and each session runs
+    the sequential test round after round until it decides or reaches the cap; the next session starts at the next
+    round. A session that passes is a false claim (the config against itself, declared faster). A tail too short
+    for MIN_ROUNDS rounds is left out."""
+    rates = [float(x) for x in rates if x and float(x) > 0]
+    rounds = []
+    for i in range(0, len(rates) - 1, 2):
+        first, second = rates[i], rates[i + 1]
+        a, b = (first, second) if (i // 2) % 2 == 0 else (second, first)
+        rounds.append(math.log(b / a))
+    sessions, start = [], 0
+    while len(rounds) - start >= MIN_ROUNDS:
+        logs = rounds[start:start + test.rounds_max]
+        result = test.run(logs)
+        if result["decision"] == CONTINUE:  # the file ended before this session decided
+            break
+        sessions.append({"first_round": start + 1, **{k: result[k] for k in ("decision", "rounds", "llr")},
+                         "ratio": result["path"][-1]["ratio"]})
+        start += result["rounds"]
+    passed = sum(s["decision"] == "pass" for s in sessions)
+    counts = {d: sum(s["decision"] == d for s in sessions) for d in ("pass", "fail", "inconclusive")}
+    points = [abs(math.log(s["ratio"])) for s in sessions]
+    return {"passes": len(rates), "rounds": len(rounds), "sessions": sessions, "decisions": counts,
+            "false_claim_rate": count_json(passed, len(sessions)),
+            "largest_point": round(math.exp(max(points)) - 1, 5) if points else None,
+            "mean_rounds": round(float(np.mean([s["rounds"] for s in sessions])), 3) if sessions else None,
+            "words": (f"A/A sequential sessions: {passed} of {len(sessions)} passed (false-claim rate "
+                      f"{count_words(passed, len(sessions))}, nominal {test.alpha:g}); decisions {counts}; "
+                      f"{len(rates)} passes, {len(rounds)} rounds")}

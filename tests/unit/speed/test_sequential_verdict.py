@@ -1,0 +1,96 @@
+"""The speed item under the sequential test (replayed round medians, no server): a clear speed-up passes with its LLR
+path in the report, an identical config fails worded `same speed` within the session's measured band, a close call
+at the cap is inconclusive with its rounds and LLR; the band without a control is the session's pass-to-pass spread;
+the run plan prices the interleaved rounds; a PASS that allowed near-ties says so in its headline."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+from oracle.checks.descriptor import PlanContext
+from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
+from oracle.checks.speed_ab import expected_rounds, plan_part
+from oracle.checks.speed_ab.options import InterleaveOptions
+from oracle.compare.verdicts import Check
+from oracle.report.header import _headline
+from oracle.speed.interleave import Measurement, interleaved_comparison
+from oracle.speed.noise import spread_band
+from oracle.speed.report import markdown_lines
+from oracle.speed.sequential import Sequential
+
+CARD = {"label": "headline", "reasons": [], "token_times": "bytes-arrival", "condition": "boot1-c1",
+        "warmup": {"requests": 1}, "excluded": {}, "min_tokens": 101, "summary": {}, "prompts": {}}
+REFERENCE = [100.0, 96.0, 103.0, 99.0, 101.0, 98.0, 100.0, 102.0]  # replayed per-round medians, tok/s
+
+
+def comparison(ratios: list[float], bar: float = 1.0) -> dict:
+    pairs = [(Measurement({"a": r * ref}, "after_ttft_tok_s", cache="pass"),
+              Measurement({"a": ref}, "after_ttft_tok_s", cache="pass")) for r, ref in zip(ratios, REFERENCE)]
+    versus = interleaved_comparison(pairs, diagnostics=[], launch=None, figure="after_ttft_tok_s",
+                                    test=Sequential(bar=bar))
+    versus["noise"] = spread_band([math.log(c.median) for c, _ in pairs], [math.log(r.median) for _, r in pairs])
+    return versus
+
+
+def gate(versus: dict, bar: float = 1.0):
+    settings = SpeedSettings(min_speedup=bar)
+    plan = SimpleNamespace(options=SimpleNamespace(check=lambda name: settings))
+    state = SimpleNamespace(states={"speed": SpeedState({**CARD, "vs_reference": versus})}, complete=True,
+                            interruption=None)
+    return SpeedChecks(plan, state).speed_check().check
+
+
+def test_a_clear_speed_up_passes_after_two_rounds_with_its_llr_path_shown():
+    versus = comparison([1.50, 1.49])
+    check = gate(versus)
+    assert (check.verdict, versus["sequential"]["rounds"]) == ("pass", 2), check.detail
+    assert "--min-speedup 1: sequential test: pass after 2 rounds (LLR " in check.detail
+    assert check.evidence["sequential"]["path"][0]["round"] == 2
+    assert check.lines[0].startswith("  LLR by round: r2 ")  # the terminal's lines under the item
+    shown = "\n".join(markdown_lines({**CARD, "vs_reference": versus}))
+    assert "- LLR by round: r2 " in shown and "bounds [-2.94, 2.94]" in shown
+    assert "- sequential test: pass after 2 rounds" in shown
+
+
+def test_an_identical_config_fails_as_same_speed_within_the_measured_band():
+    versus = comparison([1.001, 0.999, 1.0, 1.002, 0.998])
+    check = gate(versus)
+    assert check.verdict == "fail" and versus["sequential"]["decision"] == "fail", check.detail
+    assert versus["noise"]["kind"] == "spread" and "pass-to-pass spread" in versus["noise"]["source"]
+    assert ": same speed (within the measured noise +-" in check.detail and "of 1.0: this run's pass-to-pass" in \
+        check.detail
+    # a candidate truly slower fails without the words `same speed`
+    slow = gate(comparison([0.80, 0.79, 0.81]))
+    assert slow.verdict == "fail" and "same speed" not in slow.detail and "0.80x slower" in slow.detail
+
+
+def test_a_close_call_at_the_cap_is_inconclusive_with_its_rounds_and_llr():
+    versus = comparison([1.03, 0.99, 1.05, 1.0, 1.06, 0.98, 1.04, 1.01])
+    check = gate(versus)
+    seq = versus["sequential"]
+    assert (seq["decision"], seq["rounds"]) == ("inconclusive", 8), seq
+    assert check.verdict == "inconclusive" and check.kind == "speed"
+    assert "sequential test: inconclusive after 8 of at most 8 rounds (LLR " in check.detail
+    assert check.evidence["not_judged"].startswith("the sequential test reached its cap of 8 rounds undecided (LLR ")
+
+
+def test_the_run_plan_prices_interleaved_rounds_and_controls():
+    options = SimpleNamespace(warmup=1, check=lambda name: ab)
+    ab = InterleaveOptions(command="x {port}")
+    context = PlanContext(((100, 24), (80, 24)), options, True)
+    part = plan_part("speed_ab", None, context)
+    assert expected_rounds(ab) == 5 and len(part.shapes) == 2 * 5 * 2 + 2 * 5  # 10 passes of 2 prompts, a warm-up each
+    assert "sequential test: ~5 ABBA rounds expected, at most 8" in part.note and "boot per pass" in part.note
+    ab = InterleaveOptions(command="x {port}", rounds=4, control=2, servers="both-up")
+    part = plan_part("speed_ab", None, context)
+    assert len(part.shapes) == 3 * 2 * 4 * 2 + 3 and "4 ABBA rounds, 2 A/A control session(s) alike" in part.note
+
+
+def test_a_pass_that_allowed_near_ties_says_so_in_its_headline():
+    checks = [Check(f"tokens[p{i}]", "tokens", "exact", outcome="passed").as_dict() for i in range(9)]
+    checks += [Check(f"tokens[q{i}]", "tokens", "near-tie", outcome="passed").as_dict() for i in range(3)]
+    data = {"verdict": "pass", "mode": "gate", "summary": {"exact": [9, 12]}, "checks": checks}
+    assert _headline(data) == "PASS: 9/12 exact, 3 near-ties allowed"
+    data["checks"] = checks[:9] + [Check("tokens[q]", "tokens", "near-tie", outcome="failed").as_dict()]
+    assert _headline({**data, "verdict": "fail", "summary": {"exact": [9, 10]}}) == "FAIL: 9/10 exact"
