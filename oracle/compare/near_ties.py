@@ -19,7 +19,8 @@ import numpy as np
 
 from oracle.compare.tokens import OUTSIDE_REFERENCE_TOP_K
 
-__all__ = ["CONFIDENT", "TIE", "UNMEASURED", "SplitDensity", "density_words", "flip_kind", "split_density", "top2_margins"]
+__all__ = ["CONFIDENT", "TIE", "UNMEASURED", "SplitDensity", "density_words", "flip_kind", "split_density",
+           "top2_margins"]
 
 TIE, CONFIDENT, UNMEASURED = "tie", "confident", "unmeasured"
 

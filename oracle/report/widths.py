@@ -50,7 +50,8 @@ def terminal_lines(wm: dict | None) -> list[str]:
     """The map in a few terminal lines (the plugin's end of run)."""
     if not wm:
         return []
-    lines = [f"width map ({wm['ladder']}): " + " · ".join(_row_words(w) for w in wm["widths"]) + f"; {_first_words(wm)}"]
+    rows = " · ".join(_row_words(w) for w in wm["widths"])
+    lines = [f"width map ({wm['ladder']}): {rows}; {_first_words(wm)}"]
     lines += [_class_words(c) for c in wm["classes"] if c["class"] != "A"]
     never = _never_words(wm)
     return lines + ([never] if never else [])

@@ -57,3 +57,34 @@ def test_bad_presets_are_usage_errors_before_any_request(pytester, value, messag
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--ladder={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR == 4
     result.stderr.fnmatch_lines([message])
+
+
+def _settings(ladder, **extra):
+    from types import SimpleNamespace
+
+    from oracle.checks.conditions.options import settings_of
+    from oracle.checks.descriptor import OptionContext
+
+    option = SimpleNamespace(ladder=ladder, ladder_min=(), boots=1, ladder_mode="cycle", ladder_arrivals="at-once")
+    for k, v in extra.items():
+        setattr(option, k, v)
+    return settings_of(option, OptionContext(urls=(), workers=1, family=None))
+
+
+def test_a_preset_is_one_ladder_level_per_width_priced_as_any_level():
+    from types import SimpleNamespace
+
+    from oracle.checks.conditions import CHECK, plan_part
+    from oracle.checks.descriptor import PlanContext
+
+    settings = _settings("every:5")
+    assert settings.ladder == (1, 2, 3, 4, 5) and settings.preset == "every:5" and settings.never_tried == ()
+    options = SimpleNamespace(check=lambda name: settings)
+    items = CHECK.items(SimpleNamespace(options=options))
+    assert [i.name for i in items] == [f"ladder[c{w}]" for w in range(1, 6)]
+    context = PlanContext(((60, 32),) * 3, options, False)
+    # 3 prompts cycled in full waves: c5 sends one wave of 5 requests, each priced like the c1 run's.
+    assert plan_part("ladder", 5, context).shapes == ((60, 32),) * 5
+    listed = _settings("1,2,4,8", ladder_min=((8, 7, 8),))
+    assert listed.preset == "" and listed.never_tried == (3, 5, 6, 7)
+    assert _settings(()).ladder == ()  # no --ladder
