@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from oracle.canary.plan import ignored as canary_ignored
+from oracle.checks import CHECKS
 from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
@@ -306,6 +307,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: {gate.report.write_error}", red=True, bold=True)
     if message:
         tr.write_line(f"oracle: {message}")
+    for check in CHECKS:  # each check kind's own lines (the width map), from the finished state
+        state = gate.state.states.get(check.name)
+        for line in check.terminal(state) if check.terminal is not None and state is not None else ():
+            tr.write_line(f"oracle: {public_text(line)}")
     if ledger_note:
         tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
     for line in localized:

@@ -208,6 +208,8 @@ class CheckDescriptor:
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
     settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
       report's notes).
+    terminal(state) -> the lines it prints at the end of the run, from its finished state (the controller's
+      merged one under -n), e.g. the conditions' width map.
     """
 
     name: str
@@ -226,6 +228,7 @@ class CheckDescriptor:
     for_reference: Callable[[Any], dict] | None = None
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
     settings_notes: Callable[[Any], tuple[str, ...]] | None = None
+    terminal: Callable[[Any], list[str]] | None = None
 
     @property
     def group(self) -> str:

@@ -54,7 +54,7 @@ def compare_condition(records: Sequence[Record], oracle: Mapping[str, Record], r
         vs_c1 = _side(compare_tokens(TokenSide.of(oracle[rec.id]), TokenSide.of(rec), near_tie_nats=near_tie_nats,
                                      sampled=sampled), rec.id, envelope)
         row = {"record": rec.key, "prompt": rec.id, "vs_c1": vs_c1, "vs_reference": None,
-               "completion_sha256": rec.completion_sha256}
+               "completion_sha256": rec.completion_sha256, "c1_sha256": oracle[rec.id].completion_sha256}
         verdict = vs_c1["verdict"]
         if reference is not None:
             row["vs_reference"] = _side(compare_tokens(TokenSide.of(reference[rec.id]), TokenSide.of(rec),

@@ -17,7 +17,8 @@ from typing import Sequence
 from oracle.backends.base import IDS_FROM_TEXT
 from oracle.compare.verdicts import DIVERGENT, EXACT, NEAR_TIE
 
-__all__ = ["SAMPLED_SPLIT", "TokenComparison", "TokenSide", "compare_tokens", "first_divergence"]
+__all__ = ["OUTSIDE_REFERENCE_TOP_K", "SAMPLED_SPLIT", "TokenComparison", "TokenSide", "compare_tokens",
+           "first_divergence"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ def first_divergence(a: Sequence[int], b: Sequence[int]) -> int | None:
             return i
     return None if len(a) == len(b) else n
 
+
+# Why a split has no margin: the candidate's token has no logprob in the reference's top-k (a confident flip).
+OUTSIDE_REFERENCE_TOP_K = "the candidate's token is outside the reference's top-k"
 
 # Under sampling a split is exact or divergent: a sampled token is a draw, not an argmax a small margin can excuse.
 SAMPLED_SPLIT = "sampled with the same seed: near-tie classification does not apply under sampling"

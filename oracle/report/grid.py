@@ -13,6 +13,7 @@ from typing import Iterable
 
 from oracle.compare.conditions import first_split, verdict_rank
 from oracle.compare.confidence import count_words, interval_words
+from oracle.compare.near_ties import density_words
 from oracle.compare.noise import DETERMINISM_WORDS
 from oracle.report.page import e, hover as count_hover, title
 
@@ -54,8 +55,12 @@ def grid(data: dict) -> tuple[list[dict], dict[str, dict[str, dict]]]:
         unproven = c["verdict"] == "inconclusive"
         note = f"overlap {overlap['reached']}/{overlap['asked']}" if overlap else ""
         title = c["id"].replace("ladder[", "").replace("boot[", "boot ").rstrip("]")
-        tok_s = (((data.get("ladder") or {}).get(title) or {}).get("speed") or {}).get("throughput_tok_s")
+        summary = ((data.get("ladder") or {}).get(title) or (data.get("boots") or {}).get(title.removeprefix("boot "))
+                   or {})
+        tok_s = (summary.get("speed") or {}).get("throughput_tok_s")
         note += f" · {tok_s:.0f} tok/s" if tok_s else ""
+        flips, density = _flips_cell(summary.get("splits"))
+        note += f" · tie/confident flips {flips}, near-tie positions {density}" if summary.get("splits") else ""
         rows_n, exact_n = len(ev.get("rows", [])), sum(r["verdict"] == "exact" for r in ev.get("rows", []))
         hover = f"exact {exact_n}/{rows_n}, Wilson 95% {interval_words(exact_n, rows_n)}" if rows_n else ""
         columns.append({"key": key, "title": title, "note": note + (" (not proven)" if unproven else ""),
@@ -205,7 +210,9 @@ def _plots(data: dict, cells: dict[str, dict[str, dict]]) -> str:
 
 def html(data: dict) -> str:
     columns, cells = grid(data)
-    return (f"<h2>Verdict grid</h2>{_grid_html(columns, cells)}<h2>Splits</h2>{_splits_html(columns, cells)}"
+    vs_reference = " ".join(_reference_splits(data)).strip()
+    return (f"<h2>Verdict grid</h2>{f'<p>{e(vs_reference)}</p>' if vs_reference else ''}{_grid_html(columns, cells)}"
+            f"<h2>Splits</h2>{_splits_html(columns, cells)}"
             f"<h2>Plots</h2>{_plots(data, cells)}")
 
 
@@ -213,16 +220,40 @@ def _tok_s(x) -> str:
     return "-" if x is None else f"{x:.1f}"
 
 
+def _flips_cell(d: dict | None) -> tuple[str, str]:
+    """(tie / confident flips, near-tie positions) of a condition's split density; '-' for a report without."""
+    if not d:
+        return "-", "-"
+    flips = f"{d['tie_flips']} / {d['confident_flips']}" + (f" (+{d['unmeasured_flips']} ?)"
+                                                            if d.get("unmeasured_flips") else "")
+    if not d["positions"]:
+        return flips, "not measured"
+    return flips, f"{d['near_tie_positions']}/{d['positions']} ({100 * d['near_tie_positions'] / d['positions']:.1f}%)"
+
+
+def _reference_splits(data: dict) -> list[str]:
+    """The tokens summary against the reference with its split density."""
+    s = data.get("summary") or {}
+    if not s.get("splits") or data.get("mode") != "gate":
+        return []
+    exact = s.get("exact") or [0, 0]
+    return ["", f"Splits vs the reference: {exact[0]}/{exact[1]} exact, {s.get('near_tie', 0)} near-tie, "
+                f"{s.get('divergent', 0)} divergent; {density_words(s['splits'])} (the primary run's positions "
+                "with a top-2 margin below it)."]
+
+
 def markdown(data: dict) -> list[str]:
     ladder, boots = data.get("ladder") or {}, data.get("boots") or {}
     if not (ladder or boots):
-        return []
+        return _reference_splits(data)
     rows = [(level, v) for level, v in ladder.items()] + [(f"boot {b}", v) for b, v in boots.items()]
     on = any("server" in v for _, v in rows)  # several servers: say which one ran each condition
-    lines = ["", f"Determinism: {DETERMINISM_WORDS[data['determinism']]}.", "",
-             "| condition | exact (Wilson 95%) | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
-             " throughput tok/s | median request tok/s |" + (" server |" if on else ""),
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
+    nats = next((v["splits"]["near_tie_nats"] for _, v in rows if v.get("splits")), None)
+    lines = _reference_splits(data) + [
+        "", f"Determinism: {DETERMINISM_WORDS[data['determinism']]}.", "",
+        "| condition | exact (Wilson 95%) | near-tie | within noise | divergent | required | overlap | verdict | first divergences |"
+        " tie / confident flips | near-tie positions | throughput tok/s | median request tok/s |" + (" server |" if on else ""),
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if on else "")]
     for name, v in rows:
         c = v["counts"]
         ov = v.get("overlap")
@@ -230,8 +261,12 @@ def markdown(data: dict) -> list[str]:
                                                       else "") if ov else "-"
         firsts = ", ".join(map(str, v["first_divergences"][:8])) or "-"
         sp = v.get("speed") or {}  # ladder levels only; boots have none
+        flips, density = _flips_cell(v.get("splits"))
         lines.append(f"| {name} | {count_words(c['exact'], v['records'])} | {c['near-tie']} | {c['within-reference-noise']} | "
-                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} | "
+                     f"{c['divergent']} | {v['required']} | {overlap} | {v['verdict']} | {firsts} | {flips} | {density} | "
                      f"{_tok_s(sp.get('throughput_tok_s'))} | {_tok_s(sp.get('median_conventional_tok_s'))} |"
                      + (f" {v.get('server', '-')} |" if on else ""))
+    if nats is not None:
+        lines += ["", f"Tie flips: splits whose margin at the split is below {nats:g} nats (--near-tie-nats); "
+                      "near-tie positions: the condition's positions whose top-2 margin is below it."]
     return lines

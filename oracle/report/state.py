@@ -35,8 +35,8 @@ SECTION_ORDER = ("speculation", "cache", "evidence", "canaries", "ladder", "boot
                  "token_match")
 # identity.json's `summary`, in the order the report has always written it; a check state adds its counts
 # (`summary(report)`, e.g. the tokens check's verdicts per prompt), the report the rest.
-SUMMARY_ORDER = ("exact", "logits", "near_tie", "divergent", "within_reference_noise", "inconclusive", "not_run",
-                 "contaminated", "checks_passed", "records", "records_all_conditions", "confidence")
+SUMMARY_ORDER = ("exact", "logits", "near_tie", "divergent", "within_reference_noise", "splits", "inconclusive",
+                 "not_run", "contaminated", "checks_passed", "records", "records_all_conditions", "confidence")
 
 
 @dataclass

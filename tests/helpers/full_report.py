@@ -29,6 +29,13 @@ SECTIONS = {
     "coverage": {"boot1-c1": {"chunked-prefill": {"held": False, "detail": "one chunk", "how": "longer prompts"}}},
     "sampling": {"settings": {"temperature": 0.8, "top_p": 1.0, "seeds": 2}, "check": "tokens", "near_ties": 0.1},
     "token_match": {"c1": {"vs_reference": {"k": 3, "n": 3, "records": 3, "exact_records": 3}}},
+    "width_map": {"ladder": "1,2,4", "widths": [{"width": 1, "class": "A", "proven": True, "records": 2,
+                                                 "split_records": 0, "tie_flips": 0, "confident_flips": 0,
+                                                 "source": "ladder"}],
+                  "classes": [{"class": "A", "widths": [1], "prompts": {}}], "first_parting": None,
+                  "never_tried": [3], "near_tie_nats": 0.5},
+    "near_tie_density": {"near_tie_nats": 0.5, "positions": 64, "near_tie_positions": 3, "unmeasured_positions": 0,
+                         "flips": 0, "tie_flips": 0, "confident_flips": 0, "unmeasured_flips": 0},
 }
 
 FULL_REPORT = {

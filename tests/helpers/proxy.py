@@ -285,6 +285,12 @@ def change_token_when_busy(*, at_least: int, position: int, delta: int = 1):
     return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight >= at_least)
 
 
+def change_token_at_width(*, width: int, position: int, delta: int = 1):
+    """Change the token at `position` of every request that sees exactly `width` requests in flight when it gets
+    there (a kernel bucket edge at one batch width: fewer or more in flight leave it alone)."""
+    return _change_at(position, delta, lambda ctx: ctx["proxy"].in_flight == width)
+
+
 # What one streamed token of llama-server carries.
 _SWAPPED = ("content", "tokens", "completion_probabilities")
 

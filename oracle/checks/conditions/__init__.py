@@ -7,8 +7,11 @@ One kind, not two: ladder levels and boots share one state. Their rows against c
 pytest -n a condition first runs, once per server, the c1 baseline of the prompts other servers ran; and
 `--boots` adds the within-boot repeat (level 1) to the ladder.
 
-Its options and settings (options.py), producer (producer.py), state (state.py), report section
-(oracle/report/grid.py) and this descriptor, listed once in oracle.checks.CHECKS.
+`--ladder` takes widths or a preset (`every:N`, `edges:N`: widths.py); the levels run give the width map (per
+width the class of outputs, oracle/compare/width_map.py).
+
+Its options and settings (options.py, widths.py), producer (producer.py), state (state.py), report sections
+(oracle/report/grid.py, oracle/report/widths.py) and this descriptor, listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from oracle.checks.conditions.producer import ConditionChecks
 from oracle.checks.conditions.state import ConditionsState
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.report import grid as section
+from oracle.report import widths
 
 __all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState"]
 
@@ -58,7 +62,12 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
     return PlanPart(f"ladder c{key}", shapes, note="at the c1 rates" if key > 1 else "")
 
 
+def terminal(state: ConditionsState) -> list[str]:
+    """The width map's lines at the end of the run."""
+    return widths.terminal_lines(state.width_map)
+
+
 CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
                         build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
-                        defaults=ConditionSettings(), sections=(section,), server_identity=("boots",),
-                        for_reference=ConditionsState.for_reference, plan_part=plan_part)
+                        defaults=ConditionSettings(), sections=(section, widths), server_identity=("boots",),
+                        for_reference=ConditionsState.for_reference, plan_part=plan_part, terminal=terminal)

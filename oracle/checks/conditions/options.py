@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import pytest
 
 from oracle.checks.descriptor import OptionContext
-from oracle.option_types import ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode, positive_int
+from oracle.checks.conditions.widths import ladder_value, never_tried, parse_ladder
+from oracle.option_types import ladder_arrivals, ladder_minimums, ladder_mode, positive_int
 
 __all__ = ["ConditionSettings", "add_options", "settings_of"]
 
@@ -19,6 +20,8 @@ __all__ = ["ConditionSettings", "add_options", "settings_of"]
 @dataclass(frozen=True)
 class ConditionSettings:
     ladder: tuple[int, ...] = ()  # concurrency levels after the c1 run (with --boots > 1, level 1 among them)
+    preset: str = ""  # --ladder every:N / edges:N as given; "" for a plain list (whose gaps the width map names)
+    never_tried: tuple[int, ...] = ()  # widths between 1 and the largest that a plain list skips
     mode: str = "cycle"  # --ladder-mode: the suite's prompts cycled, or c copies of the first ("same")
     minimums: tuple[tuple[int, int, int], ...] = ()  # --ladder-min: (level, exact, total)
     boots: int = 1  # server starts; each later boot is an item
@@ -26,10 +29,11 @@ class ConditionSettings:
 
 
 def add_options(group) -> None:
-    group.addoption("--ladder", metavar="C,...", type=ladder_levels, default=(),
-                    help="concurrency levels to run after the c1 run, e.g. 1,2,4,8,16,32,64; level c keeps c "
-                         "independent streamed requests in flight, each compared with its prompt's c1 record "
-                         "(default: none)")
+    group.addoption("--ladder", metavar="C,...|every:N|edges:N", type=ladder_value, default=(),
+                    help="widths (concurrency levels) to run after the c1 run, e.g. 1,2,4,8,16,32,64; every:N: each "
+                         "width 1..N; edges:N: 1..10 and each 2^k-1, 2^k, 2^k+1 up to N (15,16,17,31,32,33,...); "
+                         "level c keeps c independent streamed requests in flight, each compared with its prompt's "
+                         "c1 record; the report's width map gives the class of outputs per width (default: none)")
     group.addoption("--ladder-mode", metavar="MODE", type=ladder_mode, default="cycle",
                     help="cycle: the suite's prompts cycled in waves of c; same: c copies of the first prompt "
                          "(default: cycle)")
@@ -48,12 +52,14 @@ def settings_of(option, context: OptionContext) -> ConditionSettings:
     if option.boots > 1 and context.urls:
         raise pytest.UsageError(f"--boots {option.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --url")
-    ladder = tuple(option.ladder)
+    spec = parse_ladder(option.ladder) if isinstance(option.ladder, str) else None
+    ladder = spec.widths if spec is not None else tuple(option.ladder)
     unknown = [c for c, _, _ in option.ladder_min if c not in ladder]
     if unknown:
         raise pytest.UsageError(f"--ladder-min names c{unknown[0]}, which is not a --ladder level; "
                                 f"add {unknown[0]} to --ladder or drop it from --ladder-min")
     if option.boots > 1 and 1 not in ladder:
         ladder = (1,) + ladder  # the within-boot repeat that tells "within a boot only" from "not even"
-    return ConditionSettings(ladder, option.ladder_mode, tuple(option.ladder_min), option.boots,
+    preset, gaps = (spec.preset, never_tried(spec)) if spec is not None else ("", ())
+    return ConditionSettings(ladder, preset, gaps, option.ladder_mode, tuple(option.ladder_min), option.boots,
                              option.ladder_arrivals)

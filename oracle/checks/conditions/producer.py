@@ -11,6 +11,7 @@ from __future__ import annotations
 from oracle.compare.conditions import (compare_condition, condition_check, condition_confidence, first_split,
                                       required_exact)
 from oracle.compare.evidence import cache_zero_check, speculation_summary
+from oracle.compare.near_ties import split_density
 from oracle.compare.noise import determinism_of
 from oracle.compare.sampled import rows_match
 from oracle.compare.splits import split_view
@@ -34,6 +35,7 @@ class ConditionChecks:
         self.plan, self.recorder, self.prompts, self.state, self.target = plan, recorder, prompts, state, target
         self.observers = observers  # each check kind's observe(result, ...): what it keeps of each run
         self.settings = plan.options.check("conditions")
+        self.own = own
         self.rows = own.rows  # condition key -> rows vs c1 (ladder levels, boots), kept in the state
         self._baseline: RunResult | None = None  # a c1 run of other servers' prompts, not yet in a check
         self._references: dict[str, Record] | None = None
@@ -110,8 +112,12 @@ class ConditionChecks:
             check.lines.insert(0, unproven_overlap(level, reached, server_peak=result.server_peak))
         runs = self._evidence(check, result)
         speed = level_speed(result.records, result.wall_s)
-        row = _summary(check, rows) | dict(overlap=overlap, speed=speed)  # the level's own throughput
-        return Finding(check, {"runs": runs, "ladder": {f"c{level}": row},
+        row = _summary(check, rows) | dict(overlap=overlap, speed=speed, splits=self._density(result, rows))
+        self.own.ladder[f"c{level}"] = row  # the width map reads this level's overlap proof
+        width_map = self.own.map_widths(ladder=self.settings.preset or ",".join(map(str, self.settings.ladder)),
+                                        never_tried=self.settings.never_tried,
+                                        near_tie_nats=self.plan.options.near_tie_nats)
+        return Finding(check, {"runs": runs, "ladder": {f"c{level}": row}, "width_map": width_map,
                                "determinism": determinism_of(self.rows), **self._match(f"c{level}", rows),
                                **self._observed(result, asked=level, reached=reached, staggered=staggered)})
 
@@ -147,9 +153,23 @@ class ConditionChecks:
         check = condition_check(cid, "boot", f"boot {boot}", rows, required=len(rows),
                                 recording=self.plan.mode == "record")
         runs = self._evidence(check, result)
-        return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): _summary(check, rows)},
+        summary = _summary(check, rows) | {"splits": self._density(result, rows)}
+        return Finding(check, {"identity": identity, "runs": runs, "boots": {str(boot): summary},
                                "determinism": determinism_of(self.rows), **self._observed(result),
                                **self._match(f"boot {boot}", rows)})
+
+    def _density(self, result: RunResult, rows: list[dict]) -> dict:
+        """Beside the condition's flip counts: the near-tie density of its records' positions, and its splits
+        as tie or confident flips by the margin at the split (compare/near_ties.py)."""
+        splits = []
+        for row in rows:
+            sides = [s for s in (row["vs_c1"], row["vs_reference"]) if s and s["verdict"] != EXACT
+                     and s["first_divergence"] is not None]
+            if sides:
+                side = min(sides, key=lambda s: s["first_divergence"])
+                splits.append((side["margin_nats"], side["reason"]))
+        return split_density([r.top_logprobs for r in result.records], splits,
+                             near_tie_nats=self.plan.options.near_tie_nats).as_json()
 
     def _match(self, label: str, rows: list[dict]) -> dict:
         """Sampled runs: the condition's token match rate (compare/sampled.py) under the report's `token_match`."""

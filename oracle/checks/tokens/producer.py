@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from oracle.backends.base import IDS_FROM_TEXT
 from oracle.checks.descriptor import Finding, not_run
+from oracle.compare.near_ties import split_density
 from oracle.compare.sampled import match_rate_json, token_match
 from oracle.compare.sources import evidence_sources
 from oracle.compare.splits import describe_split, split_view
@@ -43,7 +44,8 @@ class TokenChecks:
         evidence = evidence_sources(records, result.counters_delta, self.plan.family)
         if evidence.get("downgrade"):
             notes.append(evidence["downgrade"])
-        return {"evidence": evidence, "notes": notes}
+        density = split_density([r.top_logprobs for r in records], [], near_tie_nats=self.plan.options.near_tie_nats)
+        return {"evidence": evidence, "notes": notes, "near_tie_density": density.as_json()}
 
     def prompt_check(self, pid: str) -> Finding:
         """The prompt's item: judged against the reference in a gate, else what was recorded."""

@@ -78,3 +78,24 @@ def test_rows_exact_everywhere_are_deterministic_across_boots():
     merged = ConditionsState.merge(ConditionsState(), [("server1", state)])
     assert merged.determinism == ACROSS_BOOTS and merged.to_json()["determinism"] == ACROSS_BOOTS
     assert ConditionsState.from_json(merged.to_json() | merged.carried()) == merged  # the worker's round trip
+
+
+def _width_row(prompt: str, sha: str, first: int | None = None) -> dict:
+    return _row(prompt, first) | {"completion_sha256": sha, "c1_sha256": "c1"} | {
+        "vs_c1": {"verdict": "exact" if first is None else "divergent", "first_divergence": first,
+                  "reference_length": 32, "margin_nats": 3.0, "reason": ""}}
+
+
+def test_the_width_map_is_made_again_from_every_servers_levels():
+    """Under -n each level ran whole on one server, which mapped only its own: the controller maps them all."""
+    asked = {"ladder": "every:3", "never_tried": [], "near_tie_nats": 0.5}
+    overlap = {"asked": 2, "reached": 2}
+    two = _payload(0, {Condition(concurrency=2).key: [_width_row("p", "c1")]},
+                   ladder={"c2": {"verdict": "exact", "overlap": overlap}}, width_map=asked | {"widths": []})
+    three = _payload(1, {Condition(concurrency=3).key: [_width_row("p", "c3", first=5)]},
+                     ladder={"c3": {"verdict": "divergent", "overlap": {"asked": 3, "reached": 2}}},
+                     width_map=asked | {"widths": []})
+    wm = _merged(two, three).states["conditions"].width_map
+    assert [(w["width"], w["class"], w["proven"]) for w in wm["widths"]] == [(1, "A", True), (2, "A", True),
+                                                                            (3, "B", False)]
+    assert wm["first_parting"] == 3 and wm["classes"][1]["prompts"] == {"p": 5} and wm["ladder"] == "every:3"
