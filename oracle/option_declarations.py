@@ -14,7 +14,7 @@ import pytest
 
 from oracle.checks import CHECKS
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
-                                 dtype, existing_path, inconclusive_kinds, ledger_target,
+                                 compare_mode, dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int, top_k,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
@@ -135,6 +135,14 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
                 help="pass near-tie items (still reported) (default: fail them)")
+    g.addoption("--oracle-compare", metavar="WHAT", type=compare_mode, default="tokens",
+                help="what every comparison (the reference, a ladder level, a neighbour run, a boot, the within-boot "
+                     "repeat) holds equal: tokens (the complete token arrays) or logprobs (those, and every returned "
+                     "top-k logprob bit for bit as the float32 the records keep; tokens equal and logprobs not is "
+                     "logprobs-moved) (default: tokens)")
+    g.addoption("--allow-logprobs-moved", action="store_true", default=False,
+                help="pass logprobs-moved items of --oracle-compare logprobs (still reported; the headline names "
+                     "them) (default: fail them)")
     g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,

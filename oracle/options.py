@@ -68,6 +68,8 @@ class GateOptions:
     budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
     budget_source: str = ""  # "--budget 10m", or why the default applies
     plan_only: bool = False  # --plan: print the run plan after the warm-up and exit
+    compare: str = "tokens"  # --oracle-compare: "logprobs" also holds every returned logprob bit for bit
+    allow_logprobs_moved: bool = False  # --allow-logprobs-moved: pass logprobs-moved items
 
     def check(self, name: str):
         """The settings of the check kind `name`: as read from its options, else its defaults."""
@@ -237,6 +239,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         checks=checks,
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger,
+        compare=o.oracle_compare, allow_logprobs_moved=o.allow_logprobs_moved,
         **_budget(o, workers),
     )
     return options
