@@ -14,19 +14,29 @@ import pytest
 
 from oracle.checks import CHECKS
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
-                                 compare_mode, dtype, existing_path, inconclusive_kinds, ledger_target,
+                                 dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int, top_k,
                                  reference_kind, runner_arg, seed, shell_command)
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+__all__ = ["COMPARE_MODES", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options", "compare_mode",
            "dash_value_refusal", "gate_options_given"]
 
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
+
+# --oracle-compare: what every comparison holds equal: the token arrays, or those and the returned logprobs too.
+COMPARE_MODES = ("tokens", "logprobs")
+
+
+def compare_mode(value: str) -> str:
+    if value not in COMPARE_MODES:
+        raise pytest.UsageError(f"--oracle-compare {value!r}: must be tokens (complete token arrays equal) or "
+                                "logprobs (tokens equal and every returned top-k logprob bit-identical as float32)")
+    return value
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -24,7 +24,7 @@ __all__ = ["DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LA
            "dtype", "existing_path", "floor_dtype", "inconclusive_kinds", "integer", "int_list",
            "ov_config", "ladder_levels", "prefill_chunks", "prefill_lengths",
            "runner_arg", "seed", "SERVED_BATCH", "SAMPLING_CHECKS",
-           "sampling_check", "temperature", "top_p", "COMPARE_MODES", "compare_mode",
+           "sampling_check", "temperature", "top_p",
            "ladder_minimums", "ladder_mode", "non_negative_int", "positive_int", "power_mode", "reference_kind",
            "shell_command", "speed_cells", "speedup", "POWER_MODES"]
 
@@ -33,8 +33,6 @@ LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 POWER_MODES = ("auto", "off")  # see speed/power.py
 DTYPES = ("float32", "float16", "bfloat16")  # the hf backend's; kept here so options never import torch
 INCONCLUSIVE_KINDS = ("cache", "speculation", "overlap", "canary", "speed", "coverage", "sampling")
-# --oracle-compare: what every comparison holds equal: the token arrays, or those and the returned logprobs too.
-COMPARE_MODES = ("tokens", "logprobs")
 # --sampling-check: tokens (seeded identity: the same config gives the same tokens per seed) or distribution.
 SAMPLING_CHECKS = ("tokens", "distribution")
 
@@ -60,13 +58,6 @@ def top_p(value: str) -> float:
     if not 0 < p <= 1:
         raise pytest.UsageError(f"--top-p {value!r}: must be above 0 and at most 1, e.g. --top-p 0.95")
     return p
-
-
-def compare_mode(value: str) -> str:
-    if value not in COMPARE_MODES:
-        raise pytest.UsageError(f"--oracle-compare {value!r}: must be tokens (complete token arrays equal) or "
-                                "logprobs (tokens equal and every returned top-k logprob bit-identical as float32)")
-    return value
 
 
 def sampling_check(value: str) -> str:
