@@ -224,6 +224,10 @@ def gate_options(config: pytest.Config) -> GateOptions:
     context = OptionContext(urls, workers, family)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers)
+    if o.oracle_compare == "logprobs" and sampling is not None and o.logprobs is None:
+        # Sampled runs ask for no logprobs unless told (gate/plan.py): there would be none to compare.
+        raise pytest.UsageError("--oracle-compare logprobs with --temperature: sampled runs ask for no logprobs by "
+                                "default; give --logprobs N (e.g. --logprobs 5) or use --oracle-compare tokens")
     options = GateOptions(
         backend=o.backend, urls=urls, launch=o.launch, model=o.model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,

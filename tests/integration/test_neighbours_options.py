@@ -13,6 +13,8 @@ import pytest
     (["--neighbours=2.5"], "*--neighbours '2.5': '2.5' is not a whole number of tokens*"),
     (["--oracle-compare=bits"], "*--oracle-compare 'bits': must be tokens (complete token arrays equal) or logprobs*"),
     (["--oracle-compare="], "*--oracle-compare '': must be tokens*"),
+    (["--oracle-compare=logprobs", "--temperature=0.7"], "*--oracle-compare logprobs with --temperature: sampled "
+                                                         "runs ask for no logprobs by default; give --logprobs N*"),
 ])
 def test_bad_values_are_usage_errors_naming_the_fix(pytester, args, message):
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", *args)
