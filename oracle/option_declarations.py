@@ -21,13 +21,23 @@ from oracle.option_ledger import machine_name
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+__all__ = ["COMPARE_MODES", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options", "compare_mode",
            "dash_value_refusal", "gate_options_given"]
 
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
+
+# --oracle-compare: what every comparison holds equal: the token arrays, or those and the returned logprobs too.
+COMPARE_MODES = ("tokens", "logprobs")
+
+
+def compare_mode(value: str) -> str:
+    if value not in COMPARE_MODES:
+        raise pytest.UsageError(f"--oracle-compare {value!r}: must be tokens (complete token arrays equal) or "
+                                "logprobs (tokens equal and every returned top-k logprob bit-identical as float32)")
+    return value
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -143,6 +153,14 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="when a prompt's tokens split, name the first layer where the candidate computes something "
                      "else than the reference (`oracle localize` on this run's report, in-process families; "
                      "written to <report-dir>-localize/); nothing runs on a gate that passes (default: off)")
+    g.addoption("--oracle-compare", metavar="WHAT", type=compare_mode, default="tokens",
+                help="what every comparison (the reference, a ladder level, a neighbour run, a boot, the within-boot "
+                     "repeat) holds equal: tokens (the complete token arrays) or logprobs (those, and every returned "
+                     "top-k logprob bit for bit as the float32 the records keep; tokens equal and logprobs not is "
+                     "logprobs-moved) (default: tokens)")
+    g.addoption("--allow-logprobs-moved", action="store_true", default=False,
+                help="pass logprobs-moved items of --oracle-compare logprobs (still reported; the headline names "
+                     "them) (default: fail them)")
     g.addoption("--allow-inconclusive", metavar="KIND,...", type=inconclusive_kinds, default="",
                 help=f"pass inconclusive items of these kinds: {', '.join(INCONCLUSIVE_KINDS)} (default: none)")
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,

@@ -70,6 +70,8 @@ class GateOptions:
     budget_source: str = ""  # "--budget 10m", or why the default applies
     plan_only: bool = False  # --plan: print the run plan after the warm-up and exit
     localize: bool = False  # --localize: `oracle localize` on this run's report when a prompt's tokens split
+    compare: str = "tokens"  # --oracle-compare: "logprobs" also holds every returned logprob bit for bit
+    allow_logprobs_moved: bool = False  # --allow-logprobs-moved: pass logprobs-moved items
 
     def check(self, name: str):
         """The settings of the check kind `name`: as read from its options, else its defaults."""
@@ -224,6 +226,10 @@ def gate_options(config: pytest.Config) -> GateOptions:
     context = OptionContext(urls, workers, family)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers)
+    if o.oracle_compare == "logprobs" and sampling is not None and o.logprobs is None:
+        # Sampled runs ask for no logprobs unless told (gate/plan.py): there would be none to compare.
+        raise pytest.UsageError("--oracle-compare logprobs with --temperature: sampled runs ask for no logprobs by "
+                                "default; give --logprobs N (e.g. --logprobs 5) or use --oracle-compare tokens")
     options = GateOptions(
         backend=o.backend, urls=urls, launch=o.launch, model=o.model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
@@ -240,6 +246,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         runner_args=tuple(o.runner_arg or ()),
         sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger, machine=o.oracle_machine,
         localize=o.localize,
+        compare=o.oracle_compare, allow_logprobs_moved=o.allow_logprobs_moved,
         **_budget(o, workers),
     )
     return options

@@ -8,8 +8,8 @@ that lists them. The gate (oracle/gate/) is the engine that reads them; it names
 
 from __future__ import annotations
 
-from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, prompt_logprob,
-                           sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
+from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, neighbours,
+                           prompt_logprob, sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run, state_part)
 from oracle.report.sections import layout
@@ -22,7 +22,8 @@ __all__ = ["CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "
 # The registry, in the order of their option groups in --help and of their items within one `order`.
 CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
                                        logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
-                                       prompt_logprob.CHECK, conditions.CHECK, coverage.CHECK, tokens.CHECK,
+                                       prompt_logprob.CHECK, conditions.CHECK, neighbours.CHECK, coverage.CHECK,
+                                       tokens.CHECK,
                                        cache_zero.CHECK, speculation.CHECK, speed.CHECK, speed_ab.CHECK,
                                        speed_cells.CHECK)
 

@@ -3,7 +3,8 @@
 Pure: records in, rows and a Check out. Each record is compared with its prompt's c1 record
 of the same run and, when a reference is given, with the reference record too; its verdict
 is the worse of the two, and a split inside the reference's noise envelope counts as
-`within-reference-noise`.
+`within-reference-noise`. With logprobs=True (`--oracle-compare logprobs`), a side whose tokens are equal but
+whose returned logprobs are not bit-identical is `logprobs-moved` (compare/logprobs.py).
 
     rows = compare_condition(level_records, c1_records, reference_records, envelope, near_tie_nats=0.5)
     check = condition_check("ladder[c8]", "ladder", "c8", rows, required=8, recording=False)
@@ -15,19 +16,20 @@ from math import ceil
 from typing import Mapping, Sequence
 
 from oracle.compare.confidence import count_json
-from oracle.compare.tokens import TokenComparison, TokenSide, compare_tokens
+from oracle.compare.logprobs import compare_logprobs
+from oracle.compare.tokens import TokenSide, compare_tokens
 from oracle.compare.noise import NoiseEnvelope
 from oracle.store.records import Record
-from oracle.compare.verdicts import DIVERGENT, EXACT, INFO, NEAR_TIE, PASS, WITHIN_NOISE, Check
+from oracle.compare.verdicts import DIVERGENT, EXACT, INFO, LOGPROBS_MOVED, NEAR_TIE, PASS, WITHIN_NOISE, Check
 
 __all__ = ["boots_agreeing", "compare_condition", "condition_check", "condition_confidence", "condition_counts",
            "first_split", "headline_counts", "headline_parts", "required_exact", "verdict_rank", "worst"]
 
-_RANK = {EXACT: 0, WITHIN_NOISE: 1, NEAR_TIE: 2, DIVERGENT: 3}
+_RANK = {EXACT: 0, WITHIN_NOISE: 1, LOGPROBS_MOVED: 2, NEAR_TIE: 3, DIVERGENT: 4}
 
 
 def verdict_rank(verdict: str) -> int:
-    """exact 0 < within-reference-noise 1 < near-tie 2 < divergent 3."""
+    """exact 0 < within-reference-noise 1 < logprobs-moved 2 < near-tie 3 < divergent 4."""
     return _RANK[verdict]
 
 
@@ -35,30 +37,39 @@ def worst(*verdicts: str) -> str:
     return max(verdicts, key=verdict_rank)
 
 
-def _side(result: TokenComparison, prompt: str, envelope: NoiseEnvelope | None) -> dict:
+def _side(oracle: Record, record: Record, prompt: str, envelope: NoiseEnvelope | None, *, near_tie_nats: float,
+          sampled: bool, logprobs: bool) -> dict:
+    ours, theirs = TokenSide.of(oracle), TokenSide.of(record)
+    result = compare_tokens(ours, theirs, near_tie_nats=near_tie_nats, sampled=sampled)
     verdict = result.verdict
     if verdict != EXACT and envelope is not None:
         if envelope.covers(prompt, result.split_position):
             verdict = WITHIN_NOISE
-    return {"verdict": verdict, "first_divergence": result.first_divergence, "margin_nats": result.margin_nats,
+    side = {"verdict": verdict, "first_divergence": result.first_divergence, "margin_nats": result.margin_nats,
             "reference_length": result.reference_length, "candidate_length": result.candidate_length,
             "reason": result.reason}
+    if logprobs and verdict == EXACT:
+        moved = compare_logprobs(ours, theirs)
+        side["logprobs"] = moved.as_json()
+        if not moved.equal:
+            side["verdict"], side["reason"] = LOGPROBS_MOVED, moved.describe()
+    return side
 
 
 def compare_condition(records: Sequence[Record], oracle: Mapping[str, Record], reference: Mapping[str, Record] | None,
-                      envelope: NoiseEnvelope | None, *, near_tie_nats: float, sampled: bool = False) -> list[dict]:
+                      envelope: NoiseEnvelope | None, *, near_tie_nats: float, sampled: bool = False,
+                      logprobs: bool = False) -> list[dict]:
     """One row per record: its verdict against the c1 record (vs_c1) and the reference (vs_reference); sampled:
-    every split divergent (compare_tokens)."""
+    every split divergent (compare_tokens); logprobs: equal tokens with moved logprobs are logprobs-moved."""
     rows = []
+    how = dict(near_tie_nats=near_tie_nats, sampled=sampled, logprobs=logprobs)
     for rec in records:
-        vs_c1 = _side(compare_tokens(TokenSide.of(oracle[rec.id]), TokenSide.of(rec), near_tie_nats=near_tie_nats,
-                                     sampled=sampled), rec.id, envelope)
+        vs_c1 = _side(oracle[rec.id], rec, rec.id, envelope, **how)
         row = {"record": rec.key, "prompt": rec.id, "vs_c1": vs_c1, "vs_reference": None,
                "completion_sha256": rec.completion_sha256, "c1_sha256": oracle[rec.id].completion_sha256}
         verdict = vs_c1["verdict"]
         if reference is not None:
-            row["vs_reference"] = _side(compare_tokens(TokenSide.of(reference[rec.id]), TokenSide.of(rec),
-                                                       near_tie_nats=near_tie_nats, sampled=sampled), rec.id, envelope)
+            row["vs_reference"] = _side(reference[rec.id], rec, rec.id, envelope, **how)
             verdict = worst(verdict, row["vs_reference"]["verdict"])
         row["verdict"] = verdict
         rows.append(row)
@@ -74,7 +85,10 @@ def required_exact(level: int, n_records: int, minimums: Sequence[tuple[int, int
 
 
 def condition_counts(rows: Sequence[dict]) -> dict[str, int]:
-    return {v: sum(r["verdict"] == v for r in rows) for v in (EXACT, WITHIN_NOISE, NEAR_TIE, DIVERGENT)}
+    """Records per verdict; logprobs-moved only where some record has it (--oracle-compare logprobs)."""
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in (EXACT, WITHIN_NOISE, NEAR_TIE, DIVERGENT)}
+    moved = sum(r["verdict"] == LOGPROBS_MOVED for r in rows)
+    return counts | {LOGPROBS_MOVED: moved} if moved else counts
 
 
 def condition_confidence(rows: Sequence[dict]) -> dict:
@@ -90,10 +104,12 @@ def condition_confidence(rows: Sequence[dict]) -> dict:
 
 def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], *, required: int,
                     recording: bool) -> Check:
-    """exact / within-reference-noise / pass (threshold met) / near-tie / divergent; INFO when recording."""
+    """exact / within-reference-noise / pass (threshold met) / logprobs-moved / near-tie / divergent; INFO when
+    recording."""
     n = len(rows)
     counts = condition_counts(rows)
     strict = counts[EXACT] + counts[WITHIN_NOISE]
+    moved = counts.get(LOGPROBS_MOVED, 0)
     splits = [r for r in rows if r["verdict"] != EXACT]
     firsts = sorted(f for f in map(first_split, splits) if f is not None)
     detail = f"{label}: {counts[EXACT]}/{n} exact"
@@ -103,6 +119,8 @@ def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], 
         detail += f" ({same_c1}/{n} vs c1, {same_ref}/{n} vs the reference)"
     if counts[WITHIN_NOISE]:
         detail += f", {counts[WITHIN_NOISE]} within reference noise"
+    if moved:
+        detail += f", {moved} logprobs-moved (tokens equal)"
     if counts[NEAR_TIE]:
         detail += f", {counts[NEAR_TIE]} near-tie"
     if firsts:
@@ -119,7 +137,9 @@ def condition_check(check_id: str, kind: str, label: str, rows: Sequence[dict], 
         verdict = WITHIN_NOISE
     elif strict >= required:
         verdict, detail = PASS, detail + f" (at least {required} required)"
-    elif strict + counts[NEAR_TIE] >= required:
+    elif strict + moved >= required:
+        verdict, detail = LOGPROBS_MOVED, detail + f" (at least {required} required; met only with logprobs moved)"
+    elif strict + moved + counts[NEAR_TIE] >= required:
         verdict, detail = NEAR_TIE, detail + f" (at least {required} required; met only with the near-ties)"
     else:
         verdict, detail = DIVERGENT, detail + f" (at least {required} required)"
@@ -137,6 +157,9 @@ def _row_line(row: dict) -> str:
     parts = []
     for name, side in (("c1", row["vs_c1"]), ("reference", row["vs_reference"])):
         if side is None or side["verdict"] == EXACT:
+            continue
+        if side["verdict"] == LOGPROBS_MOVED:
+            parts.append(f"vs {name}: {side['reason']}")
             continue
         where = f"token {side['first_divergence']}" if side["first_divergence"] is not None else "finish reason"
         margin = f", margin {side['margin_nats']:.3f} nats" if side["margin_nats"] is not None else ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from oracle.compare.verdicts import EXACT
+from oracle.compare.verdicts import EXACT, LOGPROBS_MOVED
 from oracle.store.records import REPEAT, Condition
 
 __all__ = ["ACROSS_BOOTS", "NOT_WITHIN_BOOT", "UNMEASURED", "WITHIN_BOOT", "WITHIN_BOOT_ONLY", "NoiseEnvelope", "determinism_of",
@@ -66,7 +66,7 @@ class NoiseEnvelope:
         for key, rows in rows_by_condition.items():
             for r in rows:
                 v = r["vs_c1"]
-                if v["verdict"] == EXACT:
+                if v["verdict"] in (EXACT, LOGPROBS_MOVED):  # the envelope holds token splits; equal tokens none
                     continue
                 pos = v["first_divergence"] if v["first_divergence"] is not None else v["reference_length"]
                 entry = env.varies.setdefault(r["prompt"], {"first_position": pos, "conditions": {}})

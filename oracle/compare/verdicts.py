@@ -2,18 +2,23 @@
 
     check = Check(id="tokens[code-palindrome]", kind="tokens", verdict="near-tie", detail="...")
     passed(check, allow_near_ties=False, allow_inconclusive=())  # False
+    passed(Check("ladder[c8]", "ladder", LOGPROBS_MOVED), allow_near_ties=False, allow_inconclusive=(),
+           allow_logprobs_moved=True)  # True
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Check", "EXACT", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
+__all__ = ["Check", "EXACT", "LOGPROBS_MOVED", "NEAR_TIE", "DIVERGENT", "WITHIN_NOISE", "INCONCLUSIVE", "PASS", "FAIL",
            "INFO", "NOT_RUN", "DROPPED", "CONTAMINATED", "CONSISTENT", "SHIFTED", "INSUFFICIENT", "MAX_MESSAGE_LINES",
            "passed"]
 
 EXACT = "exact"
 NEAR_TIE = "near-tie"
+# --oracle-compare logprobs: every token equal, some returned logprob not bit-identical (as float32); fails unless
+# --allow-logprobs-moved.
+LOGPROBS_MOVED = "logprobs-moved"
 DIVERGENT = "divergent"
 WITHIN_NOISE = "within-reference-noise"
 INCONCLUSIVE = "inconclusive"
@@ -44,7 +49,8 @@ class Check:
         return asdict(self)
 
 
-def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str, ...]) -> bool:
+def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str, ...],
+           allow_logprobs_moved: bool = False) -> bool:
     v = check.verdict
     if v == CONTAMINATED:  # a serving bug, not noise: no near-tie or inconclusive allowance excuses it
         return False
@@ -52,6 +58,8 @@ def passed(check: Check, *, allow_near_ties: bool, allow_inconclusive: tuple[str
         return True
     if v == NEAR_TIE:
         return allow_near_ties
+    if v == LOGPROBS_MOVED:
+        return allow_logprobs_moved
     if v in (INCONCLUSIVE, INSUFFICIENT):
         return (check.inconclusive_kind or check.kind) in allow_inconclusive
     return False  # divergent, fail, not-run, shifted

@@ -158,7 +158,8 @@ class GateSession(ReportOwner):
             check.evidence["server"] = {"label": label, "url": url}
             check.detail += f" (on {label}, {url})"
         ok = passed(check, allow_near_ties=self.options.allow_near_ties,
-                    allow_inconclusive=self.options.allow_inconclusive)
+                    allow_inconclusive=self.options.allow_inconclusive,
+                    allow_logprobs_moved=self.options.allow_logprobs_moved)
         check.outcome = "passed" if ok else "failed"
         self.state.judged(check)
         self.report.write()

@@ -14,6 +14,7 @@ from oracle.canary.results import canary_summary
 from oracle.compare.conditions import headline_counts, headline_parts
 from oracle.compare.confidence import count_words, interval_words
 from oracle.compare.noise import NOT_WITHIN_BOOT
+from oracle.compare.verdicts import LOGPROBS_MOVED
 from oracle.run.plan_estimate import plan_words
 from oracle.logits.report import headline as logits_headline
 from oracle.report.page import e, hover, span
@@ -35,6 +36,15 @@ def _allowed_words(data: dict) -> str:
     n = sum(1 for c in data.get("checks") or [] if c.get("kind") == "tokens" and c.get("verdict") == "near-tie"
             and c.get("outcome") == "passed")
     return f", {n} near-tie{'s' if n != 1 else ''} allowed" if n else ""
+def _moved_words(data: dict) -> str | None:
+    """'logprobs moved in 2 items (passed by --allow-logprobs-moved)': the --oracle-compare logprobs items whose
+    tokens were equal and whose logprobs were not; None without any."""
+    moved = [c for c in data.get("checks") or [] if c.get("verdict") == LOGPROBS_MOVED]
+    if not moved:
+        return None
+    allowed = sum(c.get("outcome") == "passed" for c in moved)
+    words = f"logprobs moved in {len(moved)} item{'s' if len(moved) > 1 else ''}"
+    return words + (f" ({allowed} passed by --allow-logprobs-moved)" if allowed else "")
 
 
 def _headline(data: dict) -> str:
@@ -59,6 +69,9 @@ def _headline(data: dict) -> str:
     speed = speed_headline(data.get("speed"))
     if speed:
         extra = [speed] + extra
+    moved = _moved_words(data)
+    if moved:
+        extra = [moved] + extra
     return head + (" · " + " · ".join(extra) if extra else "")
 
 
@@ -141,6 +154,9 @@ def html(data: dict) -> str:
     speed = speed_headline(data.get("speed"))
     if speed:
         parts.insert(1, (speed, ""))
+    moved = _moved_words(data)
+    if moved:
+        parts.insert(1, (moved, "tokens equal, returned logprobs not bit-identical (--oracle-compare logprobs)"))
     verdict = data.get("verdict", "partial")
     server = ident.get("server") or {}
     model = ident.get("model") or {}

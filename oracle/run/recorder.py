@@ -41,14 +41,15 @@ class Recorder:
         return self.report.folder / "records"
 
     def run(self, condition, waves: Sequence[Sequence[tuple[RenderedPrompt, int]]], *,
-            staggered: bool = False) -> RunResult | None:
+            staggered: bool = False, keep: Callable[[Record], bool] | None = None) -> RunResult | None:
         """One condition's waves with its progress line; None when a request failed (the run is interrupted,
-        every record finished before it is on disk and the report says where)."""
+        every record finished before it is on disk and the report says where). keep: which records are saved
+        (None: all; the unrelated neighbours of `--neighbours` are sent, timed and never saved)."""
         pace = WAVE_REPORT_EVERY_S if any(len(w) > 1 for w in waves) else 0.0
         self.progress.start(condition.key, sum(len(w) for w in waves))
         try:
             result = run_waves(self.backend, waves, condition, logprobs=self.logprobs, seed=self.seed,
-                               on_record=lambda record: self._keep(record, pace), staggered=staggered,
+                               on_record=lambda record: self._keep(record, pace, keep), staggered=staggered,
                                sampling=self.sampling)
         except RunInterrupted as exc:
             look = "" if isinstance(exc.__cause__, WriteFailed) else f"; {self._look()}"  # the disk, not the server
@@ -82,7 +83,10 @@ class Recorder:
         return "no server log: the model runs in this process, its own error is quoted above" if in_process \
             else "check the server's log"
 
-    def _keep(self, record: Record, pace: float) -> None:
+    def _keep(self, record: Record, pace: float, keep: Callable[[Record], bool] | None = None) -> None:
+        if keep is not None and not keep(record):
+            self.progress.record(len(record.completion_ids))  # sent and counted, never saved
+            return
         save_record(self.folder, record)
         if record.condition == PRIMARY:
             self.records[record.id] = record

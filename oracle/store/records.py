@@ -30,23 +30,27 @@ class Condition:
     """What varies between runs: the boot index, the concurrency level, and the pass within them.
 
     Keys: ``boot1-c1`` (the primary run), ``boot1-c1-r2`` (its repeat in the same boot),
-    ``boot1-c8`` (ladder level 8), ``boot2-c1`` (the suite after one restart).
+    ``boot1-c8`` (ladder level 8), ``boot2-c1`` (the suite after one restart), ``boot1-c2-n9`` (each prompt beside
+    an unrelated request of 9 prompt tokens).
     """
 
     boot: int = 1
     concurrency: int = 1
     run: int = 1
+    neighbour: int = 0  # the prompt length of an unrelated request sent beside each prompt (`--neighbours`)
 
     @property
     def key(self) -> str:
         base = f"boot{self.boot}-c{self.concurrency}"
-        return base if self.run == 1 else f"{base}-r{self.run}"
+        base = base if self.run == 1 else f"{base}-r{self.run}"
+        return base if not self.neighbour else f"{base}-n{self.neighbour}"
 
     @classmethod
     def from_key(cls, key: str) -> "Condition":
         parts = key.split("-")
-        run = int(parts[2][1:]) if len(parts) > 2 else 1
-        return cls(boot=int(parts[0][4:]), concurrency=int(parts[1][1:]), run=run)
+        extra = {p[0]: int(p[1:]) for p in parts[2:]}  # r2 (a repeat), n9 (beside a 9-token neighbour)
+        return cls(boot=int(parts[0][4:]), concurrency=int(parts[1][1:]), run=extra.get("r", 1),
+                   neighbour=extra.get("n", 0))
 
 
 PRIMARY = Condition()  # boot1-c1: the run every other condition is compared with

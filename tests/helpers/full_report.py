@@ -20,6 +20,7 @@ SECTIONS = {
                  "repeats[seq]": {"family": "repeats", "repeats": {"identical": 5, "n": 5}, "verdict": "pass"}},
     "ladder": {"c2": {"counts": {"exact": 3}, "records": 3, "verdict": "pass"}},
     "boots": {"2": {"counts": {"exact": 3}, "records": 3, "verdict": "pass"}},
+    "neighbours": {"9": {"counts": {"exact": 3}, "records": 3, "overlap": {"a": 2}, "verdict": "exact"}},
     "determinism": "deterministic",
     "logits": {"overall": {"mean_kld": 0.001, "same_top1": 99.5, "positions": 96}, "per_prompt": {}},
     "decode_vs_prefill": {"max_delta": 0.0, "modes": {"one-pass": {"positions": 96}}},

@@ -387,3 +387,66 @@ def offset_logprobs(*, position: int, offset: float):
         return chunk
 
     return rewrite
+
+
+def change_token_beside(*, prompt_length: int, delta: int = 1):
+    """Chunk rewriter: change the first token a request streams while another request whose prompt has exactly
+    `prompt_length` ids is in flight beside it (from its arrival at the proxy to its last chunk), as a server whose
+    output shifts only beside a neighbour of that shape (vllm #51902). The text becomes what the new id
+    detokenizes to. `rewrite.changed` counts the requests changed."""
+    lock = threading.Lock()
+    open_requests: set[int] = set()  # the in-flight requests of that prompt length (by their body's id)
+    changed: list[int] = []
+
+    def of_length(ctx: dict) -> bool:
+        prompt = (ctx.get("body") or {}).get("prompt")
+        return isinstance(prompt, list) and len(prompt) == prompt_length
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        ids = chunk.get("tokens") or []
+        if of_length(ctx):
+            if chunk.get("stop"):
+                with lock:
+                    open_requests.discard(id(ctx["body"]))
+            return chunk
+        with lock:
+            beside = bool(open_requests)
+        if ids and beside and not ctx.get("changed"):
+            ids[0] += delta
+            chunk["tokens"] = ids
+            if "content" in chunk:
+                chunk["content"] = pieces(ctx["proxy"].upstream, ids)
+            ctx["changed"] = True
+            changed.append(ctx.get("index"))
+        ctx["tokens_seen"] += len(ids)
+        return chunk
+
+    def arrive(path: str, body: dict) -> dict:
+        """rewrite_request: a request of that prompt length is in flight from here on."""
+        prompt = body.get("prompt")
+        if path.startswith("/completion") and isinstance(prompt, list) and len(prompt) == prompt_length:
+            with lock:
+                open_requests.add(id(body))
+        return body
+
+    rewrite.arrive = arrive
+    rewrite.changed = changed
+    return rewrite
+
+
+def nudge_one_logprob(*, position: int):
+    """Chunk rewriter: move the second top-k logprob streamed at completion `position` of every request up by one
+    float32 ulp (numpy.nextafter on its float32 value); tokens and every other logprob untouched."""
+    import numpy as np
+
+    def rewrite(chunk: dict, ctx: dict) -> dict:
+        probs = chunk.get("completion_probabilities") or []
+        start = ctx["tokens_seen"]
+        if start <= position < start + len(probs):
+            tops = probs[position - start].get("top_logprobs") or []
+            if len(tops) > 1:
+                tops[1]["logprob"] = float(np.nextafter(np.float32(tops[1]["logprob"]), np.float32(np.inf)))
+        ctx["tokens_seen"] += len(chunk.get("tokens") or [])
+        return chunk
+
+    return rewrite

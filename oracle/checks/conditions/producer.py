@@ -15,7 +15,7 @@ from oracle.compare.near_ties import split_density
 from oracle.compare.noise import determinism_of
 from oracle.compare.sampled import rows_match
 from oracle.compare.splits import split_view
-from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, NOT_RUN, Check
+from oracle.compare.verdicts import DIVERGENT, EXACT, FAIL, INCONCLUSIVE, LOGPROBS_MOVED, NOT_RUN, Check
 from oracle.checks.conditions.state import ConditionsState
 from oracle.checks.descriptor import Finding, not_run
 from oracle.run.ladder import ladder_condition, ladder_waves
@@ -71,15 +71,16 @@ class ConditionChecks:
         c1 = self.recorder.records
         rows = compare_condition(result.records, c1, references, self.plan.envelope,
                                  near_tie_nats=self.plan.options.near_tie_nats,
-                                 sampled=self.plan.options.sampling is not None)
+                                 sampled=self.plan.options.sampling is not None,
+                                 logprobs=self.plan.options.compare == "logprobs")
         # One split view per prompt and condition (its earliest split) for the report's split viewer.
         by_key = {r.key: r for r in result.records}
         shown: set[str] = set()
         for row in sorted(rows, key=lambda r: _NO_SPLIT if first_split(r) is None else first_split(r)):
-            if row["verdict"] == EXACT or row["prompt"] in shown:
+            if row["verdict"] in (EXACT, LOGPROBS_MOVED) or row["prompt"] in shown:  # moved: no token split
                 continue
             shown.add(row["prompt"])
-            against, side = ((c1, row["vs_c1"]) if row["vs_c1"]["verdict"] != EXACT
+            against, side = ((c1, row["vs_c1"]) if row["vs_c1"]["verdict"] not in (EXACT, LOGPROBS_MOVED)
                              else (references, row["vs_reference"]))
             row["split"] = split_view(against[row["prompt"]], by_key[row["record"]], side["first_divergence"],
                                       self.prompts.decode) | {"against": "c1" if against is c1 else "reference"}

@@ -16,8 +16,9 @@ from oracle.compare.sampled import match_rate_json, token_match
 from oracle.compare.sources import evidence_sources
 from oracle.compare.splits import describe_split, split_view
 from oracle.compare.text import text_check
+from oracle.compare.logprobs import compare_logprobs
 from oracle.compare.tokens import TokenSide, compare_tokens
-from oracle.compare.verdicts import EXACT, INFO, PASS, WITHIN_NOISE, Check
+from oracle.compare.verdicts import EXACT, INFO, LOGPROBS_MOVED, PASS, WITHIN_NOISE, Check
 from oracle.run.runner import RunResult
 from oracle.store.records import PRIMARY
 
@@ -92,8 +93,15 @@ class TokenChecks:
                     "candidate_token": result.candidate_token, "margin_nats": result.margin_nats,
                     "reason": result.reason, "condition": rec.condition.key}
         if result.verdict == EXACT:
-            return Finding(Check(cid, "tokens", EXACT, f"{len(rec.completion_ids)}/{len(ref.completion_ids)} tokens "
-                                 f"identical, finish {rec.finish_reason}", [], evidence))
+            same = f"{len(rec.completion_ids)}/{len(ref.completion_ids)} tokens identical, finish {rec.finish_reason}"
+            if self.plan.options.compare == "logprobs":  # tokens equal: are the returned logprobs too?
+                moved = compare_logprobs(TokenSide.of(ref), TokenSide.of(rec))
+                evidence["logprobs"] = moved.as_json()
+                if not moved.equal:
+                    return Finding(Check(cid, "tokens", LOGPROBS_MOVED, f"{same}; {moved.describe()}",
+                                         [f"{pid}: {moved.describe()}"], evidence))
+                same += f"; {moved.describe()}"
+            return Finding(Check(cid, "tokens", EXACT, same, [], evidence))
         where = ("finish reason" if result.first_divergence is None
                  else f"first divergence at token {result.first_divergence}")
         detail = f"{where} of {len(ref.completion_ids)} ({result.reason})"

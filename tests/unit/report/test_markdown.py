@@ -22,3 +22,17 @@ def test_condition_table_and_summary_line_carry_wilson_intervals():
     assert "| c8 | 7/8 (0.53–0.98) | 1 | 0 | 0 | 8 | 8/8 | near-tie | 12 |" in text
     assert "| boot 2 | 8/8 (0.68–1.00) | 0 |" in text
     assert "- Wilson 95% intervals: exact 7/8 (0.53–0.98) · boots 2/2 (0.34–1.00)" in text
+
+
+def test_the_headline_names_logprobs_moved_items_and_the_option_that_passed_them():
+    state = ReportState(mode="gate", backend="llamacpp", prompt_ids=["p0", "p1"], states=fresh_states())
+    state.checks = [Check("tokens[p0]", "tokens", "logprobs-moved", "", outcome="passed"),
+                    Check("tokens[p1]", "tokens", "exact", "", outcome="passed")]
+    state.complete = state.closed = True
+    title = markdown(state.as_json(), SECTIONS).splitlines()[0]
+    assert title.startswith("# oracle gate: PASS: 1/2 exact · logprobs moved in 1 item (1 passed by "
+                            "--allow-logprobs-moved)"), title
+    state.checks[0].outcome = "failed"
+    title = markdown(state.as_json(), SECTIONS).splitlines()[0]
+    assert title.startswith("# oracle gate: FAIL: 1/2 exact · logprobs moved in 1 item"), title
+    assert "passed by" not in title

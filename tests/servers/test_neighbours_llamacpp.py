@@ -1,0 +1,79 @@
+"""--neighbours and --oracle-compare logprobs on the real llama-server: a token changed only beside a neighbour of
+one prompt length, and one logprob moved by one float32 ulp with the tokens unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from proxy import FaultProxy, change_token_beside, nudge_one_logprob
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def two_slots(llama_tools, model_path, tmp_path_factory):
+    """One llama-server with two slots (-np 2) for this module: a neighbour needs a slot beside the prompt's."""
+    from oracle.backends import make_backend
+    from oracle.targets.embedded import embedded_command
+    from oracle.targets.launched import LaunchedServer
+
+    server = LaunchedServer(embedded_command(llama_tools, model_path, "-np 2"), env=llama_tools.env,
+                            log_dir=tmp_path_factory.mktemp("two-slots"))
+    server.start(lambda url: make_backend("llamacpp", url).healthy())
+    yield server
+    server.stop()
+
+
+def test_a_token_changed_only_beside_a_9_token_neighbour_is_caught_and_named_with_9(gate_run, two_slots,
+                                                                                     read_report):
+    fault = change_token_beside(prompt_length=9)
+    with FaultProxy(two_slots.url, rewrite_request=fault.arrive, rewrite_chunk=fault) as proxy:
+        result = gate_run(f"--url={proxy.url}", "--neighbours=1,9,9000", report="beside")
+        assert result.ret == 1
+        without = gate_run(f"--url={proxy.url}", report="alone")
+    rep = read_report(result.folder)
+    outcome = {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]}
+    assert outcome["neighbours[1]"] == ("exact", "passed"), rep["neighbours"]["1"]
+    assert outcome["neighbours[9]"] == ("divergent", "failed"), rep["neighbours"]["9"]
+    # 9000 tokens do not fit the server's -c 8192: not sent, passed, said.
+    assert outcome["neighbours[9000]"] == ("dropped", "passed")
+    assert "exceeds the server's context of" in rep["neighbours"]["9000"]["detail"]
+    nine = rep["neighbours"]["9"]
+    assert set(nine["overlap"].values()) == {2} and len(nine["overlap"]) == 3, nine["overlap"]
+    assert nine["counts"]["divergent"] == 3 and all(s["position"] is not None for s in nine["splits"]), nine
+    first = nine["splits"][0]
+    result.stdout.fnmatch_lines([f"*{first['prompt']} beside a 9-token neighbour: divergent at token "
+                                 f"{first['position']} vs c1*"])
+    assert len(fault.changed) == 3  # one token of each prompt, beside its 9-token neighbour only
+    # The neighbours' records are never saved; the prompts' are, under their condition.
+    assert sorted(p.stem for p in (result.folder / "records" / "boot1-c2-n9").glob("*.npz")) == \
+        sorted(rep["neighbours"]["9"]["overlap"])
+    # Without --neighbours no 9-token request is ever sent: the same server and fault pass.
+    assert without.ret == 0, without.stdout.str()[-3000:]
+    assert len(fault.changed) == 3
+
+
+def test_one_logprob_moved_by_one_float32_ulp_is_logprobs_moved_only_under_compare_logprobs(gate_run, shared_server,
+                                                                                          shared_reference,
+                                                                                          read_report):
+    ref = f"--reference={shared_reference}"
+    clean = gate_run(f"--url={shared_server.url}", ref, "--oracle-compare=logprobs", report="clean")
+    assert clean.ret == 0, clean.stdout.str()[-3000:]  # the same server again: every logprob bit-identical
+    with FaultProxy(shared_server.url, rewrite_chunk=nudge_one_logprob(position=3)) as proxy:
+        moved = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=logprobs", report="moved")
+        tokens = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=tokens", report="tokens")
+        allowed = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=logprobs", "--allow-logprobs-moved",
+                           report="allowed")
+    assert moved.ret == 1
+    rep = read_report(moved.folder)
+    tokens_items = [c for c in rep["checks"] if c["kind"] == "tokens"]
+    assert tokens_items and {c["verdict"] for c in tokens_items} == {"logprobs-moved"}, tokens_items
+    where = tokens_items[0]["evidence"]["logprobs"]
+    assert where["position"] == 3 and where["moved"] == 1 and 0 < where["max_difference"] < 1e-5, where
+    moved.stdout.fnmatch_lines(["*tokens identical*logprobs moved at 1 of * values; largest * nats * at token 3*"])
+    assert tokens.ret == 0, tokens.stdout.str()[-3000:]
+    assert {c["verdict"] for c in read_report(tokens.folder)["checks"] if c["kind"] == "tokens"} == {"exact"}
+    assert allowed.ret == 0, allowed.stdout.str()[-3000:]
+    md = (allowed.folder / "identity.md").read_text().splitlines()[0]
+    n = len(tokens_items)
+    assert f"logprobs moved in {n} items ({n} passed by --allow-logprobs-moved)" in md, md
