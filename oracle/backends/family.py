@@ -36,6 +36,9 @@ class FamilyDescriptor:
     locator: str | None = None
     # The options its in-process load honours (--dtype, --ov-config); any other family refuses them.
     load_options: tuple[str, ...] = ()
+    # How `oracle localize` reads its layers: "torch-module" (forward hooks), "runner" (the runner's own
+    # layer_outputs), "ir" (an OpenVINO IR's layer ends as outputs); "": it shows none (a server).
+    layers: str = ""
 
     @property
     def capabilities(self) -> Capabilities:

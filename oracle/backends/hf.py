@@ -222,4 +222,4 @@ def _cache_of(output):
 
 FAMILY = FamilyDescriptor(
     name="hf", help="transformers in this process", backend=HfBackend, load_errors=(HfLoadError,),
-    load_options=("--dtype",))
+    load_options=("--dtype",), layers="torch-module")

@@ -224,4 +224,4 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
 
 FAMILY = FamilyDescriptor(
     name="openvino", help="an OpenVINO IR on GenAI's pipeline in this process", backend=OpenVINOBackend,
-    load_errors=(OpenVINOLoadError,), load_options=("--ov-config",))
+    load_errors=(OpenVINOLoadError,), load_options=("--ov-config",), layers="ir")

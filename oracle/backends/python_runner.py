@@ -357,4 +357,5 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
 
 FAMILY = FamilyDescriptor(
     name="python", help="your own runner object in this process (python:MODULE:FACTORY, docs/runner.md)",
-    backend=PythonRunnerBackend, locator="MODULE:FACTORY", load_errors=(RunnerLoadError,))
+    backend=PythonRunnerBackend, locator="MODULE:FACTORY", load_errors=(RunnerLoadError,),
+    layers="runner")

@@ -26,7 +26,7 @@ LayerReader = Callable[[list[int]], LayerCapture]
 def _backend(config: Configuration):
     try:
         model = config.model
-        if model is None and config.family == "hf":
+        if model is None and family_of(config.backend).layers == "torch-module":
             model = default_model()
         return make_in_process_backend(config.backend, model, dtype=config.dtype,
                                        ov_config=dict(config.ov_config) or None, runner_args=config.runner_args,
@@ -71,11 +71,12 @@ def _openvino(config: Configuration) -> LayerReader:
     return read
 
 
-READERS: dict[str, Callable[[Configuration], LayerReader]] = {"hf": _hf, "python": _python, "openvino": _openvino}
+# By the family descriptor's `layers`: how that family shows its layers.
+READERS: dict[str, Callable[[Configuration], LayerReader]] = {"torch-module": _hf, "runner": _python, "ir": _openvino}
 
 
 def load_reader(config: Configuration) -> LayerReader:
-    make = READERS.get(config.family)
+    make = READERS.get(family_of(config.backend).layers)
     if make is None:
         raise NoLayers(f"{config.label()}: the {config.family} family shows no layers; localize reads "
                        f"{', '.join(READERS)}")

@@ -42,7 +42,7 @@ class Configuration:
 
     def label(self) -> str:
         words = [self.backend]
-        words += [self.dtype] if self.family == "hf" else []
+        words += [self.dtype] if "--dtype" in family_of(self.backend).load_options else []
         words += [f"{k}={v}" for k, v in self.ov_config + self.runner_args]
         return " ".join(words)
 
@@ -86,7 +86,7 @@ def configuration_of(identity: dict, where: str) -> Configuration:
     server = identity.get("server") or {}
     model = (identity.get("model") or {}).get("path") or server.get("model_path")
     family = parse_backend(backend).family
-    return Configuration(backend=backend, family=family, model=model if family != "python" else None,
+    return Configuration(backend=backend, family=family, model=model if descriptor.locator is None else None,
                          dtype=str(server.get("dtype") or "float32"),
                          ov_config=tuple(sorted((str(k), str(v)) for k, v in (server.get("ov_config") or {}).items())),
                          runner_args=tuple((str(k), str(v)) for k, v in (server.get("runner_args") or {}).items()))

@@ -143,6 +143,10 @@ import pytest
     (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
     (["--backend=llamacpp", "--ledger=mysql://lab:hunter2pw@db/oracle"], "*--ledger mysql://lab:***@db/oracle: not "
      "a ledger; give a SQLite file path (reports/ledger.sqlite), a postgresql://user@host/db URL, or off*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--neighbours=0,9"],
+     "*--neighbours '0,9': 0 is out of range (1..1048576 tokens)*"),
+    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--oracle-compare=bits"],
+     "*--oracle-compare 'bits': must be tokens (complete token arrays equal) or logprobs*"),
     (["--backend=llamacpp", "--oracle-machine=arc b70"], "*--oracle-machine 'arc b70': not a machine name; give "
      "one word of letters, digits*--oracle-machine arc-b70*"),
     (["--backend=llamacpp", "--sweep-max=0"], "*--sweep-max '0': must be at least 1*"),
@@ -265,7 +269,7 @@ def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pyteste
 
 # Options that take no value (switches), or whose every value is valid (none here): no bad-value case.
 SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", "--speculative", "--logits",
-            "--canary-strict", "--sweep-no-repro", "--localize"}
+            "--canary-strict", "--sweep-no-repro", "--localize", "--allow-logprobs-moved"}
 
 
 def test_every_option_with_a_value_has_a_bad_value_case():
