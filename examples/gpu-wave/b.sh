@@ -44,7 +44,7 @@ if ! python3 -c "from importlib.metadata import version; version('oracle')" 2>/d
 fi
 python3 -c "
 import sys, importlib.metadata as m
-import gguf, orjson, httpx, tokenizers, jinja2, prometheus_client, numpy, pytest, xdist, oracle.plugin
+import gguf, orjson, msgspec, aiohttp, httpx, tokenizers, jinja2, prometheus_client, numpy, pytest, xdist, sqlalchemy, alembic, oracle.plugin
 print('python', sys.version.split()[0], '| oracle', m.version('oracle'), 'from', oracle.plugin.__file__)
 print(' '.join(f'{n} {m.version(n)}' for n in ('pytest','pytest-xdist','numpy','httpx','tokenizers','gguf','jinja2','prometheus-client')))
 " || { log "FAIL: imports"; exit 23; }
