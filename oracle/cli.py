@@ -22,6 +22,7 @@ from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
 from oracle.store.json_files import InputFileError
 from oracle.store.reference import SELF_HASH, seal
+from oracle.store.seal import verify_seal
 from oracle.targets.cache import EmbeddedError
 from oracle.targets.models import LISTED, MODELS, model_path
 
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
+            verify_seal(args.report)  # the file that differs named before a page is written from it
             from oracle.checks import SECTIONS  # the check kinds' registry: loaded for this command alone
 
             _say(str(write_html(args.report, SECTIONS)))

@@ -24,7 +24,7 @@ from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import fresh_report_dir
 from oracle.store.json_files import InputFileError
-from oracle.store.reference import Reference, check_record_target, load_reference
+from oracle.store.reference import Reference, check_record_target, load_reference, manifest_digest
 
 __all__ = ["GatePlan"]
 
@@ -141,6 +141,7 @@ class GatePlan:
         if self.options.sampling is not None:
             state.apply({"sampling": {"settings": self.options.sampling.as_json(),
                                       "check": self.options.sampling_check, "near_ties": SAMPLED_SPLIT}})
+        state.sealing = {"reference": self._sealed_reference(), "judged_under": self.judged_under()}
         if self.reference:
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
                                "created_utc": self.reference.manifest.get("created_utc")}
@@ -153,6 +154,21 @@ class GatePlan:
                 for note in check.settings_notes(self.options.check(check.name)) if check.settings_notes else ():
                     state.note(note)
         return state
+
+    def _sealed_reference(self) -> dict | None:
+        """The reference as the report's seal names it: where it was and its manifest's hash."""
+        if self.reference is None:
+            return None
+        return {"path": str(self.reference.path), "resolved": str(Path(self.reference.path).resolve()),
+                "manifest_sha256": manifest_digest(self.reference.manifest)}
+
+    def judged_under(self) -> dict:
+        """The options each verdict of this run was judged under, as the ledger's audit reads them back."""
+        o, speed = self.options, self.options.check("speed")
+        return {"near_tie_nats": o.near_tie_nats, "allow_near_ties": o.allow_near_ties,
+                "allow_inconclusive": list(o.allow_inconclusive), "sampled": o.sampling is not None,
+                "sampling_check": o.sampling_check, "canary_strict": bool(o.canary.strict),
+                "min_speedup": speed.min_speedup, "speed_noise_floor": speed.noise_floor}
 
 
 def _same_length(options: GateOptions, reference: Reference) -> None:

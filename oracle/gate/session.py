@@ -31,6 +31,7 @@ from oracle.backends.gguf import GGUFError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
 from oracle.run.served_context import ServedContext
+from oracle.store.folders import discard_folder
 from oracle.store.identity import run_identity
 from oracle.store.json_files import InputFileError
 from oracle.targets import TargetError, make_target
@@ -53,6 +54,7 @@ class GateSession(ReportOwner):
         self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state(), SECTIONS)
         if worker is None:  # an xdist worker's folder is its controller's, checked there
             self.plan.check_folders(self.report.folder)
+        self.folder_was_there = self.report.folder.exists()  # --plan leaves the folder as it found it
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then
         self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed,
                                  sampling=self.options.sampling)
@@ -177,12 +179,15 @@ class GateSession(ReportOwner):
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
                                               kept=str(self.report.folder / "records"))
-            # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
-            if self.report.folder.exists() or self.options.report_dir is not None:
-                self.report.write()
         finally:
             if self.lock is not None:
                 self.lock.release()
             if self.target is not None:
-                self.target.stop()
+                self.target.stop()  # before the last write: the server's log is sealed as it ends
+        if self.options.plan_only:  # the plan was the answer: no report of a run that judged nothing
+            discard_folder(self.report.folder, made=not self.folder_was_there)
+            return message
+        # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
+        if self.report.folder.exists() or self.options.report_dir is not None:
+            self.report.write()
         return message

@@ -18,6 +18,7 @@ from oracle.redaction import MASK
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.records import PRIMARY, Record, load_record
 from oracle.store.reference import ReferenceError, load_reference
+from oracle.store.seal import verify_seal
 from oracle.store.shapes import REPORT_FIX, ReportShape
 
 __all__ = ["ReproInput", "ReproSource", "diverged_prompts", "read_source", "resolve_reference"]
@@ -133,6 +134,7 @@ def _report(report_dir: Path) -> dict:
                          f"({GATE_HINT})")
     try:
         report = read_json(path, ReportShape, fix=REPORT_FIX)
+        verify_seal(report_dir, report)  # the file that differs named before any server starts
     except InputFileError as exc:
         raise ReproInput(str(exc)) from None
     if report.get("mode") != "gate":
