@@ -8,6 +8,7 @@ suite and the reference before any server is touched. Frozen: the collector and 
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,11 +165,13 @@ class GatePlan:
 
     def judged_under(self) -> dict:
         """The options each verdict of this run was judged under, as the ledger's audit reads them back."""
-        o, speed = self.options, self.options.check("speed")
+        o = self.options
         return {"near_tie_nats": o.near_tie_nats, "allow_near_ties": o.allow_near_ties,
                 "allow_inconclusive": list(o.allow_inconclusive), "sampled": o.sampling is not None,
-                "sampling_check": o.sampling_check, "canary_strict": bool(o.canary.strict),
-                "min_speedup": speed.min_speedup, "speed_noise_floor": speed.noise_floor}
+                "sampling_check": o.sampling_check,
+                # each check kind's settings as plain JSON (the audit reads the speed bar, the canaries' strictness)
+                "checks": {name: json.loads(json.dumps(dataclasses.asdict(s), default=str))
+                           for name, s in o.checks if dataclasses.is_dataclass(s)}}
 
 
 def _same_length(options: GateOptions, reference: Reference) -> None:

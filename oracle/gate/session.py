@@ -28,6 +28,7 @@ from oracle.gate.registry import CheckRegistry, Finding
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
 from oracle.backends.gguf import GGUFError
+from oracle.run.prompting import ChatTemplateError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
 from oracle.run.served_context import ServedContext
@@ -108,7 +109,7 @@ class GateSession(ReportOwner):
             self.state.identity["prefill_chunk"] = self.chunk.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
-        except (TargetError, PromptMismatch, OSError, GGUFError, InputFileError) as exc:  # each names its fix
+        except (TargetError, PromptMismatch, ChatTemplateError, OSError, GGUFError, InputFileError) as exc:  # its fix
             raise self._refused(str(exc)) from None
         except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
             raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "

@@ -71,12 +71,13 @@ def evidence_items(report: dict, judged: dict) -> str | None:
             continue
         cid, verdict, evidence = row.get("id", ""), row.get("verdict"), row.get("evidence") or {}
         problem = None
-        if row.get("kind") == "speed" and cid == "speed" and judged.get("min_speedup") is not None:
-            derived = speed_verdict(report.get("speed") or {}, judged["min_speedup"],
-                                    judged.get("speed_noise_floor") or 0.0)[0]
+        speed = (judged.get("checks") or {}).get("speed") or {}
+        if row.get("kind") == "speed" and cid == "speed" and speed.get("min_speedup") is not None:
+            bar = float(speed["min_speedup"])
+            derived = speed_verdict(report.get("speed") or {}, bar, float(speed.get("noise_floor") or 0.0))[0]
             if derived != verdict:
                 problem = (f"{cid}: field verdict is {verdict!r}, but the speed card's comparison (speed.vs_reference:"
-                           f" median, ci95) against --min-speedup {judged['min_speedup']:g} gives {derived!r}")
+                           f" median, ci95) against --min-speedup {bar:g} gives {derived!r}")
         elif row.get("kind") == "cache" and verdict == PASS:
             problem = _cache(cid, evidence)
         elif row.get("kind") == "ladder" and verdict not in (DIVERGENT, INCONCLUSIVE):
@@ -114,7 +115,7 @@ def canary_items(report: dict, judged: dict, reference_canaries: dict | None) ->
         if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, "dropped") or "ok" not in row:
             continue
         derived, _ = canary_verdict(ok=bool(row["ok"]), item_id=item_id, reference=reference_canaries,
-                                    strict=bool(judged.get("canary_strict")))
+                                    strict=bool(((judged.get("checks") or {}).get("canaries") or {}).get("strict")))
         if row.get("verdict") != derived:
             return (f"canaries.{item_id}: field verdict is {row.get('verdict')!r}, but its answer (ok "
                     f"{row['ok']}) against the reference gives {derived!r}")

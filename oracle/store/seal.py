@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle.store.json_files import InputFileError, read_json
+from oracle.store.shapes import REPORT_FIX
 
 __all__ = ["LATER", "SEAL_KEY", "SELF_KEY", "SealError", "SealStatus", "content_digest", "seal_of", "verify_seal"]
 
@@ -95,7 +96,7 @@ def verify_seal(folder: Path, report: dict | None = None) -> SealStatus:
     written before seals, or a run killed before its last write); SealError naming the file that differs."""
     path = folder / REPORT_FILE
     if report is None:
-        report = read_json(path, dict, fix=SEAL_FIX)
+        report = read_json(path, dict, fix=REPORT_FIX)
     seal = report.get(SEAL_KEY)
     if seal is None:
         return SealStatus("unverified", f"{path}: no seal (a report written before reports were sealed, or a run "

@@ -135,8 +135,8 @@ class ReferenceNameShape(_Shape):
 class ReportShape(_Shape):
     """A report's identity.json, as `oracle diff`, `html`, `repro` and the sweep read it."""
 
-    schema_version: int = 1
     mode: str  # record, gate or run: every report oracle writes says which (`{}` is no report)
+    schema_version: int = 1
     backend: str | None = None
     complete: bool | None = None
     interruption: str | None = None
