@@ -50,7 +50,7 @@ def audit_report(folder: Path, report: dict) -> Audit:
     judged = sealed.seal.get("judged_under") or {}
     problem = stated_items(report, judged) or evidence_items(report, judged)
     if problem:
-        raise AuditFailed(problem)
+        raise AuditFailed(f"its stated verdict does not follow: {problem}")
     if report.get("mode") != "gate":
         return Audit(VERIFIED, "nothing to gate against: the items follow from what the run recorded")
     reference, why = _reference(sealed.seal.get("reference"))
@@ -59,7 +59,7 @@ def audit_report(folder: Path, report: dict) -> Audit:
     problem = _prompts(folder, report, reference, judged) or canary_items(
         report, judged, dict(reference.manifest.get("canaries") or {}))
     if problem:
-        raise AuditFailed(problem)
+        raise AuditFailed(f"its stated verdict does not follow from its records: {problem}")
     return Audit(VERIFIED, f"re-derived against {reference.path}")
 
 

@@ -50,8 +50,7 @@ def run_row(folder: Path, *, added_by: str) -> RunRow:
     try:
         audit = audit_report(folder, report)
     except AuditFailed as exc:
-        raise LedgerInputError(f"{folder}: refused: its stated verdict does not follow from its records: {exc}; "
-                               "nothing was added (a report is evidence only as its run wrote it)") from None
+        raise LedgerInputError(f"{folder}: refused: {exc}; nothing was added") from None
     identity = public_data(report.get("identity") or {})
     summary = report.get("summary") or {}
     exact = summary.get("exact") or [None, None]
