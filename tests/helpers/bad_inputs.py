@@ -281,6 +281,10 @@ CASES: list[Case] = [
     G("sweep-no-values", "--sweep=-ctk", says="-ctk"),
     G("sweep-without-launch", "--sweep=-ctk=f16,q8_0", says="--sweep"),
     G("tokenizer-missing", "--tokenizer=IN/nope.json", says="nope.json"),
+    # -- options without effect in their combination (#52): each names the option it needs ------------------------
+    G("sweep-no-repro-without-sweep", "--sweep-no-repro", REF, says="add --sweep"),
+    G("canary-strict-with-no-canaries", "--canary-strict", "--canaries=none", says="--canaries with the kinds"),
+    G("allow-mixed-servers-one-url", "--allow-mixed-servers", says="--allow-mixed-servers has no effect with one"),
     # -- damaged references (the gate) ----------------------------------------------------------------------
     G("manifest-truncated", "--reference=IN/bad", says="manifest.json", setup=_ref_with(_manifest_truncated)),
     G("manifest-utf16", "--reference=IN/bad", says="manifest.json", setup=_ref_with(_manifest_utf16)),
@@ -310,6 +314,12 @@ def _oracle_cases() -> list[Case]:
         O("diff-identity-a-list", "diff", "IN/badrep", "IN/ref", says="identity.json",
           setup=_report_with(_write("identity.json", b"[1]"))),
         O("diff-json-missing", "diff", "--json", "IN/nope", REP, says="nope"),
+        O("diff-identity-empty-object", "diff", "IN/badrep", "IN/ref", says="missing key mode",
+          setup=_report_with(_write("identity.json", b"{}"))),
+        O("html-identity-empty-object", "html", "IN/badrep", says="missing key mode",
+          setup=_report_with(_write("identity.json", b"{}"))),
+        O("repro-identity-empty-object", "repro", "IN/badrep", "--out=IN/../repro", says="missing key mode",
+          setup=_report_with(_write("identity.json", b"{}"))),
         O("html-missing", "html", "IN/nope", says="nope"),
         O("html-empty-folder", "html", "IN/folder", says="folder", setup=_dir("folder")),
         O("html-identity-a-list", "html", "IN/badrep", says="identity.json",
