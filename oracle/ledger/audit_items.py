@@ -74,7 +74,10 @@ def evidence_items(report: dict, judged: dict) -> str | None:
         speed = (judged.get("checks") or {}).get("speed") or {}
         if row.get("kind") == "speed" and cid == "speed" and speed.get("min_speedup") is not None:
             bar = float(speed["min_speedup"])
-            derived = speed_verdict(report.get("speed") or {}, bar, float(speed.get("noise_floor") or 0.0))[0]
+            try:
+                derived = speed_verdict(report.get("speed") or {}, bar, float(speed.get("noise_floor") or 0.0))[0]
+            except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a card no run writes
+                return f"{cid}: field verdict is {verdict!r}, but its card (speed.vs_reference) cannot be judged"
             if derived != verdict:
                 problem = (f"{cid}: field verdict is {verdict!r}, but the speed card's comparison (speed.vs_reference:"
                            f" median, ci95) against --min-speedup {bar:g} gives {derived!r}")
