@@ -23,7 +23,6 @@ from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.reference import SELF_HASH, seal
-from oracle.store.seal import verify_seal
 from oracle.store.shapes import REPORT_FIX, ReportShape
 from oracle.targets.cache import EmbeddedError
 from oracle.targets.models import LISTED, MODELS, model_path
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
-            verify_seal(args.report)  # the file that differs named before a page is written from it
+            _audited(args.report)  # the file or field that differs named before a page is written from it
             from oracle.checks import SECTIONS  # the check kinds' registry: loaded for this command alone
 
             _say(str(write_html(args.report, SECTIONS)))
