@@ -16,14 +16,16 @@ import sys
 from pathlib import Path
 
 from oracle.bisect import add_parser as add_bisect_parser, run_bisect
+from oracle.ledger.audit import AuditFailed, audit_report
 from oracle.localize import add_parser as add_localize_parser, run_cli as run_localize_cli
 from oracle.ledger.cli import add_parsers as add_ledger_parsers, run_cli as run_ledger_cli
 from oracle.redaction import public_text
 from oracle.repro import add_parser as add_repro_parser, run_cli as run_repro_cli
 from oracle.report.diff import DiffError, diff_runs
 from oracle.report.writer import write_html
-from oracle.store.json_files import InputFileError
+from oracle.store.json_files import InputFileError, read_json
 from oracle.store.reference import SELF_HASH, seal
+from oracle.store.shapes import REPORT_FIX, ReportShape
 from oracle.targets.cache import EmbeddedError
 from oracle.targets.models import LISTED, MODELS, model_path
 
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "html":
             if not (args.report / "identity.json").is_file():
                 raise DiffError(f"{args.report}: no identity.json there; give a report dir written by oracle")
+            _audited(args.report)  # the file or field that differs named before a page is written from it
             from oracle.checks import SECTIONS  # the check kinds' registry: loaded for this command alone
 
             _say(str(write_html(args.report, SECTIONS)))
@@ -84,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "seal":
             print(f"{args.reference}: manifest sealed ({SELF_HASH} {seal(args.reference)})")
             return 0
+        for side in (args.a, args.b):  # a report whose stated verdicts do not follow is not compared
+            _audited(side)
         result = diff_runs(args.a, args.b)
-    except (InputFileError, EmbeddedError) as exc:  # a DiffError or ReferenceError too: the file and the fix
+    except (InputFileError, EmbeddedError, AuditFailed) as exc:  # a DiffError or ReferenceError too: the file and the fix
         _say(f"oracle {args.command}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # what it writes (identity.html, a sealed manifest.json) cannot be written
@@ -94,6 +99,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _say(json.dumps(result.as_json(), indent=1) if args.json else result.table())
     return 0 if result.outputs_identical else 1
+
+
+def _audited(folder: Path) -> None:
+    """A report folder's seal and verdicts re-derived (ledger/audit.py): AuditFailed naming the file or the field.
+    A reference, or a folder that is neither, is left to diff_runs, which names what it is."""
+    path = folder / "identity.json"
+    if (folder / "manifest.json").is_file() or not path.is_file():
+        return
+    report = read_json(path, ReportShape, fix=REPORT_FIX)
+    try:
+        audit_report(folder, report)
+    except AuditFailed as exc:
+        raise AuditFailed(f"{folder}: refused: {exc}") from None
 
 
 def _say(text: str, file=None) -> None:

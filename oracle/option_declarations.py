@@ -172,7 +172,8 @@ def _gate_options(parser: pytest.Parser) -> None:
                      f"that runs it (default: {DEFAULT_BUDGET} for the embedded CPU default, else off)")
     g.addoption("--plan", action="store_true", default=False, dest="plan_only",
                 help="print the run plan (requests, tokens and estimated time per part, from the rates the "
-                     "warm-up measured) and exit 0 without sending any request beyond the warm-up (default: off)")
+                     "warm-up measured) and exit 0 without sending any request beyond the warm-up; no report "
+                     "folder is left (default: off)")
     g.addoption("--dtype", metavar="DTYPE", type=dtype, default=None,
                 help="weights and compute dtype of the in-process hf backend: float32, float16 or bfloat16 "
                      "(default: float32)")

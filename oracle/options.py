@@ -214,6 +214,10 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if (urls or o.launch) and (o.model or o.server_args):
         raise pytest.UsageError("--model and --server-args configure the embedded default; with --url or "
                                 "--launch put the model and flags in the server's own command")
+    if o.allow_mixed_servers and len(urls) < 2:  # an option without effect is refused, not ignored
+        raise pytest.UsageError("--allow-mixed-servers has no effect with one server (it lets servers of different "
+                                "configurations be gated together): give several with --url A,B or --servers FILE "
+                                "and -n, or leave --allow-mixed-servers out")
     if o.record and o.reference:  # a gate writes no reference: --record would be silently ignored
         raise pytest.UsageError(f"--record {o.record} and --reference {o.reference} both given: --record saves this "
                                 "run as a new reference, --reference gates it against one; give one of them "

@@ -53,7 +53,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
-    if (config.option.sweep or config.option.sweep_max) and not (config.option.help or config.option.version):
+    o = config.option
+    if (o.sweep or o.sweep_max or o.sweep_no_repro) and not (o.help or o.version):
         from oracle.sweep.session import run_sweep
 
         with _public_errors():

@@ -8,6 +8,7 @@ suite and the reference before any server is touched. Frozen: the collector and 
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +142,7 @@ class GatePlan:
         if self.options.sampling is not None:
             state.apply({"sampling": {"settings": self.options.sampling.as_json(),
                                       "check": self.options.sampling_check, "near_ties": SAMPLED_SPLIT}})
+        state.sealing = {"reference": self._sealed_reference(), "judged_under": self.judged_under()}
         if self.reference:
             # The manifest's sha256 names the reference wherever it was copied to: one config across machines.
             state.reference = {"path": str(self.reference.path), "kind": self.reference.kind,
@@ -155,6 +157,24 @@ class GatePlan:
                 for note in check.settings_notes(self.options.check(check.name)) if check.settings_notes else ():
                     state.note(note)
         return state
+
+    def _sealed_reference(self) -> dict | None:
+        """The reference as the report's seal names it: where it was and its manifest's hash."""
+        if self.reference is None:
+            return None
+        return {"path": str(self.reference.path), "resolved": str(Path(self.reference.path).resolve()),
+                "manifest_sha256": manifest_digest(self.reference.manifest)}
+
+    def judged_under(self) -> dict:
+        """The options each verdict of this run was judged under, as the ledger's audit reads them back."""
+        o = self.options
+        return {"near_tie_nats": o.near_tie_nats, "allow_near_ties": o.allow_near_ties,
+                "allow_inconclusive": list(o.allow_inconclusive), "sampled": o.sampling is not None,
+                "sampling_check": o.sampling_check, "compare": o.compare,
+                "allow_logprobs_moved": o.allow_logprobs_moved,
+                # each check kind's settings as plain JSON (the audit reads the speed bar, the canaries' strictness)
+                "checks": {name: json.loads(json.dumps(dataclasses.asdict(s), default=str))
+                           for name, s in o.checks if dataclasses.is_dataclass(s)}}
 
 
 def _same_length(options: GateOptions, reference: Reference) -> None:

@@ -28,9 +28,11 @@ from oracle.gate.registry import CheckRegistry, Finding
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
 from oracle.backends.gguf import GGUFError
+from oracle.run.prompting import ChatTemplateError
 from oracle.run.prompts import PromptMismatch, PromptSet
 from oracle.run.recorder import Recorder
 from oracle.run.served_context import ServedContext
+from oracle.store.folders import discard_folder
 from oracle.store.identity import run_identity
 from oracle.store.json_files import InputFileError
 from oracle.targets import TargetError, make_target
@@ -53,6 +55,7 @@ class GateSession(ReportOwner):
         self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state(), SECTIONS)
         if worker is None:  # an xdist worker's folder is its controller's, checked there
             self.plan.check_folders(self.report.folder)
+        self.folder_was_there = self.report.folder.exists()  # --plan leaves the folder as it found it
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then
         self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed,
                                  sampling=self.options.sampling)
@@ -106,7 +109,7 @@ class GateSession(ReportOwner):
             self.state.identity["prefill_chunk"] = self.chunk.as_json()
             if self.plan.reference:
                 self.prompts.check_against(self.plan.reference)
-        except (TargetError, PromptMismatch, OSError, GGUFError, InputFileError) as exc:  # each names its fix
+        except (TargetError, PromptMismatch, ChatTemplateError, OSError, GGUFError, InputFileError) as exc:  # its fix
             raise self._refused(str(exc)) from None
         except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
             raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "
@@ -178,12 +181,15 @@ class GateSession(ReportOwner):
             if self.plan.mode == "record" and self.primary is not None and self.primary.ran and self.worker is None:
                 message = write_run_reference(self.plan, self.state, list(self.recorder.records.values()),
                                               kept=str(self.report.folder / "records"))
-            # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
-            if self.report.folder.exists() or self.options.report_dir is not None:
-                self.report.write()
         finally:
             if self.lock is not None:
                 self.lock.release()
             if self.target is not None:
-                self.target.stop()
+                self.target.stop()  # before the last write: the server's log is sealed as it ends
+        if self.options.plan_only:  # the plan was the answer: no report of a run that judged nothing
+            discard_folder(self.report.folder, made=not self.folder_was_there)
+            return message
+        # No default report folder for runs that never started (--collect-only); an explicit one is honoured.
+        if self.report.folder.exists() or self.options.report_dir is not None:
+            self.report.write()
         return message

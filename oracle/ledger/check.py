@@ -1,5 +1,6 @@
 """`oracle history --check`: every report folder the ledger names still holds the identity.json it was appended
-with (the same sha256). What is missing or changed is listed; nothing is deleted, in the folders or the ledger.
+with (the same sha256) and every file its seal lists (store/seal.py). What is missing or changed is listed; nothing
+is deleted, in the folders or the ledger.
 
     problems = check_reports(ledger)   # [Problem(run, "missing" | "changed" | "unreadable", detail)]
 """
@@ -15,6 +16,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from oracle.ledger.connect import Ledger, failure
 from oracle.ledger.schema import runs
+from oracle.store.json_files import InputFileError
+from oracle.store.seal import verify_seal
 
 __all__ = ["Problem", "check_reports"]
 
@@ -52,5 +55,10 @@ def check_reports(ledger: Ledger) -> tuple[int, list[Problem]]:
             continue
         if found != sha:
             problems.append(Problem(folder, started, "changed", f"identity.json sha256 {found[:12]}… is not the "
-                                    f"{sha[:12]}… the ledger holds (rewritten since: `oracle html`, an edit)"))
+                                    f"{sha[:12]}… the ledger holds (rewritten since: an edit)"))
+            continue
+        try:
+            verify_seal(Path(folder))
+        except InputFileError as exc:  # a SealError names the record or log that differs
+            problems.append(Problem(folder, started, "changed", str(exc)))
     return len(rows), problems

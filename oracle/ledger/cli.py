@@ -1,9 +1,10 @@
-"""`oracle ledger add REPORT_DIR...`, `oracle history [--since --machine --backend --check]` and `oracle fleet`: the
-parsers and what each prints. The work lives in the modules beside this one.
+"""`oracle ledger add REPORT_DIR...`, `oracle history [--since --machine --backend --check --audit]` and `oracle
+fleet`: the parsers and what each prints. The work lives in the modules beside this one.
 
     oracle ledger add reports/*/ --ledger reports/ledger.sqlite
     oracle history --since 2026-12-01 --machine arc-b70      # history.html + a table; exit 1 when a config fails
     oracle history --check                                   # every report folder still holds its identity.json
+    oracle history --audit                                   # every row re-derived; exit 1 when one fails
     oracle fleet --ledger postgresql://oracle@db/oracle       # fleet.html + config x machine; exit 1 when one fails
 """
 
@@ -14,6 +15,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from oracle.ledger.audit import UNVERIFIED, VERIFIED
+from oracle.ledger.audit_rows import FAILS, audit_rows
 from oracle.ledger.check import check_reports
 from oracle.ledger.connect import DEFAULT_NAME, LedgerError, open_ledger
 from oracle.ledger.fleet import read_fleet
@@ -51,7 +54,11 @@ def add_parsers(sub) -> None:
     h.add_argument("--out", type=Path, default=None, metavar="FILE",
                    help="where the page goes (default: history.html beside a ledger file, else ./history.html)")
     h.add_argument("--check", action="store_true", help="check that every report folder the ledger names still "
-                                                        "holds the same identity.json (sha256); deletes nothing")
+                                                        "holds the same identity.json (sha256) and every file its "
+                                                        "seal lists; deletes nothing")
+    h.add_argument("--audit", action="store_true", help="re-derive every run the ledger holds from its report "
+                                                        "folder's records and reference; exit 1 when any row fails "
+                                                        "its audit, 0 when none does, 2 on bad input")
     f = sub.add_parser("fleet", help="config x machine from the ledger: fleet.html and a table of each machine's "
                                      "latest run, the classes of machines whose outputs are identical and what "
                                      "differs between them; exit 1 when any machine's latest run of any config "
@@ -72,8 +79,13 @@ def run_cli(args, out=None) -> int:
             return _add(args, out)
         if args.command == "fleet":
             return _fleet(args, out)
+        if args.check and args.audit:
+            raise LedgerInputError("--check and --audit: give one of them (--audit re-derives what --check "
+                                   "compares, and more)")
         if args.check:
             return _check(args, out)
+        if args.audit:
+            return _audit(args, out)
         return _history(args, out)
     except (LedgerError, LedgerInputError) as exc:
         _say(f"oracle {args.command}: {exc}", sys.stderr)
@@ -91,6 +103,9 @@ def _add(args, out) -> int:
         added = sum(append(ledger, row) for row in rows)
     finally:
         ledger.close()
+    for folder, row in zip(args.reports, rows):
+        if row.run["audit"] != VERIFIED:  # kept, and shown so in the history: never a plain pass
+            _say(f"oracle ledger: {folder}: unverified: {row.run['audit_note']}", out)
     _say(f"oracle ledger: {added} run(s) added, {len(rows) - added} already there, in {ledger.shown}", out)
     return 0
 
@@ -105,6 +120,21 @@ def _check(args, out) -> int:
         _say(p.line(), out)
     _say(f"oracle history --check: {checked} run(s), {len(problems)} missing or changed; nothing was deleted", out)
     return 1 if problems else 0
+
+
+def _audit(args, out) -> int:
+    ledger = open_ledger(args.ledger, existing=True)
+    try:
+        audits = audit_rows(ledger)
+    finally:
+        ledger.close()
+    for row in audits:
+        _say(row.line(), out)
+    failed = sum(row.status == FAILS for row in audits)
+    unverified = sum(row.status == UNVERIFIED for row in audits)
+    _say(f"oracle history --audit: {len(audits)} run(s), {failed} fail their audit, {unverified} unverified (no "
+         "seal, or the reference not at hand); nothing was changed", out)
+    return 1 if failed else 0
 
 
 _SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?")

@@ -40,7 +40,7 @@ def _runs_table(group: ConfigHistory) -> str:
         counted = r["prompts_exact"] is not None and r["prompts_total"]
         exact = f"{r['prompts_exact']}/{r['prompts_total']}" if counted else ""
         rows.append(f"<tr><td>{_e(r['started_utc'])}</td><td>{_e(r['mode'])}</td>"
-                    f"<td class=\"{'pass' if run.passed else 'fail'}\">{_e(r['verdict'])}</td><td>{exact}</td>"
+                    f"<td class=\"{'pass' if run.passed else 'fail'}\">{_e(run.shown_verdict)}</td><td>{exact}</td>"
                     f"<td>{_e(r['tok_s'])}</td><td>{_e(r['speed_label'])}</td><td>{_e(r['joules_per_token'])}</td>"
                     f"<td>{_e(r['driver'])}</td><td><a href=\"{_e(Path(r['report_dir']).as_uri())}/identity.html\">"
                     f"{_e(r['report_dir'])}</a></td></tr>")
@@ -51,7 +51,7 @@ def _runs_table(group: ConfigHistory) -> str:
 def _group(group: ConfigHistory) -> str:
     parts = [f"<h2>{_e(group.machine)} · {_e(group.config)}</h2>",
              f"<p>{len(group.runs)} run(s); latest: <span class=\"{'fail' if group.latest_failed else 'pass'}\">"
-             f"{_e(group.runs[-1].row['verdict'])}</span>; accelerator: {_e(group.runs[-1].row['accelerator'])}</p>"]
+             f"{_e(group.runs[-1].shown_verdict)}</span>; accelerator: {_e(group.runs[-1].row['accelerator'])}</p>"]
     for change in group.changes:
         parts.append("<div class=\"change\"><h3>verdict changed from pass to fail</h3><pre>"
                      + _e("\n".join(change_lines(change))) + "</pre></div>")

@@ -47,6 +47,13 @@ class LedgerRun:
         return self.row["verdict"] in PASSING
 
     @property
+    def shown_verdict(self) -> str:
+        """The verdict as history shows it: a run the audit could not re-derive (ledger/audit.py) says so, never a
+        plain pass."""
+        unverified = self.row.get("audit", "unverified") != "verified"
+        return f"{self.row['verdict']} (unverified)" if unverified else self.row["verdict"]
+
+    @property
     def identity(self) -> dict:
         return json.loads(self.row["identity_json"])
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle.ledger.audit import AuditFailed, audit_report
 from oracle.ledger.fingerprints import fingerprints
 from oracle.redaction import public_data
 from oracle.store.machine import accelerator_model
@@ -50,6 +51,10 @@ def run_row(folder: Path, *, added_by: str) -> RunRow:
         raise LedgerInputError(f"{path}: cannot be read as JSON ({exc}); the report is damaged") from None
     if not isinstance(report, dict) or "mode" not in report or "started_utc" not in report:
         raise LedgerInputError(f"{path}: not an oracle identity report (no mode or started_utc)")
+    try:
+        audit = audit_report(folder, report)
+    except AuditFailed as exc:
+        raise LedgerInputError(f"{folder}: refused: {exc}; nothing was added") from None
     identity = public_data(report.get("identity") or {})
     summary = report.get("summary") or {}
     exact = summary.get("exact") or [None, None]
@@ -87,6 +92,8 @@ def run_row(folder: Path, *, added_by: str) -> RunRow:
         "interruption": report.get("interruption"),
         "added_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "added_by": added_by,
+        "audit": audit.status,
+        "audit_note": audit.reason or None,
     }
     return RunRow(hashlib.sha256(raw).hexdigest(), run, _prompts(report, folder), _canaries(report))
 

@@ -11,7 +11,7 @@ from sqlalchemy import (Column, Float, ForeignKey, Integer, MetaData, String, Ta
 
 __all__ = ["HEAD", "MIGRATION_LOCK", "canaries", "metadata", "prompts", "runs"]
 
-HEAD = "0002_fleet"  # the newest migration's revision (migrations/versions/)
+HEAD = "0003_audit"  # the newest migration's revision (migrations/versions/)
 MIGRATION_LOCK = 3903_2026  # PostgreSQL's advisory lock key: one process creates or migrates a shared ledger at once
 
 metadata = MetaData()
@@ -60,6 +60,10 @@ runs = Table(
     Column("interruption", Text),
     Column("added_utc", String(32), nullable=False),
     Column("added_by", String(16), nullable=False),  # "run" (appended as it finished) or "import" (ledger add)
+    # ledger/audit.py: "verified" (re-derived from its records and reference) or "unverified" (no seal, or its
+    # reference not at hand), and why; a report whose verdict does not follow is never added.
+    Column("audit", String(16), nullable=False, server_default="unverified"),
+    Column("audit_note", Text),
 )
 
 prompts = Table(

@@ -30,7 +30,7 @@ def change_lines(change: Change) -> list[str]:
     """The change, as lines: which run failed first, the last pass before it, each identity field that differs
     (a launch command as its flags) and the bisect line."""
     bad, good = change.first_fail, change.last_pass
-    lines = [f"first fail: {bad.row['started_utc']} ({bad.row['verdict']}) {bad.row['report_dir']}",
+    lines = [f"first fail: {bad.row['started_utc']} ({bad.shown_verdict}) {bad.row['report_dir']}",
              f"last pass:  {good.row['started_utc']} {good.row['report_dir']}"]
     fields = [f for f in change.fields if f["field"] != "launch_command" or not change.launch_changes]
     if not fields and not change.launch_changes:
@@ -50,15 +50,14 @@ def history_table(history: History) -> str:
     lines = []
     for group in history.groups:
         lines += ["", f"{group.machine} · {group.config}",
-                  f"  {'started (UTC)':21} {'mode':7} {'verdict':12} {'exact':>6} {'tok/s':>8} {'J/token':>8}  report"]
+                  f"  {'started (UTC)':21} {'mode':7} {'verdict':17} {'exact':>6} {'tok/s':>8} {'J/token':>8}  report"]
         for run in group.runs:
             r = run.row
-            lines.append(f"  {r['started_utc']:21} {r['mode']:7} {r['verdict']:12} {_exact(run):>6} "
+            lines.append(f"  {r['started_utc']:21} {r['mode']:7} {run.shown_verdict:17} {_exact(run):>6} "
                          f"{_figure(r['tok_s'], 1):>8} {_figure(r['joules_per_token'], 3):>8}  {r['report_dir']}")
         for change in group.changes:
             lines += ["  verdict changed from pass to fail:"] + [f"    {x}" for x in change_lines(change)]
-        latest = group.runs[-1].row
-        lines.append(f"  latest: {latest['verdict']}" + (" (this config fails now)" if group.latest_failed else ""))
+        lines.append(f"  latest: {group.runs[-1].shown_verdict}" + (" (this config fails now)" if group.latest_failed else ""))
     failing = history.failing
     lines += ["", f"{len(failing)} of {len(history.groups)} config(s) fail in their latest run"
               + (": " + "; ".join(f"{g.machine} · {g.config}" for g in failing) if failing else "")]

@@ -26,6 +26,7 @@ from oracle.speed.versus import compare_cards, hardware
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.records import PRIMARY, RECORD_FIX, RecordKey, load_record
 from oracle.store.reference import Reference, ReferenceError, load_reference
+from oracle.store.seal import verify_seal
 from oracle.store.shapes import REPORT_FIX, RecordShape, ReportShape
 
 __all__ = ["DiffError", "RunSide", "diff_runs", "identity_changes", "load_side", "speed_change"]
@@ -75,6 +76,7 @@ def load_side(path: Path) -> RunSide:
                        identity=m.get("identity") or {}, speed=card, no_speed=why)
     if (path / "identity.json").is_file():
         rep = read_json(path / "identity.json", ReportShape, fix=REPORT_FIX)
+        verify_seal(path, rep)  # a SealError naming the file that differs: nothing edited is compared
         hashes, finish, folders = {}, {}, {}
         # identity.json lists every finished record's hashes; the records folder (if kept) gives the tokens.
         finished = ((rep.get("records") or {}).get("finished") or {}).items()

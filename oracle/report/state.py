@@ -59,6 +59,10 @@ class ReportState:
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
+    # What the seal of the run's last write names beside its files (store/seal.py): the reference gated against
+    # (its manifest hash) and the options its verdicts were judged under. Written in the seal, not as a section.
+    # Not in as_json (the xdist controller has its own, from the same plan): left out of equality.
+    sealing: dict = field(default_factory=dict, compare=False)
 
     # -- filling ---------------------------------------------------------------------------
     def apply(self, findings: dict) -> None:

@@ -22,6 +22,7 @@ from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
 from oracle.store.folders import FolderError, preflight
 from oracle.store.json_files import bad_file, read_json
 from oracle.store.records import atomic_write_text
+from oracle.store.seal import SEAL_KEY, seal_of
 from oracle.store.shapes import REPORT_FIX, ReportShape
 
 __all__ = ["REPORT_SCHEMA_VERSION", "ReportFile", "ReportOwner", "ReportState", "write_html", "write_report"]
@@ -69,10 +70,15 @@ class ReportOwner:
 
 
 def write_report(folder: Path, state: ReportState, sections: Sequence[ModuleType]) -> dict:
-    """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway)."""
+    """identity.json and identity.md every time; identity.html once the run has ended (or stopped midway). The
+    last write of a run (the session closed) seals the folder: identity.md is written first, so that it is sealed
+    too; identity.html, which `oracle html` may write again, is not."""
     data = state.as_json()
-    atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
     atomic_write_text(folder / "identity.md", markdown(data, sections))
+    if state.closed:
+        data[SEAL_KEY] = seal_of(folder, data, reference=state.sealing.get("reference"),
+                                 judged_under=state.sealing.get("judged_under") or {})
+    atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
     if state.closed or state.interruption:
         write_html(folder, sections, data)
     return data

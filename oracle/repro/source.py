@@ -14,6 +14,7 @@ from pathlib import Path
 
 from oracle.backends import family_of
 from oracle.compare.verdicts import EXACT
+from oracle.ledger.audit import AuditFailed, audit_report
 from oracle.redaction import MASK
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.records import PRIMARY, Record, load_record
@@ -133,8 +134,11 @@ def _report(report_dir: Path) -> dict:
                          f"({GATE_HINT})")
     try:
         report = read_json(path, ReportShape, fix=REPORT_FIX)
+        audit_report(report_dir, report)  # the file or field that differs named before any server starts
     except InputFileError as exc:
         raise ReproInput(str(exc)) from None
+    except AuditFailed as exc:
+        raise ReproInput(f"{report_dir}: refused: {exc}") from None
     if report.get("mode") != "gate":
         mode = report.get("mode")
         raise ReproInput(f"{report_dir}: a {mode or 'non-gate'} report; oracle repro needs a gate report, one run "

@@ -17,6 +17,7 @@ import atexit
 import json
 import os
 import re
+import shutil
 import socket
 import time
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from oracle.store.stamps import utc_now
 
-__all__ = ["FolderError", "RecordLock", "fresh_report_dir", "preflight"]
+__all__ = ["FolderError", "RecordLock", "discard_folder", "fresh_report_dir", "preflight"]
 
 
 class FolderError(ValueError):
@@ -42,6 +43,18 @@ def fresh_report_dir(label: str) -> Path:
         n += 1
         candidate = folder.with_name(f"{folder.name}-{n}")
     return candidate
+
+
+def discard_folder(folder: Path, *, made: bool) -> None:
+    """Take back what a run that judged nothing (--plan) wrote: the whole folder when the run made it, else the
+    report and server logs it wrote into a folder that was there before."""
+    if made:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for name in ("identity.json", "identity.md", "identity.html"):
+        (folder / name).unlink(missing_ok=True)
+    for log in folder.glob("server-boot*.log"):
+        log.unlink(missing_ok=True)
 
 
 def preflight(folder: Path, option: str, given: Path | None = None) -> None:

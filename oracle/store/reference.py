@@ -25,7 +25,7 @@ from oracle.store.records import PRIMARY, Condition, Record, atomic_write_bytes,
 from oracle.store.shapes import ManifestShape
 from oracle.store.stamps import utc_now
 
-__all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target",
+__all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target", "manifest_digest", "seal",
            "load_reference", "write_reference"]
 
 REFERENCE_SCHEMA_VERSION = 1

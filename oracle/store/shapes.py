@@ -135,8 +135,8 @@ class ReferenceNameShape(_Shape):
 class ReportShape(_Shape):
     """A report's identity.json, as `oracle diff`, `html`, `repro` and the sweep read it."""
 
+    mode: str  # record, gate or run: every report oracle writes says which (`{}` is no report)
     schema_version: int = 1
-    mode: str | None = None
     backend: str | None = None
     complete: bool | None = None
     interruption: str | None = None

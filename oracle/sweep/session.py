@@ -108,6 +108,9 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
     if not o.sweep:
         if o.sweep_max:
             raise SweepUsageError("--sweep-max caps the points of a --sweep grid: add --sweep SETTING=V1,V2")
+        if o.sweep_no_repro:
+            raise SweepUsageError("--sweep-no-repro has no effect without --sweep (it skips the repro of a sweep's "
+                                  "first split): add --sweep SETTING=V1,V2, or leave --sweep-no-repro out")
         return None
     axes = tuple(o.sweep)
     points = tuple(grid(axes))

@@ -67,3 +67,19 @@ def probe_answers(draw) -> tuple[str, str, bytes]:
                            st.just({"default_generation_settings": []}), st.just({"n_ctx": "big"})))
     body = draw(st.one_of(st.just(json.dumps(value).encode()), st.binary(max_size=30)))
     return route, f"{route} answered {body[:80]!r}", body
+
+
+# Chat templates a server's /props may carry (#52): not Jinja, Jinja that fails as it renders (a division by zero,
+# the template's own raise_exception, an attribute the sandbox forbids, an undefined filter), and text that renders
+# to prompts other than the reference's. Each must end in a usage error (4) before any request, never a traceback.
+BAD_TEMPLATES = ["{% if %}", "{{ messages[0]['content'] ", "{% for m in messages %}{{ m.content }}", "{% endfor %}",
+                 "{{ 1 / 0 }}", "{{ raise_exception('this template refuses these messages') }}",
+                 "{{ messages.__class__.__mro__ }}", "{{ messages | nosuchfilter }}", "{{ messages[99].content }}",
+                 "{% set x = x + 1 %}{{ x }}", "plain text, no markers", "{{ '' * 10 }}", "{#", "{{ none.x.y }}"]
+
+
+@st.composite
+def chat_templates(draw) -> str:
+    """A chat template for /props that the gate cannot render into the reference's prompts."""
+    return draw(st.one_of(st.sampled_from(BAD_TEMPLATES),
+                          st.text(alphabet="{}%#()[]|'\". abmx=-+*/_0", min_size=1, max_size=40)))

@@ -114,3 +114,53 @@ def check_suite(payload: bytes, folder: Path, gate) -> list[str]:
     outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
     return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent)) + \
         _accepted(outcome)
+
+
+# -- option combinations (#52) ---------------------------------------------------------------------------------
+
+# Options that mean nothing without another: given without it, the gate refuses (4) naming what it needs, before
+# it turns to the server. Each: the flag, the words its refusal holds, and whether the args give what it needs.
+WITHOUT_EFFECT = {
+    "--sweep-no-repro": ("has no effect without --sweep", lambda args: any(a.startswith("--sweep=") for a in args)),
+    "--canary-strict": ("has no effect with --canaries none", lambda args: "--canaries=none" not in args),
+    "--allow-mixed-servers": ("has no effect with one server", lambda args: False),  # the cases give one --url
+}
+COMPANIONS = ["--canaries=none", "--canaries=code", "--sweep=OMP_NUM_THREADS=1,2", "--allow-near-ties",
+              "--record-overwrite", "--logits", "--plan"]
+
+
+def gate_flag_names() -> list[str]:
+    """Every gate option that takes no value."""
+    import pytest
+
+    from oracle.options import add_options
+
+    parser = pytest.Parser(_ispytest=True)
+    add_options(parser)
+    return sorted(name for group in parser._groups for opt in group.options for name in opt.names()
+                  if name.startswith("--") and opt.attrs().get("nargs") == 0)
+
+
+@st.composite
+def option_combinations(draw, flags: list[str]) -> list[str]:
+    """One to three flags (one of them, most often, an option that needs another) with companions that may or
+    may not give what it needs."""
+    picked = draw(st.lists(st.sampled_from(sorted(WITHOUT_EFFECT)), min_size=1, max_size=2, unique=True))
+    picked += draw(st.lists(st.sampled_from(flags), max_size=1))
+    picked += draw(st.lists(st.sampled_from(COMPANIONS), max_size=2, unique=True))
+    return list(dict.fromkeys(draw(st.permutations(picked))))
+
+
+def check_combination(args: list[str], folder: Path, gate) -> list[str]:
+    """Exit 4 with no traceback; an option without effect in its combination refused before the server is asked,
+    its message naming what it needs; nothing written in the case's folder."""
+    before = tree_digest(folder)
+    outcome = gate([NO_SERVER, "--canaries=none" if not any(a.startswith("--canaries") for a in args) else "",
+                    f"--report-dir={folder / 'report'}", *args])
+    found = problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(folder))
+    for flag, (words, needed) in WITHOUT_EFFECT.items():
+        if flag in args and not needed(args):
+            found += _accepted(outcome)
+    if (folder / "report" / "identity.json").exists():
+        found.append("a report was written for a run that was refused")
+    return found

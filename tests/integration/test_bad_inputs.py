@@ -18,7 +18,8 @@ GATES = [c for c in CASES if c.command == "gate" and c.name in {
     "url-broken-ipv6", "suite-parquet-garbage", "record-and-reference", "report-dir-is-the-reference",
     "launch-empty", "seed-negative", "seed-huge", "url-port-too-big", "url-spaces", "url-empty",
     "max-tokens-huge", "suite-seed-a-string", "record-inside-the-reference", "logprobs-huge", "servers-json",
-    "oracle-machine-two-words"}]
+    "oracle-machine-two-words",
+    "sweep-no-repro-without-sweep", "canary-strict-with-no-canaries", "allow-mixed-servers-one-url"}]
 
 
 @pytest.mark.parametrize("case", COMMANDS, ids=[c.name for c in COMMANDS])

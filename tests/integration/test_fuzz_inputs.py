@@ -1,5 +1,7 @@
 """Property-based fuzzing of what users hand oracle: gate option values, suite files, recorded references (a real
-one, damaged), report folders for `oracle diff` / `html` / `repro` / `seal`. No server is needed: the gates run
+one, damaged), report folders for `oracle diff` / `html` / `repro` / `seal`, sealed report folders edited after
+their run for every command that reads one (`diff`, `html`, `repro`, `ledger add`, `history --check`,
+`history --audit`), and combinations of options where one has no effect without another. No server is needed: the gates run
 against http://127.0.0.1:9, where nothing answers, so every gate here must end in a usage error (exit 4).
 
 The properties (tests/helpers/fuzz.py, whose checks these run): no Python traceback reaches the user, the exit
@@ -18,7 +20,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from fuzz import Outcome, check_reference, check_report, reference_cases, report_cases
-from fuzz_gate import check_options, check_suite, gate_option_names, option_args, suite_files
+from fuzz_gate import (check_combination, check_options, check_suite, gate_flag_names, gate_option_names,
+                       option_args, option_combinations, suite_files)
+from fuzz_sealed import check_sealed_report, sealed_report_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -88,3 +92,22 @@ def test_a_bad_suite_file_is_refused_before_the_server_is_asked(gate, case):
     what, payload = case
     found = check_suite(payload, gate.folder(), gate)
     assert not found, f"{what}: {found}"
+
+
+@budget(15)
+@given(case=sealed_report_cases())
+def test_a_sealed_report_edited_after_its_run_is_refused_by_every_command(tmp_path_factory, case):
+    """#52: identity.json edited (its seal names it), a record or log changed, removed or added, or a verdict
+    edited with a matching seal hash (its verdicts re-derived name the field): diff, html, repro and ledger add
+    exit 2; history --check and --audit of a ledger that took it before the edit exit 1."""
+    found = check_sealed_report(case, tmp_path_factory.mktemp("sealed-case"))
+    assert not found, f"{case}: {found}"
+
+
+@budget(8)
+@given(args=option_combinations(gate_flag_names()))
+def test_an_option_without_effect_in_its_combination_is_refused(gate, args):
+    """#52: --sweep-no-repro without --sweep, --canary-strict with --canaries none, --allow-mixed-servers with one
+    server, among other flags and companions: exit 4 before the server is asked, no report written."""
+    found = check_combination(args, gate.folder(), gate)
+    assert not found, f"{args!r}: {found}"

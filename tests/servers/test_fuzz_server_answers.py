@@ -3,7 +3,8 @@ route with generated garbage or a valid-looking but wrong answer, and forwards t
 llama-server; a gate runs through it against the shared reference.
 
 The properties: no Python traceback reaches the user, the exit code is the documented one (a start-up probe of
-the wrong shape: refused before any request, 4; a generation answered with garbage: the run stops, 2; never 0,
+the wrong shape, or a /props chat template that is not Jinja or does not render the reference's prompts: refused
+before any request, 4; a generation answered with garbage: the run stops, 2; never 0,
 never 1 (garbage is no regression), never 3), the garbage was sent once (never retried), and the reference is
 byte-identical afterwards.
 """
@@ -11,13 +12,15 @@ byte-identical afterwards.
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+import httpx
+from hypothesis import HealthCheck, Phase, example, given, settings
 
 from conftest import NO_WARMUP, tree_digest
 from fuzz import Outcome, problems
-from fuzz_answers import completion_answers, probe_answers
+from fuzz_answers import chat_templates, completion_answers, probe_answers
 from garbage_server import GarbageServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]
@@ -64,3 +67,21 @@ def test_a_start_up_probe_of_the_wrong_shape_is_refused_before_any_request(gate_
         outcome = _gate(gate_run, server, shared_reference, "probe")
     found = problems(outcome, expected={4}, before=before, after=tree_digest(shared_reference))
     assert not found, f"{what}: {found}\n{outcome.output[-2500:]}"
+
+
+@budget(6)
+@given(template=chat_templates())
+@example(template="{% if %}")  # #52: not valid Jinja was an INTERNALERROR with a Jinja traceback (exit 3)
+def test_a_chat_template_that_does_not_render_is_refused_before_any_request(gate_run, shared_server,
+                                                                           shared_reference, template):
+    """/props answered as the real server answers it, its chat_template replaced."""
+    props = httpx.get(f"{shared_server.url}/props", timeout=30).json()
+    body = json.dumps(props | {"chat_template": template}).encode()
+    before = tree_digest(shared_reference)
+    with GarbageServer(shared_server.url, route="/props", status=200, body=body,
+                       content_type="application/json") as server:
+        outcome = _gate(gate_run, server, shared_reference, "template")
+    found = problems(outcome, expected={4}, before=before, after=tree_digest(shared_reference))
+    if template == "{% if %}" and "the server's chat template is not valid Jinja" not in outcome.output:
+        found.append("the message does not say the chat template is not valid Jinja")
+    assert not found, f"chat template {template!r}: {found}\n{outcome.output[-2500:]}"

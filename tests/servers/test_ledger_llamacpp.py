@@ -3,6 +3,10 @@
 - record, gate the same configuration (pass), gate with `--server-args=-ctk q8_0` (fail): every run appended to
   the default ledger beside the report folders; `oracle history` names the first failing run and the flag,
   prints the `oracle bisect` line and exits 1; history.html in real Chromium shows both plots, labelled;
+- #52: a failing report edited to pass is refused by `oracle ledger add` (its seal, or its verdicts re-derived
+  from its records, name the file or the field), by `oracle diff` and `oracle html`; `oracle history --audit`
+  re-derives every row (0 clean, 1 for a report edited after it was added); a report whose reference is not at
+  hand is added and shown as unverified;
 - the same reference gated with an environment variable set (LLAMA_ARG_CACHE_TYPE_K=q8_0, which llama-server
   reads): history names the variable;
 - a ledger that cannot be written (a wrong password on a real PostgreSQL server, a server that is down, a full
@@ -13,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +29,7 @@ import pytest
 
 from browser import headless_chromium, png_distinct_bytes
 from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
+from forged_report import forge
 from postgres import free_port
 
 pytestmark = pytest.mark.slow
@@ -119,6 +126,84 @@ def test_history_names_a_changed_environment_variable(sequence):
     assert f"(fail) {sequence / 'env' / '4-env'}" in out
     assert "environment variable: environment.LLAMA_ARG_CACHE_TYPE_K: absent -> q8_0" in out
     assert "flag:" not in out and "bisect the launch differences" not in out  # the launch command is the same
+
+
+def _copy(sequence: Path, name: str, to: Path) -> Path:
+    shutil.copytree(sequence / "reports" / name, to)
+    return to
+
+
+_EXACT_FORGED = re.compile(r"tokens\[[\w-]+\]: field verdict is 'exact', but its record against the reference gives "
+                           r"'(near-tie|divergent)'")
+
+
+def test_a_failing_report_edited_to_pass_is_refused_naming_the_field(sequence, tmp_path):
+    """#52's example: the -ctk q8_0 gate failed; its folder copied and identity.json edited to pass (verdict,
+    summary, every item), the records untouched. Edited as it was, its seal names identity.json; given a matching
+    seal hash (a careful forger), the verdicts re-derived from its records name the prompt and the field. Nothing is
+    added; `oracle diff` and `oracle html` refuse it too (exit 2)."""
+    plain = _copy(sequence, "3-ctk", tmp_path / "plain")
+    careful = _copy(sequence, "3-ctk", tmp_path / "careful")
+    forge(plain, reseal_it=False)
+    forge(careful, reseal_it=True)
+    ledger = tmp_path / "ledger.sqlite"
+    code, out = _oracle(sequence, "ledger", "add", str(plain), "--ledger", str(ledger))
+    assert code == 2, out
+    assert f"{plain / 'identity.json'}: edited after the run" in out and "nothing was added" in out
+    code, out = _oracle(sequence, "ledger", "add", str(careful), "--ledger", str(ledger))
+    assert code == 2 and _EXACT_FORGED.search(out), out
+    assert not ledger.exists()  # refused before the ledger was opened
+    code, out = _oracle(sequence, "diff", str(careful), "reports/2-same")
+    assert code == 2 and _EXACT_FORGED.search(out), out
+    code, out = _oracle(sequence, "html", str(plain))
+    assert code == 2 and "edited after the run" in out, out
+    # A record changed, identity.json untouched: the seal names the record.
+    record = _copy(sequence, "2-same", tmp_path / "record")
+    npz = sorted((record / "records" / "boot1-c1").glob("*.npz"))[0]
+    npz.write_bytes(npz.read_bytes() + b"\0")
+    code, out = _oracle(sequence, "ledger", "add", str(record), "--ledger", str(ledger))
+    assert code == 2 and f"{npz}: changed after the run" in out, out
+
+
+def test_history_audit_re_derives_every_row(sequence, tmp_path):
+    """The runs as they were appended audit clean (exit 0: each re-derived against its reference); a report edited
+    after it was added is flagged by --audit (exit 1, naming the field) and by --check."""
+    code, out = _oracle(sequence, "history", "--audit")
+    assert code == 0, out
+    assert [line.split()[0] for line in out.splitlines()[:-1]] == ["verified"] * 3, out
+    assert "3 run(s), 0 fail their audit, 0 unverified" in out
+    code, out = _oracle(sequence, "history")
+    assert "(unverified)" not in out, out
+    ledger = tmp_path / "ledger.sqlite"
+    later = _copy(sequence, "3-ctk", tmp_path / "later")
+    code, out = _oracle(sequence, "ledger", "add", str(later), "--ledger", str(ledger))
+    assert code == 0 and "1 run(s) added" in out and "unverified" not in out, out
+    assert _oracle(sequence, "history", "--audit", "--ledger", str(ledger))[0] == 0
+    forge(later, reseal_it=True)
+    code, out = _oracle(sequence, "history", "--audit", "--ledger", str(ledger))
+    assert code == 1 and _EXACT_FORGED.search(out) and "1 run(s), 1 fail their audit" in out, out
+    code, out = _oracle(sequence, "history", "--check", "--ledger", str(ledger))
+    assert code == 1 and "changed" in out, out
+    code, out = _oracle(sequence, "history", "--audit", "--check", "--ledger", str(ledger))
+    assert code == 2 and "give one of them" in out, out
+
+
+def test_a_report_whose_reference_is_not_at_hand_is_unverified(sequence, tmp_path):
+    """The reference moved away: the passing gate's report is added as unverified, and history shows it so, never
+    as a plain pass; --audit keeps it unverified (not a failure)."""
+    away = sequence / "ref.away"
+    (sequence / "ref").rename(away)
+    try:
+        ledger = tmp_path / "ledger.sqlite"
+        report = _copy(sequence, "2-same", tmp_path / "same")
+        code, out = _oracle(sequence, "ledger", "add", str(report), "--ledger", str(ledger))
+        assert code == 0 and f"{report}: unverified: its reference is not at hand" in out, out
+        code, out = _oracle(sequence, "history", "--ledger", str(ledger))
+        assert code == 0 and "pass (unverified)" in out and "latest: pass (unverified)" in out, out
+        code, out = _oracle(sequence, "history", "--audit", "--ledger", str(ledger))
+        assert code == 0 and "1 run(s), 0 fail their audit, 1 unverified" in out, out
+    finally:
+        away.rename(sequence / "ref")
 
 
 def _all_text(folder: Path) -> str:

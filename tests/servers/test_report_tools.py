@@ -77,6 +77,7 @@ def test_oracle_diff_identical_fault_and_identity(runs, tmp_path):
     other["identity"]["model"]["sha256"] = "0" * 64
     other["identity"]["server"]["build"] = "b9999-cuda"
     other["identity"]["environment"]["GGML_CUDA_GRAPHS"] = "1"
+    other.pop("seal")  # edited, so without its seal: read as a report written before seals (unverified), not refused
     moved = tmp_path / "other"
     moved.mkdir()
     (moved / "identity.json").write_text(json.dumps(other))

@@ -1,6 +1,7 @@
-"""The run plan on the real embedded llama-server: --plan prints it after the warm-up and sends nothing more, the
-estimate holds against the measured time, a budget too small drops the default needles (terminal, identity.json,
-HTML), a length given with --needle-lengths runs whatever the budget, and a gate follows its reference's needles."""
+"""The run plan on the real embedded llama-server: --plan prints it after the warm-up, sends nothing more and writes
+no report folder, the estimate holds against the measured time, a budget too small drops the default needles
+(terminal, identity.json, HTML), a length given with --needle-lengths runs whatever the budget, and a gate follows
+its reference's needles."""
 
 from __future__ import annotations
 
@@ -15,22 +16,18 @@ def _plan(folder) -> dict:
     return report_json(folder)["identity"]["plan"]
 
 
-def test_plan_prints_the_plan_and_sends_no_request_beyond_the_warm_up(gate_run):
+def test_plan_prints_the_plan_and_writes_nothing(gate_run):
+    """--plan answers with the plan on the terminal: no report folder (#52: it left `identity report (partial)`
+    for a run that judged nothing), so no server log and no record either."""
     result = gate_run("--plan", "--budget=off")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["oracle plan: prefill * tok/s, decode * tok/s (from the warm-up)",
                                  "  warm-up: 1 requests, * prompt + * generated tokens, ~*",
                                  "  primary prompts (c1): 3 requests, * prompt + 96 generated tokens, ~*",
                                  "oracle plan: about * in all", "*no tests ran*"])
-    rep = report_json(result.folder)
-    plan = rep["identity"]["plan"]
-    assert [p["name"] for p in plan["parts"]] == ["warm-up", "primary prompts (c1)"]
-    assert plan["rates"]["prefill_tok_s"] > 0 and plan["rates"]["decode_tok_s"] > 0
-    assert plan["estimate_s"] > 0 and plan["budget_s"] is None
-    assert not rep.get("runs") and not rep["checks"] and rep["speed"] in (None, {})
-    records = result.folder / "records"
-    assert not records.exists() or not any(records.rglob("*.json*")), "a request beyond the warm-up was recorded"
-    assert any("--plan" in n for n in rep["notes"])
+    assert not result.folder.exists(), sorted(str(p) for p in result.folder.rglob("*"))
+    assert "identity report" not in result.stdout.str()
+    assert not (result.folder.parent / "reports").exists()  # nor a default folder beside it
 
 
 def test_the_estimate_holds_within_30_percent_of_the_measured_c1_run(gate_run):

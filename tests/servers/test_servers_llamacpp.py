@@ -9,7 +9,9 @@ import shlex
 import numpy as np
 import pytest
 
+from oracle.ledger.audit import audit_report
 from oracle.report.diff import diff_runs
+from oracle.store.seal import verify_seal
 from oracle.targets.embedded import embedded_command
 from conftest import NO_WARMUP, launch_line
 from proxy import FaultProxy, change_token
@@ -66,6 +68,12 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
     for label in ("server1", "server2"):  # each worker's own report and records stay on disk
         assert (gate2.folder / "servers" / label / "identity.json").is_file()
     assert "<h2>Servers</h2>" in (gate2.folder / "identity.html").read_text()
+    # The controller seals the merged folder, the workers' folders in it (#52); the ledger re-derives it clean.
+    seal = verify_seal(gate2.folder)
+    assert seal.sealed and {"servers/server1/identity.json", "servers/server2/identity.json"} <= set(seal.seal["files"])
+    assert any(f.startswith("servers/server1/records/boot1-c1/") for f in seal.seal["files"])
+    assert audit_report(gate2.folder, r2).status == "verified"
+    assert not any("not appended" in n for n in r2["notes"]), r2["notes"]
     diff = diff_runs(gate2.folder, gate1.folder)  # the merged report reads like any other
     assert [p["status"] for p in diff.prompts] == ["identical"] * 3 and diff.identity_changes == []
 

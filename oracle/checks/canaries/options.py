@@ -89,5 +89,9 @@ def add_options(group) -> None:
 def settings_of(option, context: OptionContext) -> CanarySettings:
     settings = CanarySettings(**{f.name: getattr(option, CANARY_OPTION.get(f.name, f.name))
                                  for f in fields(CanarySettings) if f.name not in NOT_OPTIONS})
+    if settings.strict and not settings.kinds:  # an option without effect is refused, not ignored
+        raise pytest.UsageError("--canary-strict has no effect with --canaries none (it fails wrong canaries, and none "
+                                "is collected): give --canaries with the kinds to run (e.g. --canaries code,needle), "
+                                "or leave --canary-strict out")
     check_canary_inputs(settings)  # read now: a bad file is refused before any request
     return settings

@@ -149,7 +149,7 @@ def test_bad_input_exits_2_and_says_the_fix(tmp_path, capsys, monkeypatch, args,
 
 def test_a_ledger_of_before_the_fleet_is_upgraded_and_its_runs_kept(tmp_path, capsys):
     """A ledger at migration 0001 holding a run (no machine model, no fingerprints): the first `ledger add` brings
-    it to HEAD through 0002_fleet, the old run stays, and the page says it has no fingerprints."""
+    it to HEAD through 0002_fleet and 0003_audit, the old run stays, and the page says it has no fingerprints."""
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine, text
@@ -173,7 +173,7 @@ def test_a_ledger_of_before_the_fleet_is_upgraded_and_its_runs_kept(tmp_path, ca
     code, out, err = _oracle(capsys, "ledger", "add", str(_machine(tmp_path, "m1")), "--ledger", str(path))
     assert code == 0, out + err
     with create_engine(f"sqlite:///{path}").connect() as c:
-        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD == "0002_fleet"
+        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD == "0003_audit"
     code, out, _ = _oracle(capsys, "fleet", "--ledger", str(path))
     assert code == 0, out
     assert "llamacpp-cuda vs /r" in out

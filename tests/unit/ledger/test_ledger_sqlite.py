@@ -98,7 +98,7 @@ def test_history_names_the_package_and_the_variable_that_changed(tmp_path, capsy
     code, out, _ = _oracle(capsys, "history", "--ledger", str(ledger))
     assert code == 1, out
     torch = json.loads((rec / "identity.json").read_text())["identity"]["packages"].get("torch", "absent")
-    assert f"first fail: 2026-12-07T01:00:00Z (fail) {bad}" in out
+    assert f"first fail: 2026-12-07T01:00:00Z (fail (unverified)) {bad}" in out  # copies of a report without a seal
     assert f"last pass:  2026-12-06T01:00:00Z {same}" in out
     assert f"package: packages.torch: {torch} -> 9.9.9" in out
     assert "environment variable: environment.GGML_SCHED_MAX_COPIES: absent -> 1" in out

@@ -59,7 +59,7 @@ def _report_with_card(folder: Path, rate: float, cpu: str) -> Path:
     rows = {f"p{i}": prompt_figures([0.1 + k / (rate + i) for k in range(120)]) for i in range(6)}
     folder.mkdir()
     (folder / "identity.json").write_text(json.dumps({
-        "schema_version": 2, "identity": {"host": {"cpu": cpu, "cpu_count": 2}, "model": {"sha256": "m"}},
+        "schema_version": 2, "mode": "gate", "identity": {"host": {"cpu": cpu, "cpu_count": 2}, "model": {"sha256": "m"}},
         "speed": speed_card(rows, reasons=[], clock=BYTES_ARRIVAL), "checks": []}))
     return folder
 

@@ -86,7 +86,7 @@ def _every_field_set() -> ReportState:
                   _meta("q", Condition(concurrency=2), 1)},
         checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
-        states=fresh_states())
+        states=fresh_states(), sealing={"judged_under": {"near_tie_nats": 0.5}})
     state.apply(_SECTIONS)
     return state
 

@@ -1,0 +1,133 @@
+"""The audit's rules for what a report states beside its prompts: each item's outcome follows from its verdict under
+the options the run was judged under, the run's verdict from its outcomes, the summary's counts from the items, and
+the evidence items (speed, cache, overlap, coverage, canaries) from the evidence stored beside them. Each rule returns
+the first problem as one line naming the item and the field (None: it follows).
+
+    problem = stated_items(report, judged_under)     # "tokens[p1]: outcome 'passed' ... gives 'failed'"
+"""
+
+from __future__ import annotations
+
+from oracle.canary.results import canary_verdict
+from oracle.compare.verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, PASS, Check, passed
+from oracle.speed.verdict import speed_verdict
+
+__all__ = ["canary_items", "evidence_items", "stated_items"]
+
+
+def _check(row: dict) -> Check | None:
+    try:
+        return Check(**row)
+    except TypeError:
+        return None
+
+
+def stated_items(report: dict, judged: dict) -> str | None:
+    """Outcomes from verdicts, the run's verdict from the outcomes, the summary's counts from the items."""
+    checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
+    for row in checks:
+        check = _check(row)
+        if check is None:
+            return f"checks: {row.get('id')!r} is not an item oracle writes"
+        if check.outcome is None:
+            continue
+        expected = "passed" if passed(check, allow_near_ties=bool(judged.get("allow_near_ties")),
+                                      allow_inconclusive=tuple(judged.get("allow_inconclusive") or ()),
+                                      allow_logprobs_moved=bool(judged.get("allow_logprobs_moved"))) else "failed"
+        if check.outcome != expected:
+            return (f"{check.id}: field outcome is {check.outcome!r}, but its verdict {check.verdict!r} under the "
+                    f"run's options gives {expected!r}")
+    finished = report.get("complete") and report.get("closed") and not report.get("interruption")
+    expected = ("pass" if all(c.get("outcome") == "passed" for c in checks) else "fail") if finished else "partial"
+    if report.get("verdict") != expected:
+        failing = next((c["id"] for c in checks if c.get("outcome") != "passed"), None)
+        why = f" ({failing} did not pass)" if failing and expected == "fail" else ""
+        return f"verdict: field verdict is {report.get('verdict')!r}, but its items give {expected!r}{why}"
+    return _summary(report, checks)
+
+
+def _summary(report: dict, checks: list[dict]) -> str | None:
+    summary = report.get("summary") or {}
+    tokens = [c for c in checks if c.get("kind") == "tokens"]
+    counts = {"near_tie": sum(c.get("verdict") == NEAR_TIE for c in tokens),
+              "divergent": sum(c.get("verdict") == DIVERGENT for c in tokens),
+              "inconclusive": sum(c.get("verdict") == INCONCLUSIVE for c in checks)}
+    exact = summary.get("exact")
+    if isinstance(exact, list) and exact and exact[0] != sum(c.get("verdict") == EXACT for c in tokens):
+        return (f"summary: field exact is {exact}, but {sum(c.get('verdict') == EXACT for c in tokens)} prompt "
+                "item(s) are exact")
+    for key, n in counts.items():
+        if key in summary and summary[key] != n:
+            return f"summary: field {key} is {summary[key]}, but the items hold {n}"
+    passed_n = [sum(c.get("outcome") == "passed" for c in checks), len(checks)]
+    if "checks_passed" in summary and list(summary["checks_passed"] or []) != passed_n:
+        return f"summary: field checks_passed is {summary['checks_passed']}, but the items give {passed_n}"
+    return None
+
+
+def evidence_items(report: dict, judged: dict) -> str | None:
+    """Speed, cache, overlap and coverage items against the evidence the report stores beside them."""
+    for row in report.get("checks") or []:
+        if not isinstance(row, dict) or row.get("verdict") == NOT_RUN:
+            continue
+        cid, verdict, evidence = row.get("id", ""), row.get("verdict"), row.get("evidence") or {}
+        problem = None
+        speed = (judged.get("checks") or {}).get("speed") or {}
+        if row.get("kind") == "speed" and cid == "speed" and speed.get("min_speedup") is not None:
+            bar = float(speed["min_speedup"])
+            try:
+                derived = speed_verdict(report.get("speed") or {}, bar, float(speed.get("noise_floor") or 0.0))[0]
+            except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a card no run writes
+                return f"{cid}: field verdict is {verdict!r}, but its card (speed.vs_reference) cannot be judged"
+            if derived != verdict:
+                problem = (f"{cid}: field verdict is {verdict!r}, but the speed card's comparison (speed.vs_reference:"
+                           f" median, ci95) against --min-speedup {bar:g} gives {derived!r}")
+        elif row.get("kind") == "cache" and verdict == PASS:
+            problem = _cache(cid, evidence)
+        elif row.get("kind") == "ladder" and verdict not in (DIVERGENT, INCONCLUSIVE):
+            overlap = evidence.get("overlap") or {}
+            if isinstance(overlap.get("reached"), int) and overlap["reached"] < (overlap.get("asked") or 0):
+                problem = (f"{cid}: field verdict is {verdict!r}, but its evidence.overlap reached "
+                           f"{overlap['reached']} of {overlap.get('asked')} (unproven overlap is inconclusive)")
+        elif row.get("kind") == "coverage" and verdict == PASS:
+            missing = [name for name, where in (evidence.get("held_in") or {}).items() if not where]
+            if missing:
+                problem = f"{cid}: field verdict is 'pass', but evidence.held_in shows {missing[0]} in no run"
+        if problem:
+            return problem
+    return None
+
+
+def _cache(cid: str, evidence: dict) -> str | None:
+    cached = evidence.get("cached_requests") or {}
+    if cached:
+        return (f"{cid}: field verdict is 'pass', but evidence.cached_requests lists {len(cached)} request(s) that "
+                "reused the prefix cache")
+    moved = {k: v for k, v in (evidence.get("counter_deltas") or {}).items()
+             if k in ("prompt_tokens_cached", "prefix_cache_hits") and isinstance(v, (int, float)) and v > 0}
+    if moved:
+        name = next(iter(moved))
+        return f"{cid}: field verdict is 'pass', but evidence.counter_deltas.{name} moved by {moved[name]:g}"
+    return None
+
+
+def canary_items(report: dict, judged: dict, reference_canaries: dict | None) -> str | None:
+    """Each canary's verdict from its answer (`ok`) against the reference's answer, by the gate's own rule."""
+    rows = report.get("canaries") or {}
+    items = {c.get("id"): c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("kind") == "canary"}
+    for item_id, row in rows.items():
+        if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, "dropped") or "ok" not in row:
+            continue
+        if row.get("family") == "crosstalk":  # judged by its own proof (canaries/test_crosstalk.py): ok iff pass
+            if bool(row["ok"]) != (row.get("verdict") == PASS):
+                return f"canaries.{item_id}: field verdict is {row.get('verdict')!r}, but its field ok is {row['ok']}"
+            continue
+        derived, _ = canary_verdict(ok=bool(row["ok"]), item_id=item_id, reference=reference_canaries,
+                                    strict=bool(((judged.get("checks") or {}).get("canaries") or {}).get("strict")))
+        if row.get("verdict") != derived:
+            return (f"canaries.{item_id}: field verdict is {row.get('verdict')!r}, but its answer (ok "
+                    f"{row['ok']}) against the reference gives {derived!r}")
+        item = items.get(item_id)
+        if item is not None and item.get("verdict") != derived:
+            return f"{item_id}: field verdict is {item.get('verdict')!r}, but its canary row gives {derived!r}"
+    return None
