@@ -31,7 +31,8 @@ def _row_words(w: dict) -> str:
 
 def _class_words(c: dict) -> str:
     splits = ", ".join(f"{p} @{'finish' if f is None else f}" for p, f in c["prompts"].items())
-    return f"class {c['class']} (widths {width_words(c['widths'])}): " + (splits or "the c1 run's outputs")
+    widths = f"width {c['widths'][0]}" if len(c["widths"]) == 1 else f"widths {width_words(c['widths'])}"
+    return f"class {c['class']} ({widths}): " + (splits or "the c1 run's outputs")
 
 
 def _first_words(wm: dict) -> str:

@@ -60,7 +60,7 @@ def test_a_fault_at_width_3_is_caught_by_a_preset_and_the_width_map_names_it(gat
     assert c3["positions"] == 3 * TOKENS
     result.stdout.fnmatch_lines([f"oracle: width map ({ladder}): c1 A · c2 A · c3 B*; first width that parts "
                                  "from c1: 3",
-                                 "oracle: class B (widths 3): *@4*"])
+                                 "oracle: class B (width 3): *@4*"])
     md = (result.folder / "identity.md").read_text()
     assert f"## Width map (`--ladder {ladder}`)" in md and "- first width that parts from c1: 3" in md
     assert "| c3 | B" in md

@@ -42,11 +42,11 @@ def test_the_map_in_markdown_and_the_terminal_names_the_first_width_that_parts()
     assert "## Width map (`--ladder every:4`)" in text
     assert "| c1 | A | c1 run | 1 | 0 | 0 | 0 |" in text  # no level 1: width 1 is the c1 run
     assert "| c3 | B ≈ | yes | 1 | 1 | 1 | 0 |" in text and "| c4 | A | no (inconclusive) |" in text
-    assert "- first width that parts from c1: 3" in text and "- class B (widths 3): p @4" in text
+    assert "- first width that parts from c1: 3" in text and "- class B (width 3): p @4" in text
     assert "never tried" not in text
     assert terminal_lines(data["width_map"]) == [
         "width map (every:4): c1 A · c2 A · c3 B ≈ · c4 A (not proven); first width that parts from c1: 3",
-        "class B (widths 3): p @4"]
+        "class B (width 3): p @4"]
 
 
 def test_a_plain_list_names_the_widths_it_never_tried():
