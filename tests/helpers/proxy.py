@@ -381,3 +381,9 @@ def offset_logprobs(*, position: int, offset: float):
         return chunk
 
     return rewrite
+
+
+def change_token_for_prompt_length(*, prompt_tokens: int, position: int, delta: int = 1):
+    """Change the completion token at `position` of every request whose prompt has exactly `prompt_tokens` ids (a
+    needle of that length; the suite's prompts pass unchanged)."""
+    return _change_at(position, delta, lambda ctx: len((ctx["body"] or {}).get("prompt") or []) == prompt_tokens)
