@@ -38,7 +38,7 @@ _ADDED_FIELDS = {"speed", "confidence", "warmup", "schema_version", "served_cont
                  "preemptions", "backend", "complete", "closed", "decode_vs_prefill", "tokens_generated",
                  "server_timings", "contaminated", "chunked_prefill", "prompt_logprob", "logit_cosine",
                  "logit_cosine_min", "logit_cosine_ids", "sampling", "token_match", "logit_cosine_raw",
-                 "logit_cosine_raw_min", "plan"}
+                 "logit_cosine_raw_min", "plan", "canary_completions"}
 # Changed after the fixtures were written, by design: the embedded llama-server runs with --no-repack (its AMX
 # weight buffers crash it at load on hosts whose CPU reports AMX inside a VM that does not run it).
 _ADDED_WORDS = re.compile(r" --no-repack\b")

@@ -28,8 +28,7 @@ class CanaryState:
         (self.completions if key == COMPLETIONS_KEY else self.rows).update(value)
 
     def to_json(self) -> dict:
-        # A run that kept no completion (no canary ran) writes the report it always wrote.
-        return {REPORT_KEY: self.rows, **({COMPLETIONS_KEY: self.completions} if self.completions else {})}
+        return {REPORT_KEY: self.rows, COMPLETIONS_KEY: self.completions}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "CanaryState":
