@@ -17,14 +17,14 @@ import datasets  # noqa: F401  (imported here, outside pytester's in-process run
 import httpx
 import pytest
 
-from conftest import gate_argv, gate_env, tiny_rows, write_suite
+from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
 from proxy import FaultProxy, change_token_for_prompt_length
 
 pytestmark = pytest.mark.slow
 
 LENGTH, DEPTH = 512, 0
 NEEDLE = f"needle[{LENGTH}-d{DEPTH}]"
-ARGS = ["--canaries=needle", f"--needle-lengths={LENGTH}", f"--needle-depths={DEPTH}"]
+ARGS = [*NO_WARMUP, "--canaries=needle", f"--needle-lengths={LENGTH}", f"--needle-depths={DEPTH}"]
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +71,13 @@ def test_one_token_changed_after_the_needles_digits_fails_naming_its_length_and_
     ref, suite = needle_reference
     recorded = load_reference(ref).canary_record(NEEDLE)
     value = json.loads((ref / "manifest.json").read_text())["canaries"][NEEDLE]["expected"]
-    position = len(recorded.completion_ids) - 1  # the last token, after the 7 digits
-    before = httpx.post(f"{shared_server.url}/detokenize", json={"tokens": recorded.completion_ids[:position]})
-    assert value in before.json()["content"], (value, before.json())
+    ids = recorded.completion_ids
+
+    def text(n: int) -> str:
+        return httpx.post(f"{shared_server.url}/detokenize", json={"tokens": ids[:n]}).json()["content"]
+
+    position = next(n for n in range(len(ids) + 1) if value in text(n))  # the first token after the 7 digits
+    assert position < len(ids), (value, text(len(ids)))
     with FaultProxy(shared_server.url, rewrite_chunk=change_token_for_prompt_length(
             prompt_tokens=LENGTH, position=position)) as proxy:
         result = gate_run(f"--url={proxy.url}", f"--reference={ref}", *ARGS, suite=suite, max_tokens=8,
@@ -89,7 +93,7 @@ def test_one_token_changed_after_the_needles_digits_fails_naming_its_length_and_
     assert checks[f"{NEEDLE}:tokens"] == ("divergent", "failed") and checks[NEEDLE] == ("pass", "passed")
     result.stdout.fnmatch_lines([f"needle[[]{LENGTH}-d{DEPTH}[]]:tokens: divergent: the {LENGTH}-token needle at "
                                  f"depth {DEPTH}% answered right with other tokens than the reference: first split "
-                                 f"at completion token {position} of {len(recorded.completion_ids)} *"])
+                                 f"at completion token {position} of {len(ids)} *"])
     assert f"{NEEDLE}:tokens: divergent:" in (result.folder / "identity.md").read_text()
 
 
