@@ -7,6 +7,7 @@ from pathlib import Path
 from oracle.canary.report import html, markdown_lines
 from oracle.canary.results import canary_summary
 from oracle.canary.tokens import NOT_COMPARED_HEAD, compare_canary
+from oracle.compare.verdicts import passed
 from oracle.store.records import Condition, Record
 from oracle.store.reference import write_reference
 
@@ -52,6 +53,12 @@ def test_a_split_within_the_margin_is_a_near_tie(tmp_path):
     found = compare_canary("needle[512-d50]", NEEDLE, kept([5, 6, 8], top=[[5, 6], [6, 7], [8, 7]]),
                            reference(tmp_path, [5, 6, 7]), near_tie_nats=0.5)
     assert found.check.verdict == "near-tie" and round(found.row["margin_nats"], 3) == 0.2
+    # the verdict table: a near-tie fails unless --allow-near-ties; a divergent canary fails either way
+    assert [passed(found.check, allow_near_ties=allow, allow_inconclusive=()) for allow in (False, True)] == [
+        False, True]
+    moved = compare_canary("needle[512-d50]", NEEDLE, kept([5, 6, 99]), reference(tmp_path / "b", [5, 6, 7]),
+                           near_tie_nats=0.5)
+    assert not passed(moved.check, allow_near_ties=True, allow_inconclusive=("canary", "canary-tokens"))
 
 
 def test_a_reference_without_the_canarys_completion_is_not_compared(tmp_path):
