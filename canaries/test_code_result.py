@@ -40,7 +40,7 @@ def test_code(oracle_gate, code_item) -> None:
     item_id = f"code[{code_item.id}]"
     try:
         ids = render_ids(oracle_gate, code_prompt(code_item), suffix=ANSWER_PREFIX)
-        c = complete(oracle_gate, ids, max_tokens=MAX_TOKENS)
+        c = complete(oracle_gate, ids, max_tokens=MAX_TOKENS, top_k=oracle_gate.options.logprobs)
     except RequestFailed as exc:
         not_run(oracle_gate, item_id, "code", str(exc))
         return
@@ -50,4 +50,4 @@ def test_code(oracle_gate, code_item) -> None:
                           "raw_text": c.text, "answer": s.verdict, "reason": s.reason, "rule": EXTRACTION_RULE,
                           "completion_ids": c.completion_ids},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:80]!r}",
-                  strict=oracle_gate.options.canary.strict)
+                  strict=oracle_gate.options.canary.strict, completion=c)

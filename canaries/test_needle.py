@@ -53,7 +53,7 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
         p = build_needle_prompt(total=total, depth=depth, tokenize=oracle_gate.prompts.tokenize,
                                 template=b.chat_template(), special_tokens=b.special_tokens(),
                                 haystack=haystack, seed=oracle_gate.options.seed)
-        c = complete(oracle_gate, p.ids, max_tokens=ANSWER_TOKENS)
+        c = complete(oracle_gate, p.ids, max_tokens=ANSWER_TOKENS, top_k=oracle_gate.options.logprobs)
     except RequestFailed as exc:
         not_run(oracle_gate, item_id, "needle", str(exc))
         return
@@ -63,4 +63,4 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
                           "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
                           "answer": s.verdict, "reason": s.reason},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:60]!r}",
-                  strict=oracle_gate.options.canary.strict)
+                  strict=oracle_gate.options.canary.strict, completion=c)

@@ -20,7 +20,7 @@ def test_repeats(oracle_gate, mode) -> None:
     try:
         ids = render_ids(oracle_gate, PROMPT)
         outs = complete_many(oracle_gate, [ids] * n, max_tokens=oracle_gate.options.max_tokens or MAX_TOKENS,
-                             at_once=mode == "burst")
+                             at_once=mode == "burst", top_k=oracle_gate.options.logprobs)
     except RequestFailed as exc:
         not_run(oracle_gate, item_id, family, str(exc))
         return
@@ -29,4 +29,4 @@ def test_repeats(oracle_gate, mode) -> None:
     finish_canary(oracle_gate, item_id, family, ok=s.all_identical,
                   result={"mode": mode, "expected": f"{n}/{n} identical", "extracted": f"{s.identical}/{n} identical",
                           "raw_text": base.text, "repeats": s.as_dict()},
-                  detail=s.describe(), strict=oracle_gate.options.canary.strict)
+                  detail=s.describe(), strict=oracle_gate.options.canary.strict, completion=base)

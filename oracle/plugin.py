@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from oracle.canary.plan import ignored as canary_ignored
+from oracle.canary.tokens import NOT_COMPARED_HEAD
 from oracle.checks import CHECKS
 from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
@@ -316,6 +317,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
     for line in localized:
         tr.write_line(line)
+    for note in gate.state.notes:  # a reference without canary completions: which canaries, and the re-record
+        if NOT_COMPARED_HEAD in note:
+            tr.write_line(f"oracle: {note}", yellow=True)
     if (gate.report_dir / "identity.json").exists():
         tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from oracle.canary.results import canary_summary
+from oracle.canary.results import TOKENS_KEY, canary_summary
 from oracle.compare.verdicts import DROPPED
 
 __all__ = ["PLACE", "html", "markdown", "markdown_lines"]
@@ -35,6 +35,9 @@ def markdown_lines(canaries: dict[str, dict]) -> list[str]:
             got = r.get("extracted")
             out.append(f"  - {item_id}: {r.get('verdict')}: expected {r.get('expected')!r}, got {got!r} "
                        f"({r.get('reason') or r.get('why')})")
+        tokens = r.get(TOKENS_KEY) or {}
+        if tokens.get("verdict") in ("near-tie", "divergent"):
+            out.append(f"  - {item_id}:tokens: {tokens['verdict']}: {tokens.get('detail')}")
     return out
 
 
@@ -49,6 +52,17 @@ def html(data: dict) -> str:
         return "<h2>Canaries</h2><p>No canaries ran.</p>"
     body = "".join(f"<tr class='{_e(r.get('verdict'))}'><td class=mono>{_e(k)}</td><td>{_e(r.get('verdict'))}</td>"
                    f"<td class=mono>{_e(r.get('expected'))}</td><td class=mono>{_e(r.get('extracted'))}</td>"
-                   f"<td>{_e(r.get('reason') or r.get('why') or r.get('detail'))}</td></tr>" for k, r in rows.items())
+                   f"<td>{_e(r.get('reason') or r.get('why') or r.get('detail'))}</td>{_tokens_cell(r)}</tr>"
+                   for k, r in rows.items())
     return ("<h2>Canaries</h2>"
-            f"<table><tr><th>canary</th><th>verdict</th><th>expected</th><th>got</th><th>why</th></tr>{body}</table>")
+            "<table><tr><th>canary</th><th>verdict</th><th>expected</th><th>got</th><th>why</th>"
+            f"<th>tokens vs reference</th></tr>{body}</table>")
+
+
+def _tokens_cell(row: dict) -> str:
+    """The canary's complete token array against the reference's: its verdict and the split, or why not compared."""
+    tokens = row.get(TOKENS_KEY)
+    if not tokens:
+        return "<td></td>"
+    words = tokens.get("detail") or tokens.get("why") or ""
+    return f"<td class='{_e(tokens.get('verdict'))}'>{_e(tokens.get('verdict'))}: {_e(words)}</td>"

@@ -5,6 +5,7 @@
     # -> ("fail", "regression: the reference answered it right")
     canary_summary(state.canaries)
     # "code 9/12, needle 18/20 (3 dropped), repeats 5/5 identical, burst 5/5 identical, crosstalk c4 pass"
+    # (against a reference: ", tokens vs reference 19 exact 1 divergent")
     family_counts(state.canaries)
     # {"code": (9, 12), "needle": (18, 20), "repeats": (5, 5), "burst": (5, 5), "crosstalk": (4, 4)}
 
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 from oracle.compare.verdicts import DROPPED, FAIL, INFO, PASS
 
-__all__ = ["FAMILIES", "REPORT_KEY", "canary_summary", "canary_verdict", "family_counts"]
+__all__ = ["FAMILIES", "REPORT_KEY", "TOKENS_KEY", "canary_summary", "canary_verdict", "family_counts",
+           "token_counts"]
 
 FAMILIES = ("code", "needle", "repeats", "burst", "crosstalk")
 REPORT_KEY = "canaries"  # identity.json's key of the canary rows (item id -> row)
+TOKENS_KEY = "tokens_vs_reference"  # a row's comparison with the reference's completion (canary/tokens.py)
 
 
 def canary_verdict(*, ok: bool, item_id: str, reference: dict | None, strict: bool) -> tuple[str, str]:
@@ -69,7 +72,18 @@ def canary_summary(canaries: dict[str, dict]) -> str | None:
     stale = [r for r in canaries.values() if r.get("family") == "code-fresh" and not r.get("ok")]
     if stale:
         parts.append("code set STALE")
+    tokens = token_counts(canaries)
+    if tokens:
+        parts.append("tokens vs reference " + " ".join(f"{n} {verdict}" for verdict, n in tokens.items()))
     return ", ".join(parts) if parts else None
+
+
+def token_counts(canaries: dict[str, dict]) -> dict[str, int]:
+    """How many canaries compared token for token with the reference ended each verdict (canary/tokens.py), in
+    the order exact, near-tie, divergent, not-compared; empty when none was compared (no reference)."""
+    verdicts = [(r.get(TOKENS_KEY) or {}).get("verdict") for r in canaries.values()]
+    order = ("exact", "near-tie", "divergent", "not-compared")
+    return {v: verdicts.count(v) for v in order if v in verdicts}
 
 
 def family_counts(canaries: dict[str, dict]) -> dict[str, tuple[int, int]]:

@@ -2,6 +2,7 @@
 
     references/NAME/manifest.json        schema_version, kind, identity, hashes of every file, its own hash
     references/NAME/records/boot1-c1/    ID.npz + ID.json per prompt
+    references/NAME/records/canaries/boot1-c1/   the same per canary request (schema 2; named by `canary_record_name`)
 
 A reference is written whole into a temporary sibling folder and renamed into place, so
 a crash never leaves half a reference. One whose files do not match the manifest, or whose
@@ -16,7 +17,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from oracle.redaction import public_data
@@ -25,10 +26,14 @@ from oracle.store.records import PRIMARY, Condition, Record, atomic_write_bytes,
 from oracle.store.shapes import ManifestShape
 from oracle.store.stamps import utc_now
 
-__all__ = ["REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError", "check_record_target", "manifest_digest", "seal",
-           "load_reference", "write_reference"]
+__all__ = ["CANARY_RECORDS", "READABLE_SCHEMA_VERSIONS", "REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError",
+           "canary_record_name", "check_record_target", "load_reference", "manifest_digest", "seal", "write_reference"]
 
-REFERENCE_SCHEMA_VERSION = 1
+# 2: each canary request's completion is kept as a record under records/canaries/ (its row in `canaries` names its
+# completion_sha256). A schema 1 reference is read as it is: it holds no canary completion (nothing to compare).
+REFERENCE_SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
+CANARY_RECORDS = "canaries"  # records/<this>/boot1-c1/: the canary completions, apart from the suite's records
 KINDS = ("mtp0", "f16")
 SELF_HASH = "manifest_sha256"  # the sha256 of the manifest's own content, this key left out
 UNSEALED_NOTE = ("the reference {path} was written before manifests carried their own hash ({key}): an edit of "
@@ -61,6 +66,19 @@ class Reference:
         return [Condition.from_key(k) for k in self.manifest.get("conditions", ["boot1-c1"])]
 
     @property
+    def keeps_canary_completions(self) -> bool:
+        """Whether this reference was written by an oracle that keeps canary completions (schema 2 and later)."""
+        return self.manifest.get("schema_version", 1) >= 2
+
+    def canary_record(self, item_id: str) -> Record | None:
+        """The canary's completion as the reference recorded it; None when it holds none (its row has no
+        completion_sha256: a schema 1 reference, or a canary it did not run)."""
+        row = (self.manifest.get("canaries") or {}).get(item_id)
+        if not isinstance(row, dict) or not row.get("completion_sha256"):
+            return None
+        return load_record(self.path / "records" / CANARY_RECORDS, PRIMARY, canary_record_name(item_id))
+
+    @property
     def noise(self) -> dict | None:
         """The reference's own variability across its ladder levels and boots (None: not measured)."""
         return self.manifest.get("noise")
@@ -87,6 +105,15 @@ def sealed_manifest(manifest: dict) -> bytes:
     return (json.dumps(sealed, indent=1, sort_keys=True) + "\n").encode()
 
 
+def canary_record_name(item_id: str) -> str:
+    """The file stem of a canary's record: its item id where that is a plain file name (`needle[512-d0]`), else
+    the id with its other characters replaced and a short hash of it, so two ids never share a file."""
+    plain = re.sub(r"[^A-Za-z0-9._\-\[\]]", "_", item_id)
+    if plain == item_id and not item_id.startswith("."):
+        return item_id
+    return f"_{plain[:80]}-{hashlib.sha256(item_id.encode()).hexdigest()[:12]}"
+
+
 def check_record_target(path: Path, *, overwrite: bool) -> None:
     """Refuse, before any request, to record onto an existing reference without --record-overwrite."""
     if path.exists() and not path.is_dir():
@@ -99,8 +126,10 @@ def check_record_target(path: Path, *, overwrite: bool) -> None:
 
 def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
                     canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None,
-                    logits: dict | None = None, speed: dict | None = None) -> Reference:
-    """Write records + manifest atomically; the old reference (if overwriting) is replaced whole."""
+                    logits: dict | None = None, speed: dict | None = None,
+                    canary_records: list[Record] | None = None) -> Reference:
+    """Write records + manifest atomically; the old reference (if overwriting) is replaced whole. canary_records:
+    each canary request's completion (its id the canary's item id), kept apart under records/canaries/."""
     check_record_target(path, overwrite=overwrite)
     if kind not in KINDS:
         raise ReferenceError(f"--reference-kind {kind!r}: must be one of {', '.join(KINDS)}")
@@ -109,6 +138,13 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
     try:
         for r in records:
             save_record(staging / "records", r)
+        canaries = {k: dict(v) for k, v in (canaries or {}).items()}
+        for r in canary_records or ():
+            if r.id not in canaries:
+                raise ReferenceError(f"a canary completion of {r.id!r} without its canary row")
+            save_record(staging / "records" / CANARY_RECORDS,
+                        replace(r, id=canary_record_name(r.id), condition=PRIMARY, repeat=0))
+            canaries[r.id]["completion_sha256"] = r.completion_sha256
         files = {str(p.relative_to(staging)): _sha256(p)
                  for p in sorted((staging / "records").rglob("*")) if p.is_file()}
         primary = [r for r in records if r.condition == Condition()]
@@ -125,7 +161,7 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
             "cases": {r.id: {k: r.meta()[k] for k in ("prompt_sha256", "completion_sha256", "text_sha256",
                                                       "finish_reason", "completion_tokens")}
                       for r in primary},
-            "canaries": canaries or {},
+            "canaries": canaries,
             "noise": noise,
             "logits": logits,
             "files": files,
@@ -168,7 +204,7 @@ def load_reference(path: Path) -> Reference:
                              f"content no longer matches its {SELF_HASH}); restore it from version control or "
                              f"re-record with --record {path} --record-overwrite")
     version = manifest.get("schema_version")
-    if version != REFERENCE_SCHEMA_VERSION:
+    if version not in READABLE_SCHEMA_VERSIONS:
         raise ReferenceError(f"--reference {path}: schema version {version}, this oracle reads "
                              f"{REFERENCE_SCHEMA_VERSION}; re-record with `pytest --backend=... --record {path} "
                              "--record-overwrite`")
@@ -211,6 +247,8 @@ def _verify_records(path: Path, manifest: dict) -> None:
     records, read = path / "records", {}
     for rel in manifest["files"]:
         rel_path = Path(rel)
+        if rel_path.parts[1:2] == (CANARY_RECORDS,):
+            continue  # the canary completions: read by their rows below
         if rel_path.suffix == ".json":
             condition = rel_path.parent.name
             if not re.fullmatch(r"boot[0-9]+-c[0-9]+(-r[0-9]+)?", condition):
@@ -226,6 +264,25 @@ def _verify_records(path: Path, manifest: dict) -> None:
             raise ReferenceError(f"--reference {path}: tainted: case {rid!r}: its completion_sha256 in "
                                  f"manifest.json is not the hash of records/{PRIMARY.key}/{rid}.npz's tokens; "
                                  f"re-record with --record {path} --record-overwrite")
+    _verify_canary_records(path, manifest)
+
+
+def _verify_canary_records(path: Path, manifest: dict) -> None:
+    """Every canary row that names a completion has its record, holding those tokens."""
+    for item_id, row in (manifest.get("canaries") or {}).items():
+        digest = row.get("completion_sha256") if isinstance(row, dict) else None
+        if not digest:
+            continue
+        name = f"records/{CANARY_RECORDS}/{PRIMARY.key}/{canary_record_name(item_id)}"
+        try:
+            record = load_record(path / "records" / CANARY_RECORDS, PRIMARY, canary_record_name(item_id))
+        except FileNotFoundError:
+            raise ReferenceError(f"--reference {path}: tainted: canary {item_id!r} of manifest.json has no record "
+                                 f"{name}.json; re-record the reference") from None
+        if record.completion_sha256 != digest:
+            raise ReferenceError(f"--reference {path}: tainted: canary {item_id!r}: its completion_sha256 in "
+                                 f"manifest.json is not the hash of {name}.npz's tokens; re-record with "
+                                 f"--record {path} --record-overwrite")
 
 
 def seal(path: Path) -> str:

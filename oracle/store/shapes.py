@@ -51,6 +51,7 @@ class CaseShape(_Shape):
 class CanaryShape(_Shape):
     verdict: str | None = None
     ok: Any = None  # read for its truth only
+    completion_sha256: str | None = None  # a reference's (schema 2): its completion's record, records/canaries/
 
 
 class NoiseShape(_Shape):

@@ -450,3 +450,9 @@ def nudge_one_logprob(*, position: int):
         return chunk
 
     return rewrite
+
+
+def change_token_for_prompt_length(*, prompt_tokens: int, position: int, delta: int = 1):
+    """Change the completion token at `position` of every request whose prompt has exactly `prompt_tokens` ids (a
+    needle of that length; the suite's prompts pass unchanged)."""
+    return _change_at(position, delta, lambda ctx: len((ctx["body"] or {}).get("prompt") or []) == prompt_tokens)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from oracle.canary import crosstalk_report as crosstalk_section
 from oracle.canary import report as section
 from oracle.canary.canary_set import canary_set, follow_canary_set
+from oracle.canary.tokens import completion_record
 from oracle.checks.canaries.options import CanarySettings, add_options, settings_of
 from oracle.checks.canaries.state import CanaryState
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
@@ -32,9 +33,11 @@ def build(parts: CheckParts) -> Producers:
 def recorded(state: CanaryState) -> dict:
     """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
     so a gate against the reference finds no answer for it. Its manifest's `run.canary_set` names the needle
-    lengths this run sent and those it dropped (canary/canary_set.py)."""
-    return {"canaries": {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED},
-            "canary_set": canary_set(state.rows)}
+    lengths this run sent and those it dropped (canary/canary_set.py). Each kept canary's completion is a record
+    of the reference (records/canaries/), which a gate compares token for token (canary/tokens.py)."""
+    rows = {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}
+    return {"canaries": rows, "canary_set": canary_set(state.rows),
+            "canary_records": [completion_record(k, kept) for k, kept in state.completions.items() if k in rows]}
 
 
 CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,

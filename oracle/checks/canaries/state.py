@@ -1,5 +1,7 @@
 """The canaries' part of the report (identity.json `canaries`): one row per canary item (its family, expected,
-extracted, raw text, verdict and why), filled by the canary modules as each item runs.
+extracted, raw text, verdict and why), filled by the canary modules as each item runs; and each canary request's
+completion (identity.json `canary_completions`: token ids, finish reason, top-k logprobs), which a record run
+keeps in its reference and a gate compares token for token (oracle/canary/tokens.py).
 
     state = CanaryState(); state.apply("canaries", {"code[mul-7-2]": row}); state.to_json()
 """
@@ -10,30 +12,33 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from oracle.canary.results import REPORT_KEY
+from oracle.canary.tokens import COMPLETIONS_KEY
 
 __all__ = ["CanaryState"]
 
 
 @dataclass
 class CanaryState:
-    KEYS = (REPORT_KEY,)
+    KEYS = (REPORT_KEY, COMPLETIONS_KEY)
 
     rows: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
+    completions: dict[str, dict] = field(default_factory=dict)  # item id -> its completion (canary/tokens.py)
 
     def apply(self, key: str, value: dict) -> None:
-        self.rows.update(value)
+        (self.completions if key == COMPLETIONS_KEY else self.rows).update(value)
 
     def to_json(self) -> dict:
-        return {REPORT_KEY: self.rows}
+        return {REPORT_KEY: self.rows, COMPLETIONS_KEY: self.completions}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "CanaryState":
-        return cls(dict(data.get(REPORT_KEY) or {}))
+        return cls(dict(data.get(REPORT_KEY) or {}), dict(data.get(COMPLETIONS_KEY) or {}))
 
     @classmethod
     def merge(cls, own: "CanaryState", parts: list[tuple[str, "CanaryState"]]) -> "CanaryState":
         """Each canary item ran on one server (placement.py deals them round-robin): every worker's rows."""
-        rows = dict(own.rows)
+        rows, completions = dict(own.rows), dict(own.completions)
         for _, state in parts:
             rows.update(state.rows)
-        return cls(rows)
+            completions.update(state.completions)
+        return cls(rows, completions)

@@ -70,7 +70,7 @@ def test_schema_version_mismatch_says_rerecord(tmp_path):
     ref = tmp_path / "ref"
     write_reference(ref, [rec("a", [5])], kind="mtp0", identity={}, run={})
     m = ref / "manifest.json"
-    m.write_text(m.read_text().replace('"schema_version": 1', '"schema_version": 99'))
+    m.write_text(m.read_text().replace('"schema_version": 2', '"schema_version": 99'))
     with pytest.raises(ReferenceError, match="re-record"):
         load_reference(ref)
 
