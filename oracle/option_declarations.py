@@ -2,6 +2,9 @@
 `option_types.py`, so a bad value is a usage error naming the fix), default and help. `options.py` reads them back
 into the frozen `GateOptions` and cross-checks them.
 
+Light, like every module it imports: the plugin declares these in every pytest session of an environment where
+oracle is installed, with or without --backend (a test keeps the set of modules they import).
+
     add_options(parser)     # from the plugin's pytest_addoption
 """
 
@@ -12,7 +15,7 @@ import shlex
 
 import pytest
 
-from oracle.checks import CHECKS
+from oracle.checks import add_check_options
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
                                  dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int, top_k,
@@ -20,11 +23,18 @@ from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_nam
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+__all__ = ["BACKEND_FAMILIES", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
            "dash_value_refusal", "gate_options_given"]
 
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
+
+# The backend families with their few words (oracle.backends.backend_help(), which imports every family's client:
+# a test keeps the two equal).
+BACKEND_FAMILIES = ("llamacpp (llama-server's native /completion); "
+                    "vllm (vLLM's OpenAI API with its ids, salts and counters); openai (any OpenAI-compatible server); "
+                    "hf (transformers in this process); openvino (an OpenVINO IR on GenAI's pipeline in this process); "
+                    "python (your own runner object in this process (python:MODULE:FACTORY, docs/runner.md))")
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 
@@ -32,9 +42,7 @@ _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 def add_options(parser: pytest.Parser) -> None:
     """The core gate options on the `oracle` group, then each check kind's on its own group (oracle/checks/)."""
     _gate_options(parser)
-    for check in CHECKS:
-        if check.add_options is not None:
-            check.add_options(check.option_group(parser))
+    add_check_options(parser)
 
 
 def _declared(*, with_value: bool = False) -> set[str]:
@@ -77,11 +85,9 @@ def gate_options_given(args) -> list[str]:
 
 def _gate_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
-    from oracle.backends import backend_help
-
     g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
                 help=f"family[-platform] of what is gated, e.g. llamacpp-sycl, vllm-xpu, hf-cpu; the "
-                     f"families: {backend_help()}; turns the gate on (default: off, the project's own tests "
+                     f"families: {BACKEND_FAMILIES}; turns the gate on (default: off, the project's own tests "
                      "run)")
     g.addoption("--url", metavar="URL[,URL...]", default=None,
                 help="a server that is already running; several comma-separated servers of one configuration "

@@ -7,10 +7,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from oracle.option_types import bounded, positive_int, sampling_check, temperature, top_p
-from oracle.run.sampling import Sampling
+
+if TYPE_CHECKING:
+    from oracle.run.sampling import Sampling
 
 __all__ = ["add_sampling_options", "sampling_of"]
 
@@ -41,6 +45,8 @@ def add_sampling_options(g) -> None:
 
 def sampling_of(o, family, workers: int) -> Sampling | None:
     """--temperature and the options that only mean something with it, cross-checked."""
+    from oracle.run.sampling import Sampling  # with the gate only: the declarations stay light
+
     distribution = o.sampling_check == "distribution"
     if o.temperature is None:
         alone = [flag for flag, given in (("--top-p", o.top_p is not None), ("--seeds", o.seeds is not None),

@@ -12,13 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from oracle.canary.kinds import CANARY_KINDS
 from oracle.canary.needle import default_lengths, split_lengths
 from oracle.targets import planned_context
 
 __all__ = ["CANARY_KINDS", "PlanOptions", "canary_kind", "crosstalk_levels", "ignored", "needle_plan",
            "resolve_context"]
 
-CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (checks/canaries/options.py)
 
 
 class PlanOptions(Protocol):

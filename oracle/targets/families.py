@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from oracle.backends import parse_backend
+from oracle.run.plan_estimate import EMBEDDED_CPU_BUDGET
 from oracle.backends.gguf import gguf_context_length
 from oracle.targets.base import EmbeddedTarget
 from oracle.targets.cache import EmbeddedError, default_model
@@ -50,7 +51,6 @@ class FamilyTarget:
     default_budget: str | None = None
 
 
-EMBEDDED_CPU_BUDGET = "5m"  # record and gate give a first verdict in about 10 minutes on 2 cores
 PLANNED_CONTEXT = 8192  # assumed before the model loads; its own limit is read when it loads
 
 

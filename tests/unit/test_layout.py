@@ -38,7 +38,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
     ("tool_run", "bisect", "repro", "sweep"),  # the tools; a sweep point is a gate run of its own process
     # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
-    ("option_types", "option_families", "option_sampling", "option_declarations", "options",
+    ("option_types", "option_families", "option_sampling", "option_declarations", "option_renames", "options",
      "option_inputs", "option_folders",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller

@@ -7,13 +7,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import ladder_arrivals, ladder_levels, ladder_minimums, ladder_mode, positive_int
 
-__all__ = ["ConditionSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "ConditionSettings", "add_options", "settings_of"]
+
+TITLE = "ladders and boots"  # its `--help` group's: "oracle: ladders and boots"
 
 
 @dataclass(frozen=True)

@@ -4,37 +4,20 @@ comparison becomes the speed card's `vs_reference` (which the speed item judges)
 the speed section (oracle/checks/speed/state.py).
 
 Its options (options.py), producer (producer.py), the two sides' servers (servers.py, which the interleaved speed
-cells share), report section (oracle/speed/interleave_report.py) and this descriptor, listed once in
+cells share), report section (oracle/speed/interleave_report.py) and its descriptor (check.py), listed once in
 oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
-from oracle.checks.speed.state import InSpeedSection
-from oracle.checks.speed_ab.options import InterleaveOptions, add_options, resolve_reference_launch, settings_of
-from oracle.checks.speed_ab.producer import InterleaveChecks
-from oracle.speed import interleave_report as section
-
 __all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions"]
 
 
-def items(plan) -> list[CheckItem]:
-    """With --reference-launch, against a reference: reference and candidate in ABBA rounds, before the speed
-    item judges their comparison."""
-    return [CheckItem("speed-ab", "speed_ab")] if plan.options.check("speed_ab").on and plan.mode == "gate" else []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.speed_ab import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = InterleaveChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.target)
-    return Producers({"speed_ab": checks.check})
-
-
-def resolve(settings: InterleaveOptions, reference) -> InterleaveOptions:
-    """`recorded`: the reference's own command, refused before any server starts."""
-    return resolve_reference_launch(settings, reference) if settings.on else settings
-
-
-CHECK = CheckDescriptor(name="speed_ab", title="interleaved A/B", order=30, kinds=("speed_ab",), items=items,
-                        build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
-                        defaults=InterleaveOptions(), sections=(section,), resolve=resolve)
+    return getattr(check, name)

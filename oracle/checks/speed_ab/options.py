@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import shell_command
 from oracle.redaction import MASK
 
-__all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
            "resolve_reference_launch", "settings_of"]
+
+TITLE = "interleaved A/B"  # its `--help` group's: "oracle: interleaved A/B"
 
 RECORDED = "recorded"  # --reference-launch recorded: the reference's own launch command, from its manifest
 INTERLEAVE_SERVERS = ("one-at-a-time", "both-up")
