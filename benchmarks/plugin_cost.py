@@ -29,7 +29,8 @@ def _session(project: Path, extra: list[str]) -> float:
                           capture_output=True, text=True, env={**os.environ, "PYTEST_ADDOPTS": ""})
     took = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"pytest {' '.join(extra)} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise SystemExit(f"pytest {' '.join(extra)} exited {done.returncode}:\n"
+                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return took
 
 

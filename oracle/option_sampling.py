@@ -29,7 +29,7 @@ def add_sampling_options(g) -> None:
     g.addoption("--top-p", metavar="P", type=top_p, default=None,
                 help="with --temperature, the nucleus kept (default: 1, no cut)")
     g.addoption("--seeds", metavar="N", type=positive_int("--seeds"), default=None,
-                help="with --temperature, N seeds per prompt: --seed, --seed+1, ...; each a record ID~sSEED "
+                help="with --temperature, N seeds per prompt: --oracle-seed, --oracle-seed+1, ...; each a record ID~sSEED "
                      "(default: 1)")
     g.addoption("--sampling-check", metavar="HOW", type=sampling_check, default="tokens",
                 help="with --temperature: tokens (the same tokens per seed, the token match rate) or distribution "
@@ -72,5 +72,5 @@ def sampling_of(o, family, workers: int) -> Sampling | None:
     if o.score_url and not o.score_url.startswith(("http://", "https://")):
         raise pytest.UsageError(f"--score-url {o.score_url!r}: must start with http:// or https://, e.g. "
                                 "http://127.0.0.1:8080")
-    seeds = tuple(range(o.seed, o.seed + (o.seeds or 1)))
+    seeds = tuple(range(o.oracle_seed, o.oracle_seed + (o.seeds or 1)))
     return Sampling(o.temperature, 1.0 if o.top_p is None else o.top_p, seeds)

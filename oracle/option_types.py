@@ -123,14 +123,14 @@ def integer(flag: str, example: int):
 
 
 def seed(value: str) -> int:
-    """--seed: a whole number, 0 or more (a negative seed is llama-server's "random each time")."""
-    number = integer("--seed", 1234)(value)
+    """--oracle-seed: a whole number, 0 or more (a negative seed is llama-server's "random each time")."""
+    number = integer("--oracle-seed", 1234)(value)
     if number < 0:
-        raise pytest.UsageError(f"--seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
-                                "seed each time, which no run can repeat (e.g. --seed 1234)")
+        raise pytest.UsageError(f"--oracle-seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
+                                "seed each time, which no run can repeat (e.g. --oracle-seed 1234)")
     if number >= SEED_RANDOM:
-        raise pytest.UsageError(f"--seed {value!r}: must be below {SEED_RANDOM}; llama-server keeps a seed in 32 bits "
-                                f"and {SEED_RANDOM} is its own \"random each time\" (e.g. --seed 1234)")
+        raise pytest.UsageError(f"--oracle-seed {value!r}: must be below {SEED_RANDOM}; llama-server keeps a seed in 32 bits "
+                                f"and {SEED_RANDOM} is its own \"random each time\" (e.g. --oracle-seed 1234)")
     return number
 
 
@@ -320,7 +320,7 @@ def ladder_arrivals(value: str) -> str:
 
 def power_mode(value: str) -> str:
     if value not in POWER_MODES:
-        raise pytest.UsageError(f"--power {value!r}: must be auto (energy, temperature and isolation of the timed run "
+        raise pytest.UsageError(f"--oracle-power {value!r}: must be auto (energy, temperature and isolation of the timed run "
                                 "where this host can read them) or off (none measured)")
     return value
 
@@ -392,9 +392,9 @@ def ledger_target(value: str) -> str:
 
 
 def budget_value(value: str) -> str:
-    """--budget: a duration (10m, 600s, 1h) or off, kept as given (options.py reads its seconds)."""
+    """--oracle-budget: a duration (10m, 600s, 1h) or off, kept as given (options.py reads its seconds)."""
     try:
-        parse_duration("--budget", value)
+        parse_duration("--oracle-budget", value)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return value

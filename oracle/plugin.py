@@ -3,7 +3,7 @@ given, nothing else.
 
 Without --backend nothing changes and the project's own tests run; this module and the option declarations are all
 of oracle such a session imports (no numpy, HTTP client or ledger: docs/architecture.md, "The plugin's cost"). With
---backend each hook hands its call to its namesake in `oracle.gate.hooks`, imported then: the gate's items are
+--backend each hook hands its call to its namesake in `oracle.plugin_hooks`, imported then: the gate's items are
 collected instead (plus the canary modules), and the session does the work.
 """
 
@@ -58,7 +58,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
     if (config.option.sweep or config.option.sweep_max) and not (config.option.help or config.option.version):
-        from oracle.gate.hooks import public_errors
+        from oracle.plugin_hooks import public_errors
         from oracle.option_folders import check_run_folders
         from oracle.options import gate_options
         from oracle.sweep.session import run_sweep
@@ -82,10 +82,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _gate_hooks(config: pytest.Config):
-    """`oracle.gate.hooks` where --backend is given (imported then), else None: the hooks below have nothing to do."""
+    """`oracle.plugin_hooks` where --backend is given (imported then), else None: the hooks below have nothing to do."""
     if config.option.backend is None:
         return None
-    from oracle.gate import hooks
+    from oracle import plugin_hooks as hooks
 
     return hooks
 

@@ -164,7 +164,7 @@ def gate_run(pytester, tiny_suite):
 
     def run(*extra: str, suite: Path | None = None, report: str = "report", max_tokens: int | None = 32):
         folder = pytester.path / report
-        args = ["-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite or tiny_suite}",
+        args = ["-p", "no:cacheprovider", "--backend=llamacpp", f"--oracle-suite={suite or tiny_suite}",
                 f"--report-dir={folder}", *extra]
         if not any(a.startswith("--canaries") for a in extra):
             args.append("--canaries=none")  # the spine's tests count gate items only

@@ -110,7 +110,7 @@ class GateSession(ReportOwner):
             raise self._refused(str(exc)) from None
         except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
             raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "
-                                f"to it: {exc}; check that --url / --backend name this kind of server") from None
+                                f"to it: {exc}; check that --oracle-url / --backend name this kind of server") from None
         except (RequestFailed, EmbeddedError) as exc:
             raise self._refused(f"could not read the server's template or tokenizer: {exc}") from None
         for note in self.target.notes + self.prompts.notes:

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from fuzz import GATE_BAD_INPUT, NO_SERVER, _accepted, byte_damage, json_values, problems, tree_digest
 
-PATH_OPTIONS = {"--report-dir", "--record", "--reference", "--suite", "--tokenizer", "--model", "--servers",
+PATH_OPTIONS = {"--report-dir", "--record", "--reference", "--oracle-suite", "--tokenizer", "--oracle-model", "--servers",
                 "--haystack", "--code-set", "--rootdir", "--basetemp"}
 # Options that start a process or reach another host: their values come from a list, never from free text.
 LISTED_VALUES = {
-    "--url": ["http://[::1", "127.0.0.1:9", "", "-", "http://user:pw@127.0.0.1:9", "http://127.0.0.1:99999",
+    "--oracle-url": ["http://[::1", "127.0.0.1:9", "", "-", "http://user:pw@127.0.0.1:9", "http://127.0.0.1:99999",
               "http://127.0.0.1:9/" + "x" * 300],
     "--launch": ["", "-", "llama-server", "echo {port", "'unclosed"],
     "--reference-launch": ["", "recorded", "-", "'unclosed"],
@@ -101,7 +101,7 @@ def check_options(args: list[str], folder: Path, gate) -> list[str]:
     suite.parent.mkdir(parents=True)
     suite.write_text(json.dumps(SUITE_ROW) + "\n")
     before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}", *args])
+    outcome = gate([NO_SERVER, f"--oracle-suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}", *args])
     return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent))
 
 
@@ -111,6 +111,6 @@ def check_suite(payload: bytes, folder: Path, gate) -> list[str]:
     suite.parent.mkdir(parents=True)
     suite.write_bytes(payload)
     before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
+    outcome = gate([NO_SERVER, f"--oracle-suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
     return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent)) + \
         _accepted(outcome)

@@ -42,7 +42,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
      "option_inputs", "option_folders",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller
-    ("plugin", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
+    ("plugin", "plugin_hooks", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
 )
 FLOOR = {name: level for level, floor in enumerate(FLOORS) for name in floor}
 

@@ -52,7 +52,7 @@ def add_options(group) -> None:
 def settings_of(option, context: OptionContext) -> ConditionSettings:
     if option.boots > 1 and context.urls:
         raise pytest.UsageError(f"--boots {option.boots} needs a server oracle can restart: use --launch CMD "
-                                "(or the embedded default) instead of --url")
+                                "(or the embedded default) instead of --oracle-url")
     ladder = tuple(option.ladder)
     unknown = [c for c, _, _ in option.ladder_min if c not in ladder]
     if unknown:

@@ -90,7 +90,7 @@ def add_options(g) -> None:
                      "rate on this machine (default: 0)")
     g.addoption("--interleave-servers", metavar="HOW", type=_servers, default=None,
                 help="one-at-a-time: each pass of --reference-launch on its own boot, one server up at a time; "
-                     "both-up: reference and candidate servers up together, when memory allows (a --url candidate "
+                     "both-up: reference and candidate servers up together, when memory allows (a --oracle-url candidate "
                      "needs both-up) (default: one-at-a-time)")
 
 
@@ -115,7 +115,7 @@ def settings_of(o, context: OptionContext) -> InterleaveOptions:
                                 "-n")
     servers = o.interleave_servers or INTERLEAVE_SERVERS[0]
     if context.urls and servers == "one-at-a-time":
-        raise pytest.UsageError("--reference-launch with a --url candidate: oracle cannot stop a server it did not "
+        raise pytest.UsageError("--reference-launch with a --oracle-url candidate: oracle cannot stop a server it did not "
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
     return InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds or DEFAULT_SPEED_ROUNDS,
@@ -124,13 +124,13 @@ def settings_of(o, context: OptionContext) -> InterleaveOptions:
 
 def resolve_reference_launch(interleave: InterleaveOptions, reference) -> InterleaveOptions:
     """`recorded` becomes the reference's recorded launch command; UsageError when it has none (a reference of a
-    --url server) or its secrets were redacted when it was recorded."""
+    --oracle-url server) or its secrets were redacted when it was recorded."""
     if interleave.command != RECORDED:
         return interleave
     command = ((reference.manifest.get("identity") or {}).get("launch_command") if reference is not None else None)
     if not command:
         raise pytest.UsageError(f"--reference-launch {RECORDED}: the reference {reference.path if reference else ''} "
-                                "keeps no launch command (it was recorded against a server given by --url); give the "
+                                "keeps no launch command (it was recorded against a server given by --oracle-url); give the "
                                 "reference server's command: --reference-launch CMD")
     if MASK in command:
         raise pytest.UsageError(f"--reference-launch {RECORDED}: the recorded command had secrets redacted ({MASK}) "

@@ -46,7 +46,7 @@ def start(config: pytest.Config) -> None:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
     o = config.option
-    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.url or "").split(","), o.ledger])
+    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.oracle_url or "").split(","), o.ledger])
     with public_errors():
         options = gate_options(config)
         config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.canary)
@@ -112,9 +112,10 @@ def report_header(config: pytest.Config) -> str | None:
     if gate is None:
         return None
     o = gate.options
-    target = [f"--url {','.join(redact_url(u) for u in o.urls)}" if o.urls else f"--launch {redact_command(o.launch)}"
-              if o.launch else "in this process" if gate.plan.in_process else "the embedded default"]
-    target += [f"--model {o.model}"] if o.model else []
+    target = [f"--oracle-url {','.join(redact_url(u) for u in o.urls)}" if o.urls
+              else f"--launch {redact_command(o.launch)}" if o.launch
+              else "in this process" if gate.plan.in_process else "the embedded default"]
+    target += [f"--oracle-model {o.model}"] if o.model else []
     target += [f"--server-args {redact_command(o.server_args)}"] if o.server_args else []
     return f"oracle: --backend {o.backend}, target {' '.join(target)}"
 
@@ -179,7 +180,7 @@ def collection_finish(session: pytest.Session) -> None:
 
 
 def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
-    """After the warm-up: the run plan, printed; the live line's ETA; --plan runs no item."""
+    """After the warm-up: the run plan, printed; the live line's ETA; --oracle-plan runs no item."""
     lines = gate.run_plan.make(session.items)
     gate.run_plan.drop(session.items)
     if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
@@ -242,7 +243,7 @@ def sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     message = gate.finish()
     planned_only = gate.options.plan_only and not gate.state.interruption
     if planned_only and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-        session.exitstatus = pytest.ExitCode.OK  # --plan: the plan was the answer
+        session.exitstatus = pytest.ExitCode.OK  # --oracle-plan: the plan was the answer
     ledger_note = None if gate.options.plan_only else _append_to_ledger(gate)
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
