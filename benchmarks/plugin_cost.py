@@ -34,12 +34,14 @@ def _session(project: Path, extra: list[str]) -> float:
     return took
 
 
-def _import_alone() -> tuple[float, int]:
+def _import_alone(project: Path) -> tuple[float, int]:
     """Seconds `import oracle.plugin` takes in a fresh process after pytest itself, and the oracle modules it
-    imports."""
+    imports (run in `project`: `python -c` puts its folder first on sys.path, and a checkout's own oracle would win
+    over the one the sessions load)."""
     code = ("import sys, time, pytest; t = time.perf_counter(); import oracle.plugin; "
             "print(time.perf_counter() - t, sum(m.startswith('oracle') for m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True,
+                         check=True).stdout.split()
     return float(out[0]), int(out[1])
 
 
@@ -56,8 +58,8 @@ def main() -> None:
         for _ in range(args.rounds):
             with_oracle.append(_session(project, []))
             without.append(_session(project, ["-p", "no:oracle"]))
+        seconds, modules = _import_alone(project)
     a, b = statistics.median(with_oracle) * 1000, statistics.median(without) * 1000
-    seconds, modules = _import_alone()
     print(f"one-test pytest session, median of {args.rounds}: with oracle {a:.0f} ms, without (-p no:oracle) "
           f"{b:.0f} ms; oracle's cost {a - b:+.0f} ms (target: within {_TARGET_MS} ms)")
     print(f"import oracle.plugin alone: {seconds * 1000:.0f} ms, {modules} oracle modules")
