@@ -54,7 +54,7 @@ def main() -> int:
     tools = llama_cpp_tools()
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in tools.env.items())
     launch = f"{env} {embedded_command(tools, default_model(), a.server_args).removeprefix('exec ')}"
-    common = (f"--launch={launch}", "--suite=suite.jsonl", f"--max-tokens={a.max_tokens}")
+    common = (f"--launch={launch}", "--oracle-suite=suite.jsonl", f"--max-tokens={a.max_tokens}")
     t0 = time.monotonic()
     rec = gate(folder, *common, "--record=ref", "--record-overwrite", "--report-dir=rec")
     if rec.returncode != 0:

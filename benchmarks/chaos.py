@@ -32,7 +32,7 @@ def record_reference(work: Path, suite: Path, max_tokens: int) -> Path:
     """The reference the rounds gate against, recorded on the embedded llama-server."""
     ref = work / "ref"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--backend=llamacpp", f"--suite={suite}", f"--max-tokens={max_tokens}",
+                           "--backend=llamacpp", f"--oracle-suite={suite}", f"--max-tokens={max_tokens}",
                            "--canaries=none", f"--record={ref}", f"--report-dir={work / 'rec'}",
                            "--rootdir", str(work)],
                           cwd=work, capture_output=True, text=True)

@@ -34,7 +34,7 @@ def launch_command() -> str:
 
 def gate(workdir: Path, workers: int, max_tokens: int, name: str, suite: Path) -> float:
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=llamacpp-cpu",
-            f"--launch={launch_command()}", "--canaries=none", f"--max-tokens={max_tokens}", f"--suite={suite}",
+            f"--launch={launch_command()}", "--canaries=none", f"--max-tokens={max_tokens}", f"--oracle-suite={suite}",
             f"--report-dir={workdir / name}"]
     if workers > 1:
         args += ["-n", str(workers)]

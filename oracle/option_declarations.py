@@ -2,6 +2,9 @@
 `option_types.py`, so a bad value is a usage error naming the fix), default and help. `options.py` reads them back
 into the frozen `GateOptions` and cross-checks them.
 
+Light, like every module it imports: the plugin declares these in every pytest session of an environment where
+oracle is installed, with or without --backend (a test keeps the set of modules they import).
+
     add_options(parser)     # from the plugin's pytest_addoption
 """
 
@@ -12,7 +15,7 @@ import shlex
 
 import pytest
 
-from oracle.checks import CHECKS
+from oracle.checks import add_check_options
 from oracle.option_types import (DEFAULT_BUDGET, INCONCLUSIVE_KINDS, backend_name, bounded, budget_value,
                                  dtype, existing_path, inconclusive_kinds, ledger_target,
                                  non_negative_int, ov_config, positive_int, top_k,
@@ -21,11 +24,19 @@ from oracle.option_ledger import machine_name
 from oracle.redaction import redact_command
 from oracle.sweep.grid import parse_axis
 
-__all__ = ["COMPARE_MODES", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options", "compare_mode",
+__all__ = ["BACKEND_FAMILIES", "COMPARE_MODES", "DEFAULT_TOP_K", "F16_GATE_TOP_K", "REFERENCE_TOP_K", "add_options",
+           "compare_mode",
            "dash_value_refusal", "gate_options_given"]
 
 # --logprobs when not given: what an f16 reference stores, what a candidate is asked for against one, else.
 REFERENCE_TOP_K, F16_GATE_TOP_K, DEFAULT_TOP_K = 64, 20, 5
+
+# The backend families with their few words (oracle.backends.backend_help(), which imports every family's client:
+# a test keeps the two equal).
+BACKEND_FAMILIES = ("llamacpp (llama-server's native /completion); "
+                    "vllm (vLLM's OpenAI API with its ids, salts and counters); openai (any OpenAI-compatible server); "
+                    "hf (transformers in this process); openvino (an OpenVINO IR on GenAI's pipeline in this process); "
+                    "python (your own runner object in this process (python:MODULE:FACTORY, docs/runner.md))")
 
 _nats = bounded("--near-tie-nats", "a number of nats", "0.5", 0, 50)
 
@@ -43,9 +54,7 @@ def compare_mode(value: str) -> str:
 def add_options(parser: pytest.Parser) -> None:
     """The core gate options on the `oracle` group, then each check kind's on its own group (oracle/checks/)."""
     _gate_options(parser)
-    for check in CHECKS:
-        if check.add_options is not None:
-            check.add_options(check.option_group(parser))
+    add_check_options(parser)
 
 
 def _declared(*, with_value: bool = False) -> set[str]:
@@ -88,24 +97,22 @@ def gate_options_given(args) -> list[str]:
 
 def _gate_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("oracle", "oracle: gate an inference server against a reference")
-    from oracle.backends import backend_help
-
     g.addoption("--backend", metavar="NAME", type=backend_name, default=None,
                 help=f"family[-platform] of what is gated, e.g. llamacpp-sycl, vllm-xpu, hf-cpu; the "
-                     f"families: {backend_help()}; turns the gate on (default: off, the project's own tests "
+                     f"families: {BACKEND_FAMILIES}; turns the gate on (default: off, the project's own tests "
                      "run)")
-    g.addoption("--url", metavar="URL[,URL...]", default=None,
+    g.addoption("--oracle-url", metavar="URL[,URL...]", default=None,
                 help="a server that is already running; several comma-separated servers of one configuration "
                      "take one pytest-xdist worker each (pytest -n N) (default: none)")
     g.addoption("--servers", metavar="FILE", default=None,
-                help="a file with one server URL per line (# comments allowed), like a --url list (default: none)")
+                help="a file with one server URL per line (# comments allowed), like a --oracle-url list (default: none)")
     g.addoption("--allow-mixed-servers", action="store_true", default=False,
                 help="gate several servers whose identities differ (default: refuse, naming the fields)")
     g.addoption("--launch", metavar="CMD", type=shell_command("--launch"), default=None,
                 help="start this server command, with {port} replaced by a free loopback port and {worker} by "
                      "the pytest-xdist worker number (0 without -n), e.g. CUDA_VISIBLE_DEVICES={worker} "
-                     "(default: none; without --url or --launch the embedded llama-server + SmolLM2-135M is started)")
-    g.addoption("--model", metavar="PATH", default=None,
+                     "(default: none; without --oracle-url or --launch the embedded llama-server + SmolLM2-135M is started)")
+    g.addoption("--oracle-model", metavar="PATH", default=None,
                 help="GGUF for the embedded default (default: SmolLM2-135M-Instruct Q4_1 from PyPI)")
     g.addoption("--server-args", metavar="ARGS", type=shell_command("--server-args"), default="",
                 help="extra flags for the embedded server, e.g. '-np 4' for llama-server or `vllm serve` flags "
@@ -116,7 +123,7 @@ def _gate_options(parser: pytest.Parser) -> None:
                 help="tokenizer.json (or its folder) to tokenize locally with `tokenizers` "
                      "(default: the embedded GGUF's own, else the served model folder's tokenizer.json when "
                      "reachable (vLLM, OpenAI-compatible), else the server's tokenizer endpoint)")
-    g.addoption("--suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
+    g.addoption("--oracle-suite", metavar="NAME|PATH", default="default", help="prompt suite (default: default)")
     g.addoption("--record", metavar="DIR", default=None, help="save this run as a reference in DIR (default: off)")
     g.addoption("--record-overwrite", action="store_true", default=False,
                 help="allow --record to replace an existing reference (default: refuse)")
@@ -144,7 +151,7 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--launch-timeout", metavar="S", type=positive_int("--launch-timeout"), default=600,
                 help="seconds a launched or embedded server may take to answer its health check; it is then "
                      "stopped and the run refused with the end of its log (default: 600)")
-    g.addoption("--seed", metavar="N", type=seed, default=1234, help="request seed (default: 1234)")
+    g.addoption("--oracle-seed", metavar="N", type=seed, default=1234, help="request seed (default: 1234)")
     g.addoption("--near-tie-nats", metavar="X", type=_nats, default=0.5,
                 help="reference margin below which a split is a near-tie (default: 0.5)")
     g.addoption("--allow-near-ties", action="store_true", default=False,
@@ -166,11 +173,11 @@ def _gate_options(parser: pytest.Parser) -> None:
     g.addoption("--warmup", metavar="N", type=non_negative_int("--warmup"), default=1,
                 help="throwaway requests of a fixed prompt outside the suite before the c1 run, excluded from "
                      "verdicts and speed; a speed card is headline only after one (default: 1)")
-    g.addoption("--budget", metavar="DURATION", type=budget_value, default=None,
+    g.addoption("--oracle-budget", metavar="DURATION", type=budget_value, default=None,
                 help="time the run may take by the plan's estimate (e.g. 10m, 600s, or off): needles of the default "
                      "lengths that do not fit are dropped, each named with its estimate and the --needle-lengths "
                      f"that runs it (default: {DEFAULT_BUDGET} for the embedded CPU default, else off)")
-    g.addoption("--plan", action="store_true", default=False, dest="plan_only",
+    g.addoption("--oracle-plan", action="store_true", default=False, dest="plan_only",
                 help="print the run plan (requests, tokens and estimated time per part, from the rates the "
                      "warm-up measured) and exit 0 without sending any request beyond the warm-up; no report "
                      "folder is left (default: off)")

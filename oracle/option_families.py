@@ -1,5 +1,5 @@
 """The cross-checks of oracle's options that read the backend family's descriptor (`oracle.backends.FAMILIES`):
-what an in-process family cannot honour, the --model it needs, and the --runner-arg only a family with a locator
+what an in-process family cannot honour, the --oracle-model it needs, and the --runner-arg only a family with a locator
 (python's MODULE:FACTORY) takes. Each raises pytest.UsageError naming the fix.
 
     check_family_options(config.option, urls)
@@ -20,8 +20,8 @@ def check_family_options(o, urls: tuple[str, ...]) -> None:
     family = family_of(o.backend)
     if family.in_process:
         if urls or o.launch:
-            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --model (a GGUF "
-                                    "or a Hugging Face model folder) instead of --url / --launch")
+            raise pytest.UsageError(f"--backend {o.backend} runs the model in this process: give --oracle-model (a GGUF "
+                                    "or a Hugging Face model folder) instead of --oracle-url / --launch")
         caps = family.capabilities
         asked = (("--boots", o.boots > 1, caps.restartable), ("--ladder", bool(o.ladder), caps.concurrent),
                  ("--server-args", bool(o.server_args), False))
@@ -30,11 +30,11 @@ def check_family_options(o, urls: tuple[str, ...]) -> None:
             raise pytest.UsageError(f"--backend {o.backend} runs in this process and cannot honour "
                                     f"{', '.join(refused)} (no server to restart, requests run one at a time, "
                                     "no server flags); drop them")
-        if o.model and not Path(o.model).exists():
-            raise pytest.UsageError(f"--model {o.model}: no such file or folder; give a GGUF or a Hugging Face "
+        if o.oracle_model and not Path(o.oracle_model).exists():
+            raise pytest.UsageError(f"--oracle-model {o.oracle_model}: no such file or folder; give a GGUF or a Hugging Face "
                                     "model folder")
-    elif o.model and not Path(o.model).is_file():
-        raise pytest.UsageError(f"--model {o.model}: no such file; give the path of a GGUF model")
+    elif o.oracle_model and not Path(o.oracle_model).is_file():
+        raise pytest.UsageError(f"--oracle-model {o.oracle_model}: no such file; give the path of a GGUF model")
     _check_load_options(o, family)
     _check_localize(o, family)
     if o.runner_arg and not family.locator:
@@ -52,7 +52,7 @@ def _check_localize(o, family) -> None:
         shown = ", ".join(d.name for d in FAMILIES.values() if d.in_process)
         raise pytest.UsageError(f"--localize: --backend {o.backend} talks to a server over HTTP, which shows no "
                                 f"layers; gate the same weights with an in-process family ({shown}), e.g. "
-                                "--backend=hf-cpu --model MODEL --dtype float16 --reference REF --localize "
+                                "--backend=hf-cpu --oracle-model MODEL --dtype float16 --reference REF --localize "
                                 "(docs/localize.md)")
     if not o.reference:
         raise pytest.UsageError("--localize: no --reference; it localizes a gate's split against its reference: "

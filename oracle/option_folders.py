@@ -29,9 +29,9 @@ def read_places(options: GateOptions) -> list[Place]:
     """Every folder and file the run reads that a user named."""
     reads = [Place("--reference", options.reference)] if options.reference else []
     if builtin_suite_path(options.suite) is None:
-        reads.append(Place("--suite", Path(options.suite), file=True))
+        reads.append(Place("--oracle-suite", Path(options.suite), file=True))
     for option, value in (("--haystack", options.canary.haystack), ("--code-set", options.canary.code_set),
-                          ("--tokenizer", options.tokenizer), ("--model", options.model)):
+                          ("--tokenizer", options.tokenizer), ("--oracle-model", options.model)):
         if value:
             reads.append(Place(option, Path(value), file=Path(value).is_file()))
     runner = _runner_file(options.backend)

@@ -7,10 +7,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from oracle.option_types import bounded, positive_int, sampling_check, temperature, top_p
-from oracle.run.sampling import Sampling
+
+if TYPE_CHECKING:
+    from oracle.run.sampling import Sampling
 
 __all__ = ["add_sampling_options", "sampling_of"]
 
@@ -25,7 +29,7 @@ def add_sampling_options(g) -> None:
     g.addoption("--top-p", metavar="P", type=top_p, default=None,
                 help="with --temperature, the nucleus kept (default: 1, no cut)")
     g.addoption("--seeds", metavar="N", type=positive_int("--seeds"), default=None,
-                help="with --temperature, N seeds per prompt: --seed, --seed+1, ...; each a record ID~sSEED "
+                help="with --temperature, N seeds per prompt: --oracle-seed, --oracle-seed+1, ...; each a record ID~sSEED "
                      "(default: 1)")
     g.addoption("--sampling-check", metavar="HOW", type=sampling_check, default="tokens",
                 help="with --temperature: tokens (the same tokens per seed, the token match rate) or distribution "
@@ -41,6 +45,8 @@ def add_sampling_options(g) -> None:
 
 def sampling_of(o, family, workers: int) -> Sampling | None:
     """--temperature and the options that only mean something with it, cross-checked."""
+    from oracle.run.sampling import Sampling  # with the gate only: the declarations stay light
+
     distribution = o.sampling_check == "distribution"
     if o.temperature is None:
         alone = [flag for flag, given in (("--top-p", o.top_p is not None), ("--seeds", o.seeds is not None),
@@ -66,5 +72,5 @@ def sampling_of(o, family, workers: int) -> Sampling | None:
     if o.score_url and not o.score_url.startswith(("http://", "https://")):
         raise pytest.UsageError(f"--score-url {o.score_url!r}: must start with http:// or https://, e.g. "
                                 "http://127.0.0.1:8080")
-    seeds = tuple(range(o.seed, o.seed + (o.seeds or 1)))
+    seeds = tuple(range(o.oracle_seed, o.oracle_seed + (o.seeds or 1)))
     return Sampling(o.temperature, 1.0 if o.top_p is None else o.top_p, seeds)

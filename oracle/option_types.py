@@ -14,8 +14,7 @@ import pytest
 
 from oracle.redaction import redact_command, redact_url
 from oracle.run.plan_estimate import parse_duration
-from oracle.targets.families import EMBEDDED_CPU_BUDGET as DEFAULT_BUDGET
-from oracle.compare.coverage import CONDITIONS
+from oracle.run.plan_estimate import EMBEDDED_CPU_BUDGET as DEFAULT_BUDGET
 from oracle.speed.cells import parse_cells
 
 __all__ = ["DEFAULT_BUDGET", "DTYPES", "budget_value", "INCONCLUSIVE_KINDS", "LADDER_ARRIVALS", "LADDER_MODES", "backend_name",
@@ -124,14 +123,14 @@ def integer(flag: str, example: int):
 
 
 def seed(value: str) -> int:
-    """--seed: a whole number, 0 or more (a negative seed is llama-server's "random each time")."""
-    number = integer("--seed", 1234)(value)
+    """--oracle-seed: a whole number, 0 or more (a negative seed is llama-server's "random each time")."""
+    number = integer("--oracle-seed", 1234)(value)
     if number < 0:
-        raise pytest.UsageError(f"--seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
-                                "seed each time, which no run can repeat (e.g. --seed 1234)")
+        raise pytest.UsageError(f"--oracle-seed {value!r}: must be 0 or more; a negative seed asks the server for a random "
+                                "seed each time, which no run can repeat (e.g. --oracle-seed 1234)")
     if number >= SEED_RANDOM:
-        raise pytest.UsageError(f"--seed {value!r}: must be below {SEED_RANDOM}; llama-server keeps a seed in 32 bits "
-                                f"and {SEED_RANDOM} is its own \"random each time\" (e.g. --seed 1234)")
+        raise pytest.UsageError(f"--oracle-seed {value!r}: must be below {SEED_RANDOM}; llama-server keeps a seed in 32 bits "
+                                f"and {SEED_RANDOM} is its own \"random each time\" (e.g. --oracle-seed 1234)")
     return number
 
 
@@ -321,13 +320,17 @@ def ladder_arrivals(value: str) -> str:
 
 def power_mode(value: str) -> str:
     if value not in POWER_MODES:
-        raise pytest.UsageError(f"--power {value!r}: must be auto (energy, temperature and isolation of the timed run "
+        raise pytest.UsageError(f"--oracle-power {value!r}: must be auto (energy, temperature and isolation of the timed run "
                                 "where this host can read them) or off (none measured)")
     return value
 
 
 def condition_names(value: str) -> tuple[str, ...]:
     names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:  # the default (argparse types a string default too): nothing to look up
+        return ()
+    from oracle.compare.coverage import CONDITIONS  # only when given: the declarations stay light
+
     bad = [n for n in names if n not in CONDITIONS]
     if bad:
         raise pytest.UsageError(f"--require-conditions {value!r}: unknown condition {bad[0]!r}; known: "
@@ -389,9 +392,9 @@ def ledger_target(value: str) -> str:
 
 
 def budget_value(value: str) -> str:
-    """--budget: a duration (10m, 600s, 1h) or off, kept as given (options.py reads its seconds)."""
+    """--oracle-budget: a duration (10m, 600s, 1h) or off, kept as given (options.py reads its seconds)."""
     try:
-        parse_duration("--budget", value)
+        parse_duration("--oracle-budget", value)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return value

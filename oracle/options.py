@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY
 @dataclass(frozen=True)
 class GateOptions:
     backend: str
-    urls: tuple[str, ...]  # --url / --servers: servers already running, one per xdist worker
+    urls: tuple[str, ...]  # --oracle-url / --servers: servers already running, one per xdist worker
     launch: str | None
     model: str | None
     server_args: str
@@ -61,14 +61,14 @@ class GateOptions:
     warmup: int = 1  # throwaway requests before the c1 run
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
     runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
-    sampling: Sampling | None = None  # --temperature (--top-p, --seed, --seeds); None: greedy
+    sampling: Sampling | None = None  # --temperature (--top-p, --oracle-seed, --seeds); None: greedy
     sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
     machine: str | None = None  # --oracle-machine: the fleet's name for this machine; None: the host name
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
-    budget: float | None = None  # --budget in seconds: needles of the default lengths past it are dropped; None: off
-    budget_source: str = ""  # "--budget 10m", or why the default applies
-    plan_only: bool = False  # --plan: print the run plan after the warm-up and exit
+    budget: float | None = None  # --oracle-budget in seconds: needles of the default lengths past it are dropped; None: off
+    budget_source: str = ""  # "--oracle-budget 10m", or why the default applies
+    plan_only: bool = False  # --oracle-plan: print the run plan after the warm-up and exit
     localize: bool = False  # --localize: `oracle localize` on this run's report when a prompt's tokens split
     compare: str = "tokens"  # --oracle-compare: "logprobs" also holds every returned logprob bit for bit
     allow_logprobs_moved: bool = False  # --allow-logprobs-moved: pass logprobs-moved items
@@ -132,11 +132,11 @@ def _url_refusal(url: str) -> str | None:
 
 
 def _server_urls(o) -> tuple[str, ...]:
-    urls = [u.strip() for u in (o.url or "").split(",") if u.strip()]
+    urls = [u.strip() for u in (o.oracle_url or "").split(",") if u.strip()]
     where = {u: "server URL" for u in urls}  # each URL's source, as a refusal names it
-    if o.url is not None and not urls:  # `--url=` (an unset variable): never the embedded default in its place
-        raise pytest.UsageError(f"--url {o.url!r}: no URL in it; give the running server, e.g. "
-                                "--url http://127.0.0.1:8080, or leave --url out for the embedded default")
+    if o.oracle_url is not None and not urls:  # `--oracle-url=` (an unset variable): never the embedded default in its place
+        raise pytest.UsageError(f"--oracle-url {o.oracle_url!r}: no URL in it; give the running server, e.g. "
+                                "--oracle-url http://127.0.0.1:8080, or leave --oracle-url out for the embedded default")
     if o.servers:
         path = Path(o.servers)
         if not path.is_file():
@@ -168,34 +168,35 @@ def _server_urls(o) -> tuple[str, ...]:
 
 
 def _budget(o, workers: int) -> dict:
-    """--budget's seconds and where they come from (the embedded CPU default has one of its own); --plan."""
+    """--oracle-budget's seconds and where they come from (the embedded CPU default has one of its own); --oracle-plan."""
     if o.plan_only and workers > 1:
-        raise pytest.UsageError(f"--plan with -n {workers}: the plan is one server's; run --plan without -n")
+        raise pytest.UsageError(f"--oracle-plan with -n {workers}: the plan is one server's; run --oracle-plan without -n")
     target = target_of(o.backend)
     embedded = target.embedded is not None and target.embedded.serves(parse_backend(o.backend).platform)
-    default = target.default_budget if embedded and not (o.url or o.servers or o.launch or o.model) else None
-    if o.budget is not None:
-        value, source = o.budget, f"--budget {o.budget}"
+    default = target.default_budget if embedded and not (o.oracle_url or o.servers or o.launch or o.oracle_model) else None
+    if o.oracle_budget is not None:
+        value, source = o.oracle_budget, f"--oracle-budget {o.oracle_budget}"
     elif default is not None:
-        value, source = default, f"the embedded default's {default}; --budget off runs the full-size needles"
+        value, source = default, f"the embedded default's {default}; --oracle-budget off runs the full-size needles"
     else:
         value, source = "off", ""
-    seconds = parse_duration("--budget", value)
+    seconds = parse_duration("--oracle-budget", value)
     return {"budget": seconds, "budget_source": source if seconds is not None else "", "plan_only": o.plan_only}
 
 
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
-    for option in ("--report-dir", "--record", "--reference", "--suite", "--servers"):  # before any path is looked at
-        value = getattr(o, option[2:].replace("-", "_"))
+    for option, dest in (("--report-dir", "report_dir"), ("--record", "record"), ("--reference", "reference"),
+                         ("--oracle-suite", "oracle_suite"), ("--servers", "servers")):  # before any path is looked at
+        value = getattr(o, dest)
         refusal = name_refusal(Place(option, Path(value))) if value else None
         if refusal:
             raise pytest.UsageError(refusal)
     urls = _server_urls(o)
     workers = xdist_workers(config)
     if urls and o.launch:
-        raise pytest.UsageError("--url/--servers and --launch both given: use --url for a running server "
+        raise pytest.UsageError("--oracle-url/--servers and --launch both given: use --oracle-url for a running server "
                                 "or --launch to let oracle start one, not both")
     if len(urls) > 1 and workers == 1 and xdist_role(config) != "worker":
         raise pytest.UsageError(f"{len(urls)} servers given but this run has no pytest-xdist workers: add "
@@ -211,12 +212,12 @@ def gate_options(config: pytest.Config) -> GateOptions:
         refusal = port_refusal("--launch", o.launch)
         if refusal:
             raise pytest.UsageError(refusal)
-    if (urls or o.launch) and (o.model or o.server_args):
-        raise pytest.UsageError("--model and --server-args configure the embedded default; with --url or "
+    if (urls or o.launch) and (o.oracle_model or o.server_args):
+        raise pytest.UsageError("--oracle-model and --server-args configure the embedded default; with --oracle-url or "
                                 "--launch put the model and flags in the server's own command")
     if o.allow_mixed_servers and len(urls) < 2:  # an option without effect is refused, not ignored
         raise pytest.UsageError("--allow-mixed-servers has no effect with one server (it lets servers of different "
-                                "configurations be gated together): give several with --url A,B or --servers FILE "
+                                "configurations be gated together): give several with --oracle-url A,B or --servers FILE "
                                 "and -n, or leave --allow-mixed-servers out")
     if o.record and o.reference:  # a gate writes no reference: --record would be silently ignored
         raise pytest.UsageError(f"--record {o.record} and --reference {o.reference} both given: --record saves this "
@@ -235,12 +236,12 @@ def gate_options(config: pytest.Config) -> GateOptions:
         raise pytest.UsageError("--oracle-compare logprobs with --temperature: sampled runs ask for no logprobs by "
                                 "default; give --logprobs N (e.g. --logprobs 5) or use --oracle-compare tokens")
     options = GateOptions(
-        backend=o.backend, urls=urls, launch=o.launch, model=o.model,
-        server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.suite,
+        backend=o.backend, urls=urls, launch=o.launch, model=o.oracle_model,
+        server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.oracle_suite,
         record=Path(o.record) if o.record else None, record_overwrite=o.record_overwrite,
         reference_kind=o.reference_kind, reference=Path(o.reference) if o.reference else None,
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
-        seed=o.seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
+        seed=o.oracle_seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
         dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,

@@ -1,34 +1,28 @@
-"""pytest plugin (entry point `pytest11: oracle`): options, hooks and the gate session, nothing else.
+"""pytest plugin (entry point `pytest11: oracle`): the options, and the gate's hooks registered when --backend is
+given, nothing else.
 
-Without --backend nothing changes and the project's own tests run. With --backend the
-gate's items are collected instead (plus the canary modules), and the session does the work.
+Without --backend nothing changes and the project's own tests run; this module and the option declarations are all
+of oracle such a session imports (no numpy, HTTP client or ledger: docs/architecture.md, "The plugin's cost"). With
+--backend each hook hands its call to its namesake in `oracle.plugin_hooks`, imported then: the gate's items are
+collected instead (plus the canary modules), and the session does the work.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from contextlib import contextmanager
-from importlib import resources
-from pathlib import Path
 
 import pytest
 
-from oracle.canary.plan import ignored as canary_ignored
-from oracle.canary.tokens import NOT_COMPARED_HEAD
-from oracle.checks import CHECKS
-from oracle.gate.controller import XdistController, worker_payload
-from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
-from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
-from oracle.gate.session import GateSession
-from oracle.option_declarations import dash_value_refusal, gate_options_given
-from oracle.option_folders import check_run_folders
-from oracle.options import OPTIONS_KEY, add_options, gate_options, options_of, xdist_role
-from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
-from oracle.run.progress import ConditionProgress
-from oracle.run.stop_cause import catch_sigterm, stop_cause
-from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
+from oracle.option_declarations import add_options, dash_value_refusal, gate_options_given
+from oracle.option_renames import renamed_refusal
+from oracle.redaction import public_text
 
+__all__ = ["oracle_gate", "pytest_addoption", "pytest_cmdline_main", "pytest_collection_finish",
+           "pytest_collection_modifyitems", "pytest_configure", "pytest_configure_node", "pytest_ignore_collect",
+           "pytest_load_initial_conftests", "pytest_report_header", "pytest_report_teststatus",
+           "pytest_runtest_protocol", "pytest_sessionfinish", "pytest_sessionstart", "pytest_terminal_summary",
+           "pytest_testnodedown", "pytest_xdist_make_scheduler"]
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -46,9 +40,18 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
             raise pytest.UsageError(public_text(refusal))
 
 
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Canary modules of kinds not in --canaries are not collected (`canary.plan.ignored`)."""
-    return canary_ignored(collection_path, options_of(config))
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
+    """An option's old name (option_renames.py) is answered before pytest parses the command line, where it would
+    only be an "unrecognized argument"; after the initial conftests, so that an old name a conftest or another
+    plugin declares is left to them. `args` holds addopts and PYTEST_ADDOPTS too."""
+    result = yield
+    declared = {name for group in [parser._anonymous, *parser._groups] for opt in group.options
+                for name in opt.names()}
+    refusal = renamed_refusal(args, declared)
+    if refusal:
+        raise pytest.UsageError(public_text(refusal))
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -56,9 +59,12 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
     o = config.option
     if (o.sweep or o.sweep_max or o.sweep_no_repro) and not (o.help or o.version):
+        from oracle.plugin_hooks import public_errors
+        from oracle.option_folders import check_run_folders
+        from oracle.options import gate_options
         from oracle.sweep.session import run_sweep
 
-        with _public_errors():
+        with public_errors():
             return run_sweep(config, gate_options, check_run_folders)
     return None
 
@@ -73,281 +79,97 @@ def pytest_configure(config: pytest.Config) -> None:
                                     "belong to the oracle gate, and "
                                     "without --backend pytest runs the tests of the current folder instead")
         return
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
-        config.args = [str(Path(str(resources.files("oracle.canaries"))))]
-    o = config.option
-    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.url or "").split(","), o.ledger])
-    with _public_errors():
-        options = gate_options(config)
-        config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.canary)
-        remember_secrets(urls=options.urls)  # --servers FILE too
-        role = xdist_role(config)
-        if role == "worker":  # its own server, its own folder under the controller's report
-            index = worker_index(config.workerinput["workerid"])
-            folder = Path(config.workerinput["oracle_report_dir"]) / "servers" / server_label(index)
-            config.stash[GATE_KEY] = GateSession(options, worker=index, report_dir=folder)
-        elif role == "controller":
-            config.stash[GATE_KEY] = XdistController(options)
-        else:
-            config.stash[GATE_KEY] = GateSession(options)
-        config.stash[OPTIONS_KEY] = config.stash[GATE_KEY].options  # a gate follows its reference's canary set
-    if role != "worker":  # a worker's interruption is its controller's to name
-        config.pluginmanager.register(_StopWitness(), _StopWitness.name)
+    _gate_hooks(config).start(config)
 
 
-class _StopWitness:
-    """Remembers what interrupted the run (pytest's pytest_keyboard_interrupt has no config to keep it on) and
-    turns SIGTERM into an interruption for the run's length."""
+def _gate_hooks(config: pytest.Config):
+    """`oracle.plugin_hooks` where --backend is given (imported then), else None: the hooks below have nothing to do."""
+    if config.option.backend is None:
+        return None
+    from oracle import plugin_hooks as hooks
 
-    name = "oracle-stop-witness"
-
-    def __init__(self) -> None:
-        self.cause: str | None = None
-        self.restore = catch_sigterm()
-
-    def pytest_keyboard_interrupt(self, excinfo) -> None:
-        self.cause = stop_cause(excinfo.value)
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        self.restore()
+    return hooks
 
 
-@contextmanager
-def _public_errors():
-    """A usage error is printed by pytest itself, outside the terminal reporter: its message is made public here."""
-    try:
-        yield
-    except pytest.UsageError as exc:
-        raise pytest.UsageError(*(public_text(str(a)) for a in exc.args)) from None
+@pytest.fixture(scope="session")
+def oracle_gate(request: pytest.FixtureRequest):
+    """The running gate session (target started, prompts rendered) for canary modules."""
+    hooks = _gate_hooks(request.config)
+    if hooks is None:
+        pytest.fail("this test needs the oracle gate: run it with --backend=...", pytrace=False)
+    return hooks.gate_session(request.config)
+
+
+def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
+    hooks = _gate_hooks(config)
+    return hooks.ignore_collect(collection_path, config) if hooks else None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Everything a gate run prints goes through `redaction.public_text` (the one terminal writer's stream)."""
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if _gate(session.config) is not None and tr is not None and not isinstance(tr._tw._file, PublicStream):
-        tr._tw._file = PublicStream(tr._tw._file)
+    hooks = _gate_hooks(session.config)
+    if hooks:
+        hooks.sessionstart(session)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    """What is gated, as identity records it (secrets redacted)."""
-    gate = _gate(config)
-    if gate is None:
-        return None
-    o = gate.options
-    target = [f"--url {','.join(redact_url(u) for u in o.urls)}" if o.urls else f"--launch {redact_command(o.launch)}"
-              if o.launch else "in this process" if gate.plan.in_process else "the embedded default"]
-    target += [f"--model {o.model}"] if o.model else []
-    target += [f"--server-args {redact_command(o.server_args)}"] if o.server_args else []
-    return f"oracle: --backend {o.backend}, target {' '.join(target)}"
+    hooks = _gate_hooks(config)
+    return hooks.report_header(config) if hooks else None
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """xdist controller: tell each worker where the one report goes."""
-    gate = _gate(node.config)
-    if gate is not None:
-        gate.prepare_report_dir()
-        node.workerinput["oracle_report_dir"] = str(gate.report_dir.resolve())
+    hooks = _gate_hooks(node.config)
+    if hooks:
+        hooks.configure_node(node)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Each worker keeps to its own server: the items go where `placement.place` puts them."""
-    gate = _gate(config)
-    if gate is not None:
-        return PinnedScheduling(config, log, specs={s.nodeid: s for s in plan_specs(gate)})
-    return None
+    hooks = _gate_hooks(config)
+    return hooks.xdist_make_scheduler(config, log) if hooks else None
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
-    gate = _gate(node.config)
-    if isinstance(gate, XdistController):
-        output = node.workeroutput if hasattr(node, "workeroutput") else {}
-        gate.receive(worker_index(node.gateway.id), (output or {}).get("oracle"))
-
-
-def _gate(config: pytest.Config) -> GateSession | XdistController | None:
-    return config.stash.get(GATE_KEY, None)
+    hooks = _gate_hooks(node.config)
+    if hooks:
+        hooks.testnodedown(node, error)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    gate = _gate(config)
-    if gate is not None:
-        collector = make_collector(session, gate)
-        gate_items = list(collector.collect())
-        # Reported like any collected node, so "collected N items" and xdist count them.
-        config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, gate_items))
-        items[:0] = gate_items
+    hooks = _gate_hooks(config)
+    if hooks:
+        hooks.collection_modifyitems(session, config, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    gate = _gate(session.config)
-    if not isinstance(gate, GateSession) or session.config.option.collectonly or not session.items:
-        return
-    # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
-    per_prompt = [item for item in session.items if isinstance(item, GateItem)
-                  and (item.spec.placed == "prompt" or item.spec.kind == "logits")]
-    owned = None
-    if gate.worker is not None:
-        specs = {s.nodeid: s for s in plan_specs(gate)}
-        placement = dict(zip((i.nodeid for i in session.items),
-                             place([i.nodeid for i in session.items], gate.options.workers, specs)))
-        owned = {item.spec.key for item in per_prompt if placement[item.nodeid] == gate.worker}
-    gate.select({item.spec.key for item in per_prompt}, owned)
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None and session.config.get_verbosity() >= 0 and gate.worker is None:
-        gate.recorder.progress = ConditionProgress(tr)
-    with _public_errors():
-        gate.start()
-    _plan(session, gate, tr)
-
-
-def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
-    """After the warm-up: the run plan, printed; the live line's ETA; --plan runs no item."""
-    lines = gate.run_plan.make(session.items)
-    gate.run_plan.drop(session.items)
-    if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
-        tr.ensure_newline()
-        for line in lines:
-            tr.write_line(line)
-    if isinstance(gate.recorder.progress, ConditionProgress):
-        gate.recorder.progress.suffix = gate.run_plan.suffix
-    if gate.options.plan_only:
-        session.items[:] = []  # the plan is the run's answer: no item, exit 0 (pytest_sessionfinish)
+    hooks = _gate_hooks(session.config)
+    if hooks:
+        hooks.collection_finish(session)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem):
-    """The whole run's progress: a line as each part of the plan ends, with the corrected ETA."""
-    gate = _gate(item.config)
-    if not isinstance(gate, GateSession):
+    hooks = _gate_hooks(item.config)
+    if hooks is None:
         return (yield)
-    gate.run_plan.started(item.nodeid)
-    try:
-        return (yield)
-    finally:
-        line = gate.run_plan.finished(item.nodeid)
-        tr = item.config.pluginmanager.get_plugin("terminalreporter")
-        if line and tr is not None and gate.worker is None and item.config.get_verbosity() >= 0:
-            tr.write_line(line)
-
-
-@pytest.fixture(scope="session")
-def oracle_gate(request: pytest.FixtureRequest) -> GateSession:
-    """The running gate session (target started, prompts rendered) for canary modules."""
-    gate = _gate(request.config)
-    if not isinstance(gate, GateSession):
-        pytest.fail("this test needs the oracle gate: run it with --backend=...", pytrace=False)
-    return gate
+    return (yield from hooks.runtest_protocol(item, nextitem))
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
-    verdict = dict(getattr(report, "user_properties", ())).get("oracle_verdict")  # a CollectReport has none
-    if report.when == "call" and report.failed and verdict in (INCONCLUSIVE, NOT_RUN):
-        return verdict, "I" if verdict == INCONCLUSIVE else "N", verdict.upper()
-    if report.when == "call" and report.passed and verdict == DROPPED:  # passed, not sent: its own word
-        return verdict, "d", verdict.upper()
-    return None
+    hooks = _gate_hooks(config)
+    return hooks.report_teststatus(report, config) if hooks else None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    """Inconclusive, not-run and dropped items have their own status word, so list their reasons here."""
-    for word in (INCONCLUSIVE, NOT_RUN, DROPPED):
-        reports = terminalreporter.stats.get(word, [])
-        if not reports:
-            continue
-        terminalreporter.section(f"oracle: {word}", sep="_")
-        for rep in reports:
-            reason = dict(rep.user_properties).get("oracle_detail") if word == DROPPED else None
-            terminalreporter.write_line(f"{rep.nodeid} {word.upper()}" + (f": {reason}" if reason else ""))
-            for line in ([] if word == DROPPED else str(rep.longrepr).splitlines()):
-                terminalreporter.write_line(f"  {line}")
+    hooks = _gate_hooks(config)
+    if hooks:
+        hooks.terminal_summary(terminalreporter, exitstatus, config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    gate = _gate(session.config)
-    if gate is None:
-        return
-    if exitstatus == pytest.ExitCode.INTERRUPTED and not gate.state.interruption:
-        witness = session.config.pluginmanager.get_plugin(_StopWitness.name)
-        cause = witness.cause if witness is not None and witness.cause else "stopped (pytest gave no cause)"
-        gate.state.interruption = (f"{cause}; every record finished before it is kept under "
-                                   f"{gate.report_dir}; no request was retried")
-    message = gate.finish()
-    planned_only = gate.options.plan_only and not gate.state.interruption
-    if planned_only and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-        session.exitstatus = pytest.ExitCode.OK  # --plan: the plan was the answer
-    ledger_note = None if gate.options.plan_only else _append_to_ledger(gate)
-    localized = _localize(gate)
-    if isinstance(gate, XdistController):
-        if gate.state.verdict() == "fail" and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
-    elif gate.worker is not None:
-        session.config.workeroutput["oracle"] = worker_payload(gate)
-    # The run stopped midway: no verdict on what was not run. (The controller says so for an xdist worker, whose
-    # exit status 2 xdist would take for a Ctrl-C.)
-    stopped = gate.state.interruption and (isinstance(gate, XdistController) or gate.worker is None)
-    if stopped and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        session.exitstatus = pytest.ExitCode.INTERRUPTED
-    if gate.report.write_error and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a run whose report is not on disk never passes
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is None:
-        return
-    if tr._tw.width_of_current_line:  # after the progress dots (xdist's progress does not end its line)
-        tr.write("\n")
-    if gate.state.interruption and session.exitstatus != pytest.ExitCode.USAGE_ERROR:  # a usage error says it
-        tr.write_line(f"oracle: the run stopped midway: {gate.state.interruption}", red=True, bold=True)
-    for check in gate.state.checks:
-        if check.kind == "servers" and check.outcome == "failed":
-            tr.write_line(f"oracle: {check.detail}:\n" + "\n".join(check.lines), red=True, bold=True)
-    if gate.report.write_error:
-        tr.write_line(f"oracle: {gate.report.write_error}", red=True, bold=True)
-    if message:
-        tr.write_line(f"oracle: {message}")
-    for check in CHECKS:  # each check kind's own lines (the width map), from the finished state
-        state = gate.state.states.get(check.name)
-        for line in check.terminal(state) if check.terminal is not None and state is not None else ():
-            tr.write_line(f"oracle: {public_text(line)}")
-    if ledger_note:
-        tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
-    for line in localized:
-        tr.write_line(line)
-    for note in gate.state.notes:  # a reference without canary completions: which canaries, and the re-record
-        if NOT_COMPARED_HEAD in note:
-            tr.write_line(f"oracle: {note}", yellow=True)
-    if (gate.report_dir / "identity.json").exists():
-        tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
-
-
-def _localize(gate: GateSession | XdistController) -> list[str]:
-    """--localize: where a gate finished whole (not an xdist worker's part) with a split, `oracle localize` on its
-    report; a gate that passed loads nothing more."""
-    if not gate.options.localize or gate.plan.mode != "gate" or gate.state.interruption:
-        return []
-    if isinstance(gate, GateSession) and gate.worker is not None:
-        return []
-    from oracle.localize.gate_hook import localize_gate_run  # torch and OpenVINO only when a split is localized
-
-    return localize_gate_run(gate.report_dir)
-
-
-def _append_to_ledger(gate: GateSession | XdistController) -> str | None:
-    """Where a run finishes: append its report to the ledger (not an xdist worker's: the controller appends the
-    merged one). A ledger that cannot be written costs the run nothing: the reason goes into the report's notes
-    and is returned for the terminal."""
-    if isinstance(gate, GateSession) and gate.worker is not None:
-        return None
-    if gate.state.interruption and not gate.state.finished:
-        return None  # refused or stopped before any record: nothing happened that history could show
-    from oracle.ledger.writer import append_run  # SQLAlchemy only for gate runs, not for every pytest run
-
-    note = append_run(gate.report_dir, gate.options.ledger)
-    if note:
-        gate.state.note(note)
-        gate.report.write()
-    return note
+    hooks = _gate_hooks(session.config)
+    if hooks:
+        hooks.sessionfinish(session, exitstatus)

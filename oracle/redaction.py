@@ -205,7 +205,7 @@ def _url_secrets(text: str) -> set[str]:
 
 
 def remember_secrets(*, commands=(), urls=()) -> None:
-    """Remember this run's secret values (from --launch, --server-args, --url) for every later public_text."""
+    """Remember this run's secret values (from --launch, --server-args, --oracle-url) for every later public_text."""
     _remembered.update(secret_values(commands=commands, urls=urls))
 
 

@@ -84,6 +84,34 @@ def pytest_configure(config):
             config.option.durations_min = SLOWEST_MIN_S
 
 
+SLOWEST_MODULES = 10  # modules listed at the end of every run of the project's tests, by their summed time
+
+
+def module_times(stats: dict) -> list[tuple[str, float]]:
+    """Each test module's time (its tests' setup, call and teardown summed), slowest first, from the terminal
+    reporter's `stats` (every report it saw, by category)."""
+    totals: dict[str, float] = {}
+    for reports in stats.values():
+        for rep in reports:
+            if isinstance(rep, pytest.TestReport):
+                module = rep.nodeid.split("::")[0]
+                totals[module] = totals.get(module, 0.0) + rep.duration
+    return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own slowest durations
+def pytest_terminal_summary(terminalreporter, config):
+    """After the slowest tests, the slowest modules: where a module's shared server and reference go, and what
+    the suite's budget (30 minutes on CI's 2 cores, docs/architecture.md) is spent on. Not for a gate."""
+    if getattr(config.option, "backend", None) is not None:
+        return
+    times = module_times(terminalreporter.stats)[:SLOWEST_MODULES]
+    if times:
+        terminalreporter.write_sep("=", f"slowest {len(times)} modules")
+        for module, seconds in times:
+            terminalreporter.write_line(f"{seconds:9.2f}s {module}")
+
+
 # A gate process of the tests leaves hypothesis's pytest plugin out: it imports hypothesis at the end of every
 # session (~0.7 s of a 2-core machine's time, a third of a gate process's start), and no gate uses it.
 NO_HYPOTHESIS = ("-p", "no:hypothesispytest")
@@ -136,7 +164,7 @@ def gate_run(pytester, tiny_suite):
 
     def run(*extra: str, suite: Path | None = None, report: str = "report", max_tokens: int | None = 32):
         folder = pytester.path / report
-        args = ["-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite or tiny_suite}",
+        args = ["-p", "no:cacheprovider", "--backend=llamacpp", f"--oracle-suite={suite or tiny_suite}",
                 f"--report-dir={folder}", *extra]
         if not any(a.startswith("--canaries") for a in extra):
             args.append("--canaries=none")  # the spine's tests count gate items only

@@ -3,7 +3,7 @@
     pytest --backend=python:examples/custom-runner/hf_runner.py:make_runner --runner-arg model=PATH --reference ref
 
 `model`: a Hugging Face model folder (default: oracle's embedded SmolLM2 converted to one, float32), `dtype`:
-float32 / float16 / bfloat16. The same weights under `--backend=hf --model PATH` give the same tokens and logits:
+float32 / float16 / bfloat16. The same weights under `--backend=hf --oracle-model PATH` give the same tokens and logits:
 tests/servers/test_python_runner.py checks it.
 """
 

@@ -3,7 +3,7 @@
 # llama-server that call 1 (../gpu-h200-speed/a.sh) built in $KEEP:
 #   1-record-mtp0  the MTP0 reference, default suite, c1 (its launch command recorded for --reference-launch recorded)
 #   2-aa-control   the same config gated with the field cells, the interleaved A/B against the recorded launch and
-#                  the A/A control (--speed-control), --power auto (NVML energy, power, temperature, clocks, isolation)
+#                  the A/A control (--speed-control), --oracle-power auto (NVML energy, power, temperature, clocks, isolation)
 #   3-spec-draft   draft-simple (the target model as its own draft), interleaved, --speculative --min-speedup 1.0
 #   4-spec-ngram   ngram-simple, the same way, only when enough time is left (its card is diagnostic by rule)
 # and tar the reports into $OUT (summary.txt, reports.tar.gz, c.log; at most 8 files come back).
@@ -63,7 +63,7 @@ for mod in orjson datasets dill multiprocess; do
       "$KIT"/"$mod"-*.whl || { log "FAIL: no $mod and its carried wheel did not install"; exit 23; }
   fi
 done
-# NVML for --power auto: the device image has nvidia-ml-py (KINDS.md); the carried wheel only when it does not import
+# NVML for --oracle-power auto: the device image has nvidia-ml-py (KINDS.md); the carried wheel only when it does not import
 if ! python3 -c "import pynvml" 2>/dev/null && ls "$KIT"/nvidia_ml_py-*.whl >/dev/null 2>&1; then
   log "pynvml missing: installing the carried wheel"
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$KEEP/nvml" \
@@ -75,7 +75,7 @@ import gguf, orjson, httpx, tokenizers, jinja2, prometheus_client, numpy, pytest
 print('python', sys.version.split()[0], '| oracle', m.version('oracle'), 'from', oracle.plugin.__file__)
 print(' '.join(f'{n} {m.version(n)}' for n in ('pytest','pytest-xdist','numpy','httpx','tokenizers','gguf','jinja2','prometheus-client')))
 " || { log "FAIL: imports"; exit 23; }
-python3 - <<'PY' 2>&1 | tee "$KEEP/nvml-check.txt"   # what --power auto will find; never fatal
+python3 - <<'PY' 2>&1 | tee "$KEEP/nvml-check.txt"   # what --oracle-power auto will find; never fatal
 try:
     import importlib.metadata as m, pynvml as nv
     print("pynvml", m.version("nvidia-ml-py"), "from", nv.__file__)
@@ -105,7 +105,7 @@ for line in open(sys.argv[1]):
         print(line.rstrip())
 PY
   # --no-repack as the embedded server has it (repacked / AMX buffers crash llama-server at load on this VM)
-  NP="1 -t 1 --no-repack"; CTX=4096; EXTRA="--max-tokens 105 --suite $KEEP/local-suite.jsonl"
+  NP="1 -t 1 --no-repack"; CTX=4096; EXTRA="--max-tokens 105 --oracle-suite $KEEP/local-suite.jsonl"
   CELLS=${KIT_CELLS:-p256/g128,p512/g1}; REPEATS=${KIT_REPEATS:-3}; ROUNDS=${KIT_ROUNDS:-2}; CONTROL=${KIT_CONTROL:-1}
   CAP1=300; CAP2=900; CAP3=600; CAP4=600
 else
@@ -125,7 +125,7 @@ M=$KEEP/model.gguf
 # exec: the launch shell becomes llama-server, so oracle's parent-death signal reaches it when `timeout` kills
 # pytest (without it /bin/sh forks the server, which then outlives a killed run)
 L="exec $S -m $M -ngl 99 -np $NP -c $CTX --metrics --host 127.0.0.1 --port {port}"
-PT="python3 -m pytest -p no:cacheprovider -p no:oracle -p oracle.plugin --backend=llamacpp$([ "$LOCAL" = 1 ] || echo -cuda) --request-timeout 120 --canaries=none --power auto $EXTRA"
+PT="python3 -m pytest -p no:cacheprovider -p no:oracle -p oracle.plugin --backend=llamacpp$([ "$LOCAL" = 1 ] || echo -cuda) --request-timeout 120 --canaries=none --oracle-power auto $EXTRA"
 GATE="--reference $KEEP/ref --reference-launch recorded --speed-rounds $ROUNDS --interleave-servers $SERVERS --speed-cells $CELLS --speed-repeats $REPEATS --min-speedup 1.0"
 R=$KEEP/reports
 rm -rf "$R" "$KEEP/ref" "$KEEP/work"; mkdir -p "$R" "$KEEP/work"

@@ -62,7 +62,7 @@ for line in open(sys.argv[1]):
     if line.strip() and json.loads(line)["id"] in keep:
         print(line.rstrip())
 PY
-  BACKEND=llamacpp; NP="8 -t 1"; CTX=16384; LADDER=1,8; EXTRA="--max-tokens 105 --suite $KEEP/local-suite.jsonl"
+  BACKEND=llamacpp; NP="8 -t 1"; CTX=16384; LADDER=1,8; EXTRA="--max-tokens 105 --oracle-suite $KEEP/local-suite.jsonl"
   CAP1=300; CAP2=400; CAP3=400; CAP4=500
 else
   S=$KEEP/llama.cpp/build/bin/llama-server

@@ -107,10 +107,10 @@ EOF
 
 run 1-record     45 $PT --backend=llamacpp-cuda --launch "$L" --record "$KEEP/ref"
 run 2-width      150 $PT --backend=llamacpp-cuda --launch "$L" --reference "$KEEP/ref" --ladder edges:65
-run 3-aa-record  30 $PT --backend=llamacpp-cuda --launch "$L1" --suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --record "$KEEP/ref-aa"
-run 4-aa-passes  ${AA_CAP:-210} $PT --backend=llamacpp-cuda --launch "$L1" --suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --reference "$KEEP/ref-aa" --reference-launch recorded --interleave-servers both-up --speed-rounds ${AA_ROUNDS:-50} --min-speedup 1.0
-run 5-hf-record  80 $PT --backend=hf-cpu --model "$M" --dtype float32 --max-tokens 48 --record "$KEEP/ref-hf" --reference-kind f16
-run 6-hf-bf16    150 $PT --backend=hf-cuda --model "$M" --dtype bfloat16 --max-tokens 48 --reference "$KEEP/ref-hf" --localize
+run 3-aa-record  30 $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --record "$KEEP/ref-aa"
+run 4-aa-passes  ${AA_CAP:-210} $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --reference "$KEEP/ref-aa" --reference-launch recorded --interleave-servers both-up --speed-rounds ${AA_ROUNDS:-50} --min-speedup 1.0
+run 5-hf-record  80 $PT --backend=hf-cpu --oracle-model "$M" --dtype float32 --max-tokens 48 --record "$KEEP/ref-hf" --reference-kind f16
+run 6-hf-bf16    150 $PT --backend=hf-cuda --oracle-model "$M" --dtype bfloat16 --max-tokens 48 --reference "$KEEP/ref-hf" --localize
 [ -f "$R/4-aa-passes/identity.json" ] && python3 "$REPO/benchmarks/aa_calibrate.py" "$R/4-aa-passes/identity.json" --json "$R/aa-calibration.json" | tee -a "$SUMMARY"
 log "pack"
 tar czf "$OUT/reports.tar.gz" -C "$KEEP" reports

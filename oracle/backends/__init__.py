@@ -7,7 +7,7 @@
 Each family is its module (protocol, `Capabilities`, and its `FamilyDescriptor` at the end) registered in
 `FAMILIES`, the one place that lists them. Server families talk to a URL; in-process families (their
 capabilities say `in_process`) load the model themselves. What oracle starts or loads for a family without
---url / --launch is the target layer's (`oracle.targets.families`).
+--oracle-url / --launch is the target layer's (`oracle.targets.families`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ API_KEY_VARIABLE = "ORACLE_API_KEY"
 
 def auth_headers() -> dict[str, str]:
     """`Authorization: Bearer $ORACLE_API_KEY` on every request when it is set (a server started with --api-key);
-    a --url with user:password sends those instead (httpx takes them from the URL). Neither is ever written."""
+    a --oracle-url with user:password sends those instead (httpx takes them from the URL). Neither is ever written."""
     key = os.environ.get(API_KEY_VARIABLE)
     return {"Authorization": f"Bearer {key}"} if key else {}
 
@@ -41,7 +41,7 @@ def status_words(response: httpx.Response) -> str:
     """`HTTP 401: <body>`, with the fix named when the server wants a key."""
     words = f"HTTP {response.status_code}: {response.text[:200]}"
     if response.status_code in (401, 403):
-        words += (f" (the server wants an API key: set {API_KEY_VARIABLE} to it, or give --url "
+        words += (f" (the server wants an API key: set {API_KEY_VARIABLE} to it, or give --oracle-url "
                   "http://user:password@host:port)")
     return words
 

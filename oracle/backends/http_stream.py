@@ -76,7 +76,7 @@ class StreamAnswer:
 
 class StreamClient:
     """A run's async client: as many connections as the run's concurrency, the per-read timeout and the connect
-    timeout of --request-timeout, the API key header (`auth_headers`); a --url's user:password is sent as httpx
+    timeout of --request-timeout, the API key header (`auth_headers`); a --oracle-url's user:password is sent as httpx
     sends it (aiohttp takes it from the URL). The environment's proxy (HTTP_PROXY, NO_PROXY, ...) is honoured as
     httpx honours it, looked up once per client: aiohttp's trust_env would ask a thread for it, and for ~/.netrc,
     on every request."""

@@ -159,7 +159,7 @@ class LlamaCppBackend(LlamaCppScoring, HttpClients, BackendBase):
             return PrefillChunk(chunk, f"llama-server /props n_ubatch {stated['n_ubatch']}, n_batch {batch}",
                                 "-ub" if chunk == stated["n_ubatch"] else "-b")
         if launch_command is None:
-            return PrefillChunk(None, "llama-server /props does not state n_batch / n_ubatch and a --url server's "
+            return PrefillChunk(None, "llama-server /props does not state n_batch / n_ubatch and a --oracle-url server's "
                                 "flags are not visible to oracle: start it with --launch (or the embedded default) "
                                 "so oracle reads -b / -ub", "-ub")
         sizes = {}

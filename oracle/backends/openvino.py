@@ -65,7 +65,7 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
         self.platform, self.device, self.base_url = platform, DEVICES[platform], "in-process"
         self.model_path = Path(model)
         if not (self.model_path / "openvino_model.xml").is_file():
-            raise OpenVINOLoadError(f"--model {model}: no openvino_model.xml there; give an OpenVINO IR folder "
+            raise OpenVINOLoadError(f"--oracle-model {model}: no openvino_model.xml there; give an OpenVINO IR folder "
                                     "(optimum-cli export openvino), e.g. `oracle models --path openvino-fp32`")
         self.ov_config = dict(ov_config or {})
         self._ov, self._genai = ov, genai

@@ -2,7 +2,7 @@
 
     backend = PythonRunnerBackend(None, locator="examples/custom-runner/ov_runner.py:make_runner",
                                   runner_args=(("ir", "fp32"),), default_model=lambda: Path("model.gguf"))
-    # default_model: the tokenizer's source when neither --model nor the runner names one (the target passes
+    # default_model: the tokenizer's source when neither --oracle-model nor the runner names one (the target passes
     # the embedded GGUF's path)
 
 The factory (called with the `--runner-arg k=v` pairs as keyword strings) returns a runner (docs/runner.md):
@@ -108,7 +108,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
     def __init__(self, model: str | Path | None, *, platform: str = "", locator: str = "",
                  runner_args: tuple[tuple[str, str], ...] = (), default_model: Callable[[], Path] | None = None,
                  **_ignored) -> None:
-        """`default_model`: what gives the tokenizer and chat template when neither --model nor the runner names
+        """`default_model`: what gives the tokenizer and chat template when neither --oracle-model nor the runner names
         a model (the target passes the embedded GGUF's; the target layer knows where it is)."""
         if platform:
             raise RunnerLoadError(f"--backend python-{platform}: the python family has no platform tag; "
@@ -122,7 +122,7 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         own = getattr(self.runner, "model_path", None)
         self.model_path = Path(model) if model else Path(own) if own else None
         if self.model_path is None and default_model is None:
-            raise RunnerLoadError(f"the runner {locator} names no model_path: give --model (its tokenizer and chat "
+            raise RunnerLoadError(f"the runner {locator} names no model_path: give --oracle-model (its tokenizer and chat "
                                   "template are read from it)")
         if self.model_path is None:
             self.model_path = default_model()

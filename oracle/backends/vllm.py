@@ -62,7 +62,7 @@ class VLLMBackend(OnePassPrefill, OpenAIBackend):
             except ValueError:
                 return PrefillChunk(None, f"{given[1]}: not a whole number", flag)
         if launch_command is None:
-            return PrefillChunk(None, "vLLM's API does not state max_num_batched_tokens and a --url server's flags "
+            return PrefillChunk(None, "vLLM's API does not state max_num_batched_tokens and a --oracle-url server's flags "
                                 "are not visible to oracle: start it with --launch (or the embedded default)", flag)
         if self.platform == "cpu":
             return PrefillChunk(VLLM_CPU_MAX_NUM_BATCHED_TOKENS, f"vLLM CPU's default {flag} "

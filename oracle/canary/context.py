@@ -32,7 +32,7 @@ def unknown_note(context: ServedContext) -> str | None:
     if context.tokens is not None:
         return None
     return (f"needle lengths were not checked against the server's real context: {context.source}; a needle "
-            "longer than it fails not-run with the server's error; give --context N (the server's context) "
+            "longer than it fails not-run with the server's error; give --oracle-context N (the server's context) "
             "to plan within it")
 
 

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
+from oracle.canary.kinds import DEFAULT_DEPTHS
 from oracle.run.prompting import render_text
 
 __all__ = ["ANSWER_TOKENS", "DEFAULT_DEPTHS", "HAYSTACK", "NeedlePrompt", "NeedleScore", "build_needle_prompt",
@@ -27,7 +28,6 @@ __all__ = ["ANSWER_TOKENS", "DEFAULT_DEPTHS", "HAYSTACK", "NeedlePrompt", "Needl
            "split_lengths"]
 
 HAYSTACK = Path(str(resources.files("oracle.canaries"))) / "haystack.txt"
-DEFAULT_DEPTHS = (0, 25, 50, 75, 100)
 ANSWER_TOKENS = 16  # max_tokens of a needle request; a length fits when length + ANSWER_TOKENS <= context
 _SLOT = "\u0000HAYSTACK\u0000"
 _WORDS = ("amber", "basalt", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo", "juniper",

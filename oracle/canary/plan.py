@@ -2,7 +2,7 @@
 options.py and passed in: the canary plan sits below the options and never imports them).
 
 A canary module is `canaries/test_<kind>.py` (or `test_<kind>_<more>.py`) for a kind of `CANARY_KINDS`: a new
-kind is its name in that tuple plus its module. The context used to drop needle lengths comes from --context,
+kind is its name in that tuple plus its module. The context used to drop needle lengths comes from --oracle-context,
 else from what the target is started with (`targets.planned_context`): never from a server query, so every
 pytest-xdist worker collects the same items.
 """
@@ -12,13 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from oracle.canary.kinds import CANARY_KINDS
 from oracle.canary.needle import default_lengths, split_lengths
 from oracle.targets import planned_context
 
 __all__ = ["CANARY_KINDS", "PlanOptions", "canary_kind", "crosstalk_levels", "ignored", "needle_plan",
            "resolve_context"]
 
-CANARY_KINDS = ("code", "needle", "repeats", "crosstalk")  # --canaries' choices (checks/canaries/options.py)
 
 
 class PlanOptions(Protocol):
@@ -61,7 +61,7 @@ def crosstalk_levels(options: PlanOptions) -> tuple[int, ...]:
 def resolve_context(options: PlanOptions) -> tuple[int, str]:
     """(context length, where it came from), without asking the server."""
     if options.canary.context:
-        return options.canary.context, "--context"
+        return options.canary.context, "--oracle-context"
     return planned_context(options.backend, started_elsewhere=not options.embedded,
                            server_args=options.server_args, model=options.model)
 

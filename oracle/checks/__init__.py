@@ -1,50 +1,55 @@
 """The gate's check kinds: one package per kind (`oracle/checks/<kind>/`), each declaring all of itself in one
-`CheckDescriptor` (its options, settings, items, producers, report state and sections), and `CHECKS`, the one place
-that lists them. The gate (oracle/gate/) is the engine that reads them; it names no check.
+`CheckDescriptor` (its options, settings, items, producers, report state and sections; check.py), and `CHECKS`
+(registry.py), the one place that lists them. The gate (oracle/gate/) is the engine that reads them; it names no
+check.
 
     for check in CHECKS: specs += check.items(plan)        # the gate's items
     state = read_state(json.loads(path.read_text()))       # a report typed again, every check's state included
+    add_check_options(parser)                              # each kind's --help group, from its options.py alone
+
+This package and each kind's options.py are light: the plugin declares the options in every pytest session of an
+environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and the names below
+load the descriptors (registry.py) on first use.
 """
 
 from __future__ import annotations
 
-from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, neighbours,
-                           prompt_logprob, sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
-from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
-                                      Producers, not_run, state_part)
-from oracle.report.sections import layout
-from oracle.report.state import ReportState
+from oracle.checks.canaries import options as _canaries
+from oracle.checks.conditions import options as _conditions
+from oracle.checks.coverage import options as _coverage
+from oracle.checks.decode_vs_prefill import options as _decode_vs_prefill
+from oracle.checks.logits import options as _logits
+from oracle.checks.neighbours import options as _neighbours
+from oracle.checks.prompt_logprob import options as _prompt_logprob
+from oracle.checks.sampling_distribution import options as _sampling_distribution
+from oracle.checks.speculation import options as _speculation
+from oracle.checks.speed import options as _speed
+from oracle.checks.speed_ab import options as _speed_ab
+from oracle.checks.speed_cells import options as _speed_cells
 
-__all__ = ["CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
-           "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
-           "state_part"]
+_REGISTRY = ("CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
+             "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
+             "state_part")
 
-# The registry, in the order of their option groups in --help and of their items within one `order`.
-CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
-                                       logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
-                                       prompt_logprob.CHECK, conditions.CHECK, neighbours.CHECK, coverage.CHECK,
-                                       tokens.CHECK,
-                                       cache_zero.CHECK, speculation.CHECK, speed.CHECK, speed_ab.CHECK,
-                                       speed_cells.CHECK)
+__all__ = sorted(["OPTION_MODULES", "add_check_options", *_REGISTRY])
 
-STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}
-
-# The report's page: its own sections and every check's, each once, by PLACE (identity.md and identity.html).
-SECTIONS = layout(section for c in CHECKS for section in c.sections)
-
-
-def check_named(name: str) -> CheckDescriptor:
-    for c in CHECKS:
-        if c.name == name:
-            return c
-    raise KeyError(f"no check kind {name!r}; known: {', '.join(c.name for c in CHECKS)}")
+# Each kind's options module (TITLE, add_options, settings_of), in the order of CHECKS (registry.py; a test keeps
+# the two in step): their `--help` groups follow the core options' in this order.
+OPTION_MODULES = (_canaries, _logits, _sampling_distribution, _decode_vs_prefill, _prompt_logprob, _conditions,
+                  _neighbours, _coverage, _speculation, _speed, _speed_ab, _speed_cells)
 
 
-def fresh_states() -> dict:
-    """Every check's state as a run starts: empty."""
-    return {c.name: c.state() for c in CHECKS}
+def add_check_options(parser) -> None:
+    """Each kind's options on its own `--help` group, `oracle-<kind>` titled `oracle: <TITLE>`."""
+    for module in OPTION_MODULES:
+        kind = module.__name__.split(".")[-2]
+        module.add_options(parser.getgroup(f"oracle-{kind}", f"oracle: {module.TITLE}"))
 
 
-def read_state(data: dict) -> ReportState:
-    """A report (identity.json, or a worker's payload) typed again, every check's state included."""
-    return ReportState.from_json(data, STATE_TYPES)
+def __getattr__(name: str):
+    # The descriptors load on first use (registry.py), not with the options (docs/architecture.md).
+    if name not in _REGISTRY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks import registry
+
+    return getattr(registry, name)

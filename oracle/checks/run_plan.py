@@ -198,7 +198,7 @@ class RunPlanHook:
         self.eta = RunEta(self.plan, part_of)
         gate.state.identity["plan"] = self.plan.as_json()
         if gate.options.plan_only:
-            gate.state.note("--plan: the run plan was made after the warm-up and no other request was sent")
+            gate.state.note("--oracle-plan: the run plan was made after the warm-up and no other request was sent")
         gate.report.write()
         return self.plan.lines()
 

@@ -53,7 +53,7 @@ def chunked_prefill(records: Sequence[Record], chunk: PrefillChunk) -> dict:
         return _condition(True, words, longest=longest.id, longest_tokens=tokens, chunk=chunk.tokens,
                           prompts=over)
     return _condition(False, f"no prompt exceeded {setting} (longest: {longest.id}, {tokens} tokens)",
-                      f"add a prompt longer than {chunk.tokens} tokens (e.g. --suite coverage) or lower "
+                      f"add a prompt longer than {chunk.tokens} tokens (e.g. --oracle-suite coverage) or lower "
                       f"{chunk.flag} below {tokens}", longest=longest.id, longest_tokens=tokens,
                       chunk=chunk.tokens)
 

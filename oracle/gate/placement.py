@@ -1,6 +1,6 @@
 """Which server runs which item under pytest-xdist, and the scheduler that keeps to it.
 
-Worker gwK owns server K (its --url entry, or the server it launched). The placement is a pure
+Worker gwK owns server K (its --oracle-url entry, or the server it launched). The placement is a pure
 function of the collected node ids and the worker count, so the controller (which schedules) and
 every worker (which must know its own prompts before the first item) compute the same map:
 

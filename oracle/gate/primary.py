@@ -38,7 +38,7 @@ class PrimaryRun:
         warmup = self.warm_up()
         if warmup is None:
             return {}
-        watches = [watch(self.backend) for watch in self.watches]  # the speed card's power window (--power)
+        watches = [watch(self.backend) for watch in self.watches]  # the speed card's power window (--oracle-power)
         for watch in watches:
             watch.start()
         try:

@@ -55,7 +55,7 @@ class GateSession(ReportOwner):
         self.report = ReportFile(self.plan.report_dir(report_dir), self.plan.new_state(), SECTIONS)
         if worker is None:  # an xdist worker's folder is its controller's, checked there
             self.plan.check_folders(self.report.folder)
-        self.folder_was_there = self.report.folder.exists()  # --plan leaves the folder as it found it
+        self.folder_was_there = self.report.folder.exists()  # --oracle-plan leaves the folder as it found it
         self.target = None  # made in start(): an embedded default builds or fetches what it needs then
         self.recorder = Recorder(self.report, None, logprobs=self.options.logprobs, seed=self.options.seed,
                                  sampling=self.options.sampling)
@@ -113,7 +113,7 @@ class GateSession(ReportOwner):
             raise self._refused(str(exc)) from None
         except AnswerBroken as exc:  # before any completion request: the server itself is not fit to be gated
             raise self._refused(f"the server's answer at start is not what its API declares, so nothing was sent "
-                                f"to it: {exc}; check that --url / --backend name this kind of server") from None
+                                f"to it: {exc}; check that --oracle-url / --backend name this kind of server") from None
         except (RequestFailed, EmbeddedError) as exc:
             raise self._refused(f"could not read the server's template or tokenizer: {exc}") from None
         for note in self.target.notes + self.prompts.notes:

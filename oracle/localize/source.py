@@ -69,8 +69,8 @@ def http_refusal(backend: str, where: str) -> str:
     return (f"{where}: a {backend} run talks to a server over HTTP, which shows no layers. Localize with an "
             f"in-process family ({', '.join(d.name for d in FAMILIES.values() if d.in_process)}) that loads the "
             "same weights in the two "
-            "configurations: record the reference with e.g. `pytest --backend=hf-cpu --model MODEL --dtype float32 "
-            "--record REF --reference-kind f16`, gate the candidate with `pytest --backend=hf-cpu --model MODEL "
+            "configurations: record the reference with e.g. `pytest --backend=hf-cpu --oracle-model MODEL --dtype float32 "
+            "--record REF --reference-kind f16`, gate the candidate with `pytest --backend=hf-cpu --oracle-model MODEL "
             "--dtype float16 --reference REF --report-dir DIR`, then run `oracle localize DIR`")
 
 

@@ -79,7 +79,7 @@ def add_parser(sub) -> None:
                    help="server starts the search may use (default 24; the verify start is one more)")
     r.add_argument("--out", type=Path, metavar="DIR", help="where repro.md / repro.json go (default REPORT_DIR/repro)")
     r.add_argument("--launch", metavar="CMD", help="the candidate's launch command with {port}, when the report's "
-                                                   "is redacted or the gate ran against --url")
+                                                   "is redacted or the gate ran against --oracle-url")
 
 
 def _positive(text: str) -> int:

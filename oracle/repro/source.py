@@ -37,7 +37,7 @@ class ReproSource:
     backend: str
     target_kind: str  # "launch" or "embedded": how the candidate is started again
     launch: str | None  # the candidate's command with {port} (None: the family's embedded server)
-    model: str | None  # the embedded server's model (--model), when the gate started one
+    model: str | None  # the embedded server's model (--oracle-model), when the gate started one
     server_args: str  # the embedded server's --server-args
     reference_dir: Path
     manifest: dict  # the reference's manifest.json
@@ -173,7 +173,7 @@ def _candidate(report_dir: Path, identity: dict, launch: str | None) -> tuple[st
     kind = identity.get("target")
     if kind not in ("launch", "embedded"):
         raise ReproInput(f"{report_dir}: the candidate was a server oracle did not start ({kind or 'unknown'} "
-                         "target, e.g. --url); give its launch command with --launch CMD (with {port})")
+                         "target, e.g. --oracle-url); give its launch command with --launch CMD (with {port})")
     held = identity.get("launch_command") if kind == "launch" else identity.get("server_args")
     if held and MASK in held:
         flag = "--launch CMD" if kind == "launch" else "--launch CMD (the embedded command with the secret)"

@@ -17,7 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Part", "Rates", "RunPlan", "duration_words", "parse_duration", "plan_words"]
+__all__ = ["EMBEDDED_CPU_BUDGET", "Part", "Rates", "RunPlan", "duration_words", "parse_duration", "plan_words"]
+
+# --oracle-budget when none is given, for the embedded llama-server default on its own model (oracle.targets.families);
+# here, beside the durations it is read with, so that `--help` states it without the targets.
+EMBEDDED_CPU_BUDGET = "5m"  # record and gate give a first verdict in about 10 minutes on 2 cores
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 _UNIT_S = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -120,7 +124,7 @@ class RunPlan:
     rates: Rates
     parts: list[Part]
     budget_s: float | None = None
-    budget_source: str = ""  # "--budget", or why the default applies
+    budget_source: str = ""  # "--oracle-budget", or why the default applies
     dropped: list[dict] = field(default_factory=list)  # {"item", "estimate_s", "reason"}
     notes: list[str] = field(default_factory=list)
 

@@ -54,12 +54,12 @@ def prompt_of(record_id: str) -> str:
 
 
 def settings_words(sampling: Sampling | None) -> str:
-    """"greedy" or "--temperature 0.8 --top-p 1 --seed 1 --seeds 2" (the options that give these settings)."""
+    """"greedy" or "--temperature 0.8 --top-p 1 --oracle-seed 1 --seeds 2" (the options that give these settings)."""
     if sampling is None:
         return "greedy (no --temperature)"
     seeds = sampling.seeds
     consecutive = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
-    seed_words = f"--seed {seeds[0]} --seeds {len(seeds)}" if consecutive else f"seeds {', '.join(map(str, seeds))}"
+    seed_words = f"--oracle-seed {seeds[0]} --seeds {len(seeds)}" if consecutive else f"seeds {', '.join(map(str, seeds))}"
     return f"--temperature {sampling.temperature:g} --top-p {sampling.top_p:g} {seed_words}"
 
 

@@ -32,7 +32,7 @@ class Prompt:
     klass: str
     messages: tuple[dict, ...]
     max_tokens: int
-    seed: int | None = None  # sampled runs: this request's seed (run/sampling.py); None: the run's --seed
+    seed: int | None = None  # sampled runs: this request's seed (run/sampling.py); None: the run's --oracle-seed
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def load_suite(name_or_path: str) -> Suite:
             known = sorted(p.name[:-6] for p in resources.files("oracle.prompts").iterdir()
                            if p.name.endswith(".jsonl"))
             raise SuiteError(
-                f"--suite {name_or_path!r}: no built-in suite of that name and no such file; "
+                f"--oracle-suite {name_or_path!r}: no built-in suite of that name and no such file; "
                 f"built-in suites: {', '.join(known)}; or give a path to a JSONL file"
             )
     prompts = tuple(_prompt(row, where) for where, row in _read_rows(path))
@@ -181,7 +181,7 @@ def _prompt(row: dict, where: str) -> Prompt:
                          "each prompt needs id, class, messages and max_tokens")
     if "seed" in row:  # looks like a setting, is none: each request's seed comes from the run's options
         raise SuiteError(f"{where}: a suite row sets no seed (got 'seed': {row['seed']!r}"[:200] + "); the run's "
-                         "seed is --seed, a sampled run's per-request seeds --seeds N; remove the key")
+                         "seed is --oracle-seed, a sampled run's per-request seeds --seeds N; remove the key")
     try:
         parsed = msgspec.convert(row, _Row, strict=True)
     except msgspec.ValidationError as exc:

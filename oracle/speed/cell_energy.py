@@ -1,4 +1,4 @@
-"""Energy per speed cell (`--power auto`): each cell's timed repeats metered by the run's meters (speed/power.py's
+"""Energy per speed cell (`--oracle-power auto`): each cell's timed repeats metered by the run's meters (speed/power.py's
 PowerWindow: RAPL, NVML or an Intel GPU's hwmon), summed into the cell's `energy` block.
 
     window = open_window(backend); window.start(); ...the cell's repeats...
@@ -8,7 +8,7 @@ PowerWindow: RAPL, NVML or an Intel GPU's hwmon), summed into the cell's `energy
 A cell's block: joules, mean watts, the window's seconds, joules per generated token (prefill included, as the card's
 `power`), the highest temperature and the lowest / highest clock any meter saw, the isolation verdict of the window.
 Where nothing is readable: `{"available": False, "reason": "not available: <why>"}` (the meter's own words, e.g. no
-/sys/class/powercap on a VM), or "not measured: --power off".
+/sys/class/powercap on a VM), or "not measured: --oracle-power off".
 """
 
 from __future__ import annotations

@@ -40,11 +40,11 @@ def change_words(change: Change) -> str:
 
 def launch_match(candidate: str | None, reference: str | None) -> dict:
     """{"label", "speculation": [...], "other": [...]}: the label as the card shows it and each difference in
-    words; "launch not compared: <why>" when a side's command is unknown (a server given by --url) or unreadable."""
+    words; "launch not compared: <why>" when a side's command is unknown (a server given by --oracle-url) or unreadable."""
     missing = [side for side, cmd in (("the reference", reference), ("the candidate", candidate)) if not cmd]
     if missing:
         return {"label": f"launch not compared: {' and '.join(missing)} gave no launch command (a server given "
-                         "by --url)", "speculation": [], "other": []}
+                         "by --oracle-url)", "speculation": [], "other": []}
     try:
         changes = differences(parse_launch(reference), parse_launch(candidate))
     except LaunchError as exc:

@@ -1,4 +1,4 @@
-"""Power, thermals and isolation over a timed window (`--power auto|off`): which meters fit the run's device, a
+"""Power, thermals and isolation over a timed window (`--oracle-power auto|off`): which meters fit the run's device, a
 sampler that reads them every second, and the card's `power` and `isolation` blocks.
 
     window = PowerWindow.open("auto", identity, url=backend.base_url, in_process=False)
@@ -180,9 +180,9 @@ class PowerWindow:
     def stop(self, generated_tokens: int) -> tuple[dict, dict]:
         """(speed.power, speed.isolation) of the window."""
         if self.mode == "off":
-            return ({"mode": "off", "device": self.device, "reason": "not measured: --power off"},
-                    isolation_block(device=self.device, method="--power off", others=None, window_s=None,
-                                    excluded={}, reason="--power off"))
+            return ({"mode": "off", "device": self.device, "reason": "not measured: --oracle-power off"},
+                    isolation_block(device=self.device, method="--oracle-power off", others=None, window_s=None,
+                                    excluded={}, reason="--oracle-power off"))
         self.close()
         self.servers.follow()
         readings = [m.stop() for m in self.meters]

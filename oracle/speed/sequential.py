@@ -36,14 +36,12 @@ import numpy as np
 
 from oracle.compare.confidence import count_json, count_words
 from oracle.speed.interleave import t_two_sided_cdf
+from oracle.speed.sequential_defaults import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX,
+                                              MIN_ROUNDS)
 
 __all__ = ["CONTINUE", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_DELTA", "DEFAULT_ROUNDS_MAX", "MIN_ROUNDS",
            "Sequential", "aa_calibration", "calibrated_z", "llr", "path_words", "simulate", "verdict_words"]
 
-DEFAULT_ROUNDS_MAX = 8
-DEFAULT_DELTA = 0.03  # the indifference zone: H1 is a speed-up at least 3% above the bar
-DEFAULT_ALPHA = DEFAULT_BETA = 0.05
-MIN_ROUNDS = 2  # a spread needs two rounds
 CONTINUE = "continue"
 _Z_CAP = 8.0  # a z beyond 8 is certainty in any float; keeps a zero spread finite
 _NORMAL = NormalDist()

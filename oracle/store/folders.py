@@ -46,7 +46,7 @@ def fresh_report_dir(label: str) -> Path:
 
 
 def discard_folder(folder: Path, *, made: bool) -> None:
-    """Take back what a run that judged nothing (--plan) wrote: the whole folder when the run made it, else the
+    """Take back what a run that judged nothing (--oracle-plan) wrote: the whole folder when the run made it, else the
     report and server logs it wrote into a folder that was there before."""
     if made:
         shutil.rmtree(folder, ignore_errors=True)

@@ -122,7 +122,7 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
     options = read_options(config)
     if options.urls:
         raise SweepUsageError("--sweep starts a server for each point: give --launch CMD (with {port}) or use the "
-                              "embedded server, not --url / --servers")
+                              "embedded server, not --oracle-url / --servers")
     if family_of(o.backend).in_process:
         raise SweepUsageError(f"--backend {o.backend} runs in this process: there is no server command to sweep; "
                               "use a server family (llamacpp, vllm) with --launch or the embedded server")

@@ -21,11 +21,11 @@ from oracle.targets.url import UrlTarget
 
 __all__ = ["Target", "TargetError", "make_target", "planned_context"]
 
-UNKNOWN_CONTEXT = 8192  # assumed for a --url or --launch target unless --context says
+UNKNOWN_CONTEXT = 8192  # assumed for a --oracle-url or --launch target unless --oracle-context says
 
 
 def make_target(options, *, worker: int, log_dir: Path) -> Target:
-    """--url (entry `worker` of the list), --launch, the model in process, or the family's embedded server."""
+    """--oracle-url (entry `worker` of the list), --launch, the model in process, or the family's embedded server."""
     family = family_of(options.backend)
     if family.in_process:
         return InProcessTarget(options.backend, options.model, dtype=options.dtype,
@@ -40,7 +40,7 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
     if server is None or not server.serves(parse_backend(options.backend).platform):
         labels = [t.embedded.label for t in FAMILY_TARGETS.values() if t.embedded]
         labels = " and ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels)
-        raise TargetError(f"--backend {options.backend}: no embedded server for this backend; give --url of "
+        raise TargetError(f"--backend {options.backend}: no embedded server for this backend; give --oracle-url of "
                           f"a running server or --launch CMD (the embedded defaults are {labels})")
     try:
         embedded = server.start(options.model, options.server_args)
@@ -53,9 +53,9 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
 
 def planned_context(backend: str, *, started_elsewhere: bool, server_args: str, model: str | None) -> tuple[int, str]:
     """(context length, where it came from) without asking the server: what the target oracle starts itself
-    is started with (the family's `planned_context` in `targets.families`). started_elsewhere: a --url /
+    is started with (the family's `planned_context` in `targets.families`). started_elsewhere: a --oracle-url /
     --servers / --launch target, whose flags oracle does not read."""
     plan = target_of(backend).planned_context
     if started_elsewhere or plan is None:
-        return UNKNOWN_CONTEXT, f"default {UNKNOWN_CONTEXT} (give --context N for a --url or --launch target)"
+        return UNKNOWN_CONTEXT, f"default {UNKNOWN_CONTEXT} (give --oracle-context N for a --oracle-url or --launch target)"
     return plan(model, server_args)

@@ -31,7 +31,7 @@ class TargetError(RuntimeError):
 class Target(Protocol):
     kind: str  # "url", "launch", "embedded" or "in-process" (the report's identity.target)
     restartable: bool  # oracle can restart it (--boots)
-    model_path: Path | None  # the model file oracle knows of (embedded, in-process, --model)
+    model_path: Path | None  # the model file oracle knows of (embedded, in-process, --oracle-model)
     configured_command: str | None  # the launch command with {port} left as written
     log_path: Path | None  # the running server's log, when oracle started it
     notes: list[str]  # what the report should say about how the target was reached

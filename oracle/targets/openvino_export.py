@@ -66,7 +66,7 @@ def export_python(*, log=print) -> Path:
     """The export venv's python, built on first use (pip, ~1 min on 2 cores with a warm pip cache)."""
     root = cache_dir() / f"openvino-export-{OPENVINO_VERSION}" / "venv"
     return tool_venv(root, _REQUIREMENTS, what="the OpenVINO export", stamp=OPENVINO_VERSION, log=log,
-                     fix="it needs the torch==2.13.0 CPU wheel; or export your own IR and pass --model")
+                     fix="it needs the torch==2.13.0 CPU wheel; or export your own IR and pass --oracle-model")
 
 
 def hf_folder(gguf: Path | None = None) -> Path:

@@ -1,4 +1,4 @@
-"""A server that is already running (`--url`): reached, never started, stopped or restarted by oracle."""
+"""A server that is already running (`--oracle-url`): reached, never started, stopped or restarted by oracle."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ class UrlTarget:
 
     def up(self) -> Backend:
         return connect(self.backend_name, self.url, timeout_s=self.timeout_s, notes=self.notes,
-                       unhealthy=f"--url {self.url}: the server does not answer its health check; start it first, "
+                       unhealthy=f"--oracle-url {self.url}: the server does not answer its health check; start it first, "
                                  "or use --launch so that oracle starts it")
 
     def restart(self) -> Backend:
-        raise TargetError("--boots needs a server oracle can restart: use --launch CMD instead of --url")
+        raise TargetError("--boots needs a server oracle can restart: use --launch CMD instead of --oracle-url")
 
     def stop(self) -> None:
         pass

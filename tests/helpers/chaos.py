@@ -170,7 +170,7 @@ class Chaos:
     def argv(self, report: Path, *extra: str) -> list[str]:
         # hypothesis's pytest plugin (where installed) would import hypothesis at every gate's end: ~0.7 s, unused
         return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                "--backend=llamacpp", f"--suite={self.suite}", f"--max-tokens={self.max_tokens}",
+                "--backend=llamacpp", f"--oracle-suite={self.suite}", f"--max-tokens={self.max_tokens}",
                 f"--reference={self.reference}", "--ladder=1,2", "--boots=2", "--canaries=none", "--warmup=0",
                 f"--report-dir={report}", "--rootdir", str(self.workdir), *extra,
                 *([] if any(a.startswith("--launch") for a in extra) else ["--server-args=-np 2"])]

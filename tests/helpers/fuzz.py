@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED_REFERENCE = REPO / "references" / "smollm2-135m-q4_1-llamacpp-cpu"
-NO_SERVER = "--url=http://127.0.0.1:9"  # nothing answers there: a gate that accepts its input stops with 4
+NO_SERVER = "--oracle-url=http://127.0.0.1:9"  # nothing answers there: a gate that accepts its input stops with 4
 GATE_BAD_INPUT, COMMAND_BAD_INPUT = 4, 2
 TRACE_MARKS = ("Traceback (most recent call last)", "INTERNALERROR")
 # pytest's own form of a traceback (an exception that escaped into a test item): "path/x.py:240: TypeError".

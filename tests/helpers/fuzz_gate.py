@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from fuzz import GATE_BAD_INPUT, NO_SERVER, _accepted, byte_damage, json_values, problems, tree_digest
 
-PATH_OPTIONS = {"--report-dir", "--record", "--reference", "--suite", "--tokenizer", "--model", "--servers",
+PATH_OPTIONS = {"--report-dir", "--record", "--reference", "--oracle-suite", "--tokenizer", "--oracle-model", "--servers",
                 "--haystack", "--code-set", "--rootdir", "--basetemp"}
 # Options that start a process or reach another host: their values come from a list, never from free text.
 LISTED_VALUES = {
-    "--url": ["http://[::1", "127.0.0.1:9", "", "-", "http://user:pw@127.0.0.1:9", "http://127.0.0.1:99999",
+    "--oracle-url": ["http://[::1", "127.0.0.1:9", "", "-", "http://user:pw@127.0.0.1:9", "http://127.0.0.1:99999",
               "http://127.0.0.1:9/" + "x" * 300],
     "--launch": ["", "-", "llama-server", "echo {port", "'unclosed"],
     "--reference-launch": ["", "recorded", "-", "'unclosed"],
@@ -101,7 +101,7 @@ def check_options(args: list[str], folder: Path, gate) -> list[str]:
     suite.parent.mkdir(parents=True)
     suite.write_text(json.dumps(SUITE_ROW) + "\n")
     before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}", *args])
+    outcome = gate([NO_SERVER, f"--oracle-suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}", *args])
     return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent))
 
 
@@ -111,7 +111,7 @@ def check_suite(payload: bytes, folder: Path, gate) -> list[str]:
     suite.parent.mkdir(parents=True)
     suite.write_bytes(payload)
     before = tree_digest(suite.parent)
-    outcome = gate([NO_SERVER, f"--suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
+    outcome = gate([NO_SERVER, f"--oracle-suite={suite}", "--canaries=none", f"--report-dir={folder / 'report'}"])
     return problems(outcome, expected={GATE_BAD_INPUT}, before=before, after=tree_digest(suite.parent)) + \
         _accepted(outcome)
 
@@ -123,10 +123,10 @@ def check_suite(payload: bytes, folder: Path, gate) -> list[str]:
 WITHOUT_EFFECT = {
     "--sweep-no-repro": ("has no effect without --sweep", lambda args: any(a.startswith("--sweep=") for a in args)),
     "--canary-strict": ("has no effect with --canaries none", lambda args: "--canaries=none" not in args),
-    "--allow-mixed-servers": ("has no effect with one server", lambda args: False),  # the cases give one --url
+    "--allow-mixed-servers": ("has no effect with one server", lambda args: False),  # the cases give one --oracle-url
 }
 COMPANIONS = ["--canaries=none", "--canaries=code", "--sweep=OMP_NUM_THREADS=1,2", "--allow-near-ties",
-              "--record-overwrite", "--logits", "--plan"]
+              "--record-overwrite", "--logits", "--oracle-plan"]
 
 
 def gate_flag_names() -> list[str]:

@@ -2,7 +2,7 @@
 server, for the fuzzing of server answers (answers a real llama-server never gives).
 
     with GarbageServer(upstream, route="/completion", status=200, body=b"data: [1, 2]\\n\\n") as server:
-        ... --url server.url ...
+        ... --oracle-url server.url ...
     server.answered   # how often the route was answered with the garbage (never retried: at most once)
 
 Forwarded answers are read whole and then written (a stream arrives in one piece: fine for what is tested here).

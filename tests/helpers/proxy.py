@@ -1,7 +1,7 @@
 """A fault-injecting HTTP proxy in front of a real server, for faults a real server cannot produce on demand.
 
     with FaultProxy(upstream, rewrite_chunk=change_token(position=5)) as proxy:
-        ... --url proxy.url ...
+        ... --oracle-url proxy.url ...
 
 Requests are forwarded as they are (or through rewrite_request); streamed SSE chunks pass
 through rewrite_chunk(chunk, ctx), where ctx is per request ({"tokens_seen": n, "body": ...}); with pace_s

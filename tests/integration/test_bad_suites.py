@@ -48,8 +48,8 @@ def test_a_bad_suite_file_is_refused_naming_file_line_and_field(pytester, name, 
         suite.write_bytes(json.dumps(GOOD).encode() + b"\n" + '{"id": "caf\u00e9"}'.encode("latin-1") + b"\n")
     else:
         suite.write_text(text)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9",
-                                f"--suite={suite}", "--report-dir=report", "--record=ref")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9",
+                                f"--oracle-suite={suite}", "--report-dir=report", "--record=ref")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert not (pytester.path / "report").exists() and not (pytester.path / "ref").exists()

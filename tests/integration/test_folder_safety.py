@@ -9,7 +9,7 @@ import pytest
 from oracle_tests_conftest import tree_digest
 
 BASE = ("-p", "no:cacheprovider", "--canaries=none")
-SERVER = ("--backend=llamacpp", "--url=http://127.0.0.1:9")  # nothing listens there: refused before it is asked
+SERVER = ("--backend=llamacpp", "--oracle-url=http://127.0.0.1:9")  # nothing listens there: refused before it is asked
 GOOD = {"id": "a", "class": "chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
 
 
@@ -35,13 +35,13 @@ def given(pytester):
     (["--record=x/ref", "--report-dir=x"], "*--record x/ref lies inside --report-dir x (*)*oracle writes both*"),
     (["--report-dir=earlier"], "*--report-dir earlier holds an earlier report (earlier/identity.json): oracle never "
                                "writes over a report; nothing was written or sent; give --report-dir a new folder*"),
-    (["--suite=inputs/suite.jsonl", "--report-dir=inputs"],
-     "*--suite inputs/suite.jsonl lies inside --report-dir inputs (*): oracle would write with --report-dir where it "
-     "reads --suite; nothing was written or sent; give --report-dir a folder apart from inputs/suite.jsonl*"),
+    (["--oracle-suite=inputs/suite.jsonl", "--report-dir=inputs"],
+     "*--oracle-suite inputs/suite.jsonl lies inside --report-dir inputs (*): oracle would write with --report-dir where it "
+     "reads --oracle-suite; nothing was written or sent; give --report-dir a folder apart from inputs/suite.jsonl*"),
     (["--haystack=inputs/hay.txt", "--report-dir=inputs/.."],
      "*--haystack inputs/hay.txt lies inside --report-dir inputs/.. (*)*"),
-    (["--suite=inputs/suite.jsonl", "--report-dir=link"],  # a symlink to the folder is the folder
-     "*--suite inputs/suite.jsonl lies inside --report-dir link (*/inputs/suite.jsonl is within */inputs)*"),
+    (["--oracle-suite=inputs/suite.jsonl", "--report-dir=link"],  # a symlink to the folder is the folder
+     "*--oracle-suite inputs/suite.jsonl lies inside --report-dir link (*/inputs/suite.jsonl is within */inputs)*"),
     (["--backend=python:inputs/runner.py:make", "--report-dir=inputs"],
      "*the runner of --backend inputs/runner.py lies inside --report-dir inputs*"),
 ])

@@ -76,7 +76,7 @@ def test_generated_option_values_end_in_a_clean_usage_error(gate, args):
     assert not found, f"{args!r}: {found}"
 
 
-@pytest.mark.parametrize("args", [["--url", "http://[::1"], [f"--report-dir={'x' * 300}"],
+@pytest.mark.parametrize("args", [["--oracle-url", "http://[::1"], [f"--report-dir={'x' * 300}"],
                                   ["--sweep", "-ctk=f16,q8_0"], ["--server-args", "-np 4"]],
                          ids=["url-unclosed-bracket", "report-dir-300-characters", "sweep-value-with-dash",
                               "server-args-with-dash"])

@@ -29,14 +29,14 @@ sys.exit(pytest.main(sys.argv[1:]))
 
 
 def test_a_gate_in_the_repository_root_runs_without_the_test_extra(tmp_path):
-    """Nothing answers on the --url: the gate itself must say so (its usage error, exit 4; docs/faults.md), not
+    """Nothing answers on the --oracle-url: the gate itself must say so (its usage error, exit 4; docs/faults.md), not
     pytest that the tests' conftest failed to load ('ImportError while loading conftest', exit 4 too)."""
     argv = [sys.executable, "-c", WITHOUT_HYPOTHESIS, "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-            "--backend=llamacpp", "--url=http://127.0.0.1:9", "--canaries=none", f"--report-dir={tmp_path / 'r'}"]
+            "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--canaries=none", f"--report-dir={tmp_path / 'r'}"]
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120, env=gate_env())
     out = done.stdout + done.stderr
     assert "ImportError while loading conftest" not in out, out[-3000:]
-    assert "--url http://127.0.0.1:9: the server does not answer its health check" in out, out[-3000:]
+    assert "--oracle-url http://127.0.0.1:9: the server does not answer its health check" in out, out[-3000:]
     assert done.returncode == 4, (done.returncode, out[-3000:])
 
 

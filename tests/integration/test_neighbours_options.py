@@ -17,13 +17,13 @@ import pytest
                                                          "runs ask for no logprobs by default; give --logprobs N*"),
 ])
 def test_bad_values_are_usage_errors_naming_the_fix(pytester, args, message):
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", *args)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
 
 def test_a_backend_that_runs_one_request_at_a_time_refuses_neighbours(pytester):
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=hf-cpu", "--model=.", "--neighbours=9")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=hf-cpu", "--oracle-model=.", "--neighbours=9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--backend hf-cpu runs requests one at a time and cannot honour --neighbours*"])
 

@@ -20,21 +20,21 @@ import pytest
     (["--backend=openvino-cpu", "--ov-config=INFERENCE_PRECISION_HINT"],
      "*--ov-config 'INFERENCE_PRECISION_HINT': write KEY=VALUE,..., e.g. INFERENCE_PRECISION_HINT=f32*"),
     (["--backend=hf-cpu", "--boots=2"], "*cannot honour --boots (no server to restart*"),
-    (["--backend=llamacpp", "--url=http://a:1", "--launch=x"], "*--url/--servers and --launch both given*"),
+    (["--backend=llamacpp", "--oracle-url=http://a:1", "--launch=x"], "*--oracle-url/--servers and --launch both given*"),
     (["--backend=llamacpp", "--logprobs=0"], "*--logprobs '0': must be at least 1*"),
     (["--backend=llamacpp", "--logprobs=many"], "*expected a positive integer*"),
     (["--backend=llamacpp", "--allow-inconclusive=cache,weather"], "*unknown kind 'weather'; known kinds: *"),
     (["--backend=llamacpp", "--near-tie-nats=-1"], "*must be between 0 and 50 nats*"),
     (["--backend=llamacpp", "--reference-kind=fp8"], "*must be mtp0 (target only) or f16*"),
-    (["--backend=llamacpp", "--url=127.0.0.1:8080"], "*must start with http://*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:1", "--server-args=-np 2"], "*configure the embedded default*"),
-    (["--backend=llamacpp", "--model=/nonexistent.gguf"], "*no such file; give the path of a GGUF*"),
-    (["--backend=llamacpp", "--suite=nope"], "*built-in suites: coverage, default*"),
+    (["--backend=llamacpp", "--oracle-url=127.0.0.1:8080"], "*must start with http://*"),
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:1", "--server-args=-np 2"], "*configure the embedded default*"),
+    (["--backend=llamacpp", "--oracle-model=/nonexistent.gguf"], "*no such file; give the path of a GGUF*"),
+    (["--backend=llamacpp", "--oracle-suite=nope"], "*built-in suites: coverage, default*"),
     (["--backend=llamacpp", "--reference=missing"], "*record one first with*"),
     (["--backend=llamacpp", "--launch=serve 'unclosed"], "*check the quotes*"),
-    (["--backend=hf-cpu", "--url=http://127.0.0.1:1"], "*runs the model in this process: give --model*"),
+    (["--backend=hf-cpu", "--oracle-url=http://127.0.0.1:1"], "*runs the model in this process: give --oracle-model*"),
     (["--backend=hf-cpu", "--ladder=1,2"], "*cannot honour --ladder (no server to restart, requests run one at a time*"),
-    (["--backend=hf-cpu", "--model=/nonexistent"], "*no such file or folder; give a GGUF or a Hugging Face*"),
+    (["--backend=hf-cpu", "--oracle-model=/nonexistent"], "*no such file or folder; give a GGUF or a Hugging Face*"),
     (["--backend=hf-cpu", "--dtype=fp8"], "*--dtype 'fp8': must be one of float32, float16, bfloat16*"),
     (["--backend=hf-cpu", "--floor-dtype=int4"], "*--floor-dtype 'int4': must be one of*, or none*"),
     (["--backend=llamacpp", "--kld-max=lots"], "*expected a Mean KLD in nats, e.g. --kld-max 0.05*"),
@@ -52,18 +52,18 @@ import pytest
     (["--backend=llamacpp", "--record=afile/ref"], "*--record afile/ref: cannot write in afile*"
                                                            "give --record a folder you can write*"),
     (["--backend=llamacpp", "--record-overwrite", "--reference-kind=f32"], "*must be mtp0 (target only) or f16*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--report-dir=afile/sub"],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--report-dir=afile/sub"],
      "*--report-dir afile/sub: cannot write there (Not a directory); nothing was sent to the server*"),
     (["--backend=llamacpp", "--max-tokens=0"], "*--max-tokens '0': must be at least 1*"),
     (["--backend=llamacpp", "--launch-timeout=0"], "*--launch-timeout '0': must be at least 1*"),
     (["--backend=llamacpp", "--request-timeout=soon"], "*--request-timeout 'soon': expected a positive integer*"),
-    (["--backend=llamacpp", "--seed=abc"], "*--seed 'abc': expected a whole number, e.g. --seed 1234*"),
+    (["--backend=llamacpp", "--oracle-seed=abc"], "*--oracle-seed 'abc': expected a whole number, e.g. --oracle-seed 1234*"),
     (["--backend=llamacpp", "--warmup=-1"], "*--warmup '-1': must be 0 or more*"),
-    (["--backend=llamacpp", "--budget=10x"], "*--budget '10x': expected a duration above 0 such as 10m, 600s or 1h "
-                                             "(or off: no budget), e.g. --budget 10m*"),
-    (["--backend=llamacpp", "--budget=0m"], "*--budget '0m': expected a duration above 0*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9,http://127.0.0.1:10", "-n", "2", "--plan"],
-     "*--plan with -n 2: the plan is one server's; run --plan without -n*"),
+    (["--backend=llamacpp", "--oracle-budget=10x"], "*--oracle-budget '10x': expected a duration above 0 such as 10m, 600s or 1h "
+                                             "(or off: no budget), e.g. --oracle-budget 10m*"),
+    (["--backend=llamacpp", "--oracle-budget=0m"], "*--oracle-budget '0m': expected a duration above 0*"),
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9,http://127.0.0.1:10", "-n", "2", "--oracle-plan"],
+     "*--oracle-plan with -n 2: the plan is one server's; run --oracle-plan without -n*"),
     (["--backend=llamacpp", "--min-speedup=0"], "*--min-speedup '0': must be a ratio above 0*"),
     (["--backend=llamacpp", "--min-speedup=fast"], "*--min-speedup 'fast': expected a ratio, e.g. --min-speedup 1.1*"),
     (["--backend=llamacpp", "--speed-noise-floor=5"],
@@ -75,7 +75,7 @@ import pytest
      "*--reference-launch*check the quotes*"),
     (["--backend=llamacpp", "--reference-launch=llama-server --port {port}"],
      "*--reference-launch measures the reference config beside the candidate: add --reference DIR*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:1", "--reference=r", "--reference-launch=recorded"],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:1", "--reference=r", "--reference-launch=recorded"],
      "*oracle cannot stop a server it did not start*add --interleave-servers both-up*"),
     (["--backend=hf-cpu", "--reference=r", "--reference-launch=recorded"],
      "*--reference-launch starts a reference server; --backend hf-cpu runs the model in this process*"),
@@ -106,15 +106,15 @@ import pytest
     (["--backend=llamacpp", "--speed-cells=p512/g1,p512/g1"], "*p512/g1 is listed twice*"),
     (["--backend=llamacpp", "--speed-repeats=0"], "*--speed-repeats '0': must be at least 1*"),
     (["--backend=llamacpp", "--speed-repeats=3"], "*--speed-repeats 3 repeats speed cells: add --speed-cells*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2", "--speed-cells=field",
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2", "--speed-cells=field",
       "--speed-repeats=3"], "*--speed-cells measures one server alone; with -n 2*without -n*"),
     (["--backend=llamacpp", "--ladder=0,2"], "*--ladder '0,2': levels must be between 1 and 1024*"),
     (["--backend=llamacpp", "--ladder-mode=random"], "*--ladder-mode 'random': must be cycle*or same*"),
     (["--backend=llamacpp", "--ladder-arrivals=slowly"], "*--ladder-arrivals 'slowly': must be at-once*or staggered*"),
-    (["--backend=llamacpp", "--power=on"], "*--power 'on': must be auto (energy, temperature and isolation*or off (none measured)*"),
+    (["--backend=llamacpp", "--oracle-power=on"], "*--oracle-power 'on': must be auto (energy, temperature and isolation*or off (none measured)*"),
     (["--backend=llamacpp", "--require-conditions=chunked-prefill,rain"],
      "*--require-conditions 'chunked-prefill,rain': unknown condition 'rain'; known: chunked-prefill, mixed-batch*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2",
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:1,http://127.0.0.1:2", "-n", "2",
       "--require-conditions=overlap"], "*--require-conditions judges every run of one server; with -n 2*"),
     (["--backend=llamacpp", "--ladder-min=c4=5/4"], "*--ladder-min 'c4=5/4': expected cLEVEL=EXACT/TOTAL*"),
     (["--backend=llamacpp", "--ladder=1,2", "--ladder-min=c4=3/4"], "*--ladder-min names c4, which is not a "
@@ -123,7 +123,7 @@ import pytest
     (["--backend=llamacpp", "--canaries=poetry"], "*--canaries 'poetry': unknown canary 'poetry'; known: code*"),
     (["--backend=llamacpp", "--needle-lengths=32"], "*--needle-lengths '32': 32 is out of range (64..max)*"),
     (["--backend=llamacpp", "--needle-depths=150"], "*--needle-depths '150': 150 is out of range (0..100)*"),
-    (["--backend=llamacpp", "--context=0"], "*--context '0': must be at least 1*"),
+    (["--backend=llamacpp", "--oracle-context=0"], "*--oracle-context '0': must be at least 1*"),
     (["--backend=llamacpp", "--repeats=none"], "*--repeats 'none': expected a positive integer*"),
     (["--backend=llamacpp", "--haystack=/nonexistent.txt"], "*--haystack /nonexistent.txt: no such file or folder; "
                                                             "give a text file*"),
@@ -137,15 +137,15 @@ import pytest
     (["--backend=llamacpp", "--sweep=-t=1", "--sweep=-t=2"], "*--sweep names -t more than once: give all its values "
                                                              "in one --sweep*"),
     (["--backend=llamacpp", "--sweep=-t=1,2"], "*--sweep gates every point against one reference: add --reference*"),
-    (["--backend=llamacpp", "--sweep=-t=1,2", "--url=http://127.0.0.1:9"], "*--sweep starts a server for each "
+    (["--backend=llamacpp", "--sweep=-t=1,2", "--oracle-url=http://127.0.0.1:9"], "*--sweep starts a server for each "
                                                                             "point: give --launch CMD*"),
     (["--backend=llamacpp", "--sweep=-t=1,2", "--record=r"], "*drop --record*"),
     (["--backend=hf-cpu", "--sweep=-t=1,2"], "*runs in this process: there is no server command to sweep*"),
     (["--backend=llamacpp", "--ledger=mysql://lab:hunter2pw@db/oracle"], "*--ledger mysql://lab:***@db/oracle: not "
      "a ledger; give a SQLite file path (reports/ledger.sqlite), a postgresql://user@host/db URL, or off*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--neighbours=0,9"],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--neighbours=0,9"],
      "*--neighbours '0,9': 0 is out of range (1..1048576 tokens)*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--oracle-compare=bits"],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--oracle-compare=bits"],
      "*--oracle-compare 'bits': must be tokens (complete token arrays equal) or logprobs*"),
     (["--backend=llamacpp", "--oracle-machine=arc b70"], "*--oracle-machine 'arc b70': not a machine name; give "
      "one word of letters, digits*--oracle-machine arc-b70*"),
@@ -174,13 +174,13 @@ import pytest
      "*--launch: no {port} in the command: put {port} where the port goes (e.g. --port {port})*"),
     (["--backend=llamacpp", "--launch="], "*--launch '': an empty command; give the server's command with {port}*"
                                           "or leave --launch out for the embedded default*"),
-    (["--backend=llamacpp", "--seed=-1"], "*--seed '-1': must be 0 or more; a negative seed asks the server for a "
+    (["--backend=llamacpp", "--oracle-seed=-1"], "*--oracle-seed '-1': must be 0 or more; a negative seed asks the server for a "
                                           "random seed each time*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:99999"], "*server URL 'http://127.0.0.1:99999': not a valid URL "
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:99999"], "*server URL 'http://127.0.0.1:99999': not a valid URL "
                                                             "(port 99999 is not 1..65535)*"),
-    (["--backend=llamacpp", "--url=http://local host:8080"], "*server URL 'http://local host:8080': not a valid URL "
+    (["--backend=llamacpp", "--oracle-url=http://local host:8080"], "*server URL 'http://local host:8080': not a valid URL "
                                                              "(a space in it)*"),
-    (["--backend=llamacpp", "--seed=4294967295"], "*--seed '4294967295': must be below 4294967295; llama-server keeps "
+    (["--backend=llamacpp", "--oracle-seed=4294967295"], "*--oracle-seed '4294967295': must be below 4294967295; llama-server keeps "
                                                   "a seed in 32 bits*"),
     (["--backend=llamacpp", "--dtype=float16"], "*--dtype means nothing for --backend llamacpp: only --backend hf "
                                                 "loads the model with it*drop it*"),
@@ -198,13 +198,13 @@ import pytest
     (["--backend=llamacpp", "--record=new", "--reference=ref"],
      "*--record new and --reference ref both given: --record saves this run as a new reference, --reference gates "
      "it against one; give one of them*"),
-    (["--backend=llamacpp", "--url=http://[::1"],
+    (["--backend=llamacpp", "--oracle-url=http://[::1"],
      "*server URL 'http://[[]::1': not a valid URL (*); write http://HOST:PORT, e.g. http://127.0.0.1:8080 or "
      "http://[[]::1]:8080*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--report-dir=" + "r" * 300],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--report-dir=" + "r" * 300],
      "*--report-dir rrrr*: a name of 300 bytes, longer than the 255 a file or folder name may have; nothing was "
      "written or sent; give --report-dir a shorter name*"),
-    (["--backend=llamacpp", "--url=http://127.0.0.1:9", "--record=" + "r" * 300],
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--record=" + "r" * 300],
      "*--record rrrr*: a name of 300 bytes, longer than the 255*"),
     (["--backend=llamacpp", "--haystack=afolder"], "*--haystack afolder: a folder, not a file; give a UTF-8 text "
                                                    "file, one haystack paragraph a line*"),
@@ -235,7 +235,7 @@ def test_without_backend_the_plugin_stays_out_of_the_way(pytester):
 def test_record_onto_a_non_empty_folder_is_refused_before_starting(pytester):
     (pytester.path / "ref").mkdir()
     (pytester.path / "ref" / "keep.txt").write_text("mine")
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9",
                                 "--record=ref")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*a non-empty folder is already there and was left untouched*"])
@@ -243,21 +243,21 @@ def test_record_onto_a_non_empty_folder_is_refused_before_starting(pytester):
 
 
 def test_unreachable_url_says_start_it_first(pytester):
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*does not answer its health check; start it first*"])
 
 
 def test_gate_items_are_collected_from_the_suite_alone(pytester):
     """--collect-only names every item without a server (what xdist workers rely on)."""
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9",
                                 "--collect-only", "-q")
     result.stdout.fnmatch_lines(["oracle::run[[]code-palindrome[]]", "*oracle::cache-zero"])
     assert result.ret == 0
 
 
 def test_crosstalk_is_collected_at_each_ladder_level_of_two_or_more_only(pytester):
-    base = ("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", "--collect-only",
+    base = ("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--collect-only",
             "-q")
     on = pytester.runpytest(*base, "--ladder=1,2,8")
     on.stdout.fnmatch_lines(["*test_crosstalk[[]c2[]]", "*test_crosstalk[[]c8[]]"])

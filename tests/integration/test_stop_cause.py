@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-ARGS = ("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9", "--canaries=none",
+ARGS = ("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--canaries=none",
         "--report-dir=report")
 
 

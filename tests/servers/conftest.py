@@ -62,7 +62,7 @@ def q4_0_model(llama_tools, model_path) -> Path:
 
 @pytest.fixture
 def llama_server(llama_tools, model_path, tmp_path):
-    """Start real llama-servers by hand (for --url); all are stopped at teardown."""
+    """Start real llama-servers by hand (for --oracle-url); all are stopped at teardown."""
     from oracle.backends import make_backend
     from oracle.targets.embedded import embedded_command
     from oracle.targets.launched import LaunchedServer
@@ -111,7 +111,7 @@ def shared_reference(shared_server, tmp_path_factory) -> Path:
     (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
     suite = write_suite(folder, "tiny", tiny_rows())
     ref = folder / "ref"
-    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=32", "--canaries=none",
+    cmd = gate_argv("-q", f"--oracle-url={shared_server.url}", f"--oracle-suite={suite}", "--max-tokens=32", "--canaries=none",
                     f"--record={ref}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, f"recording the shared reference failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"

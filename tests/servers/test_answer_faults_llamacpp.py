@@ -81,7 +81,7 @@ def test_an_answer_of_another_shape_stops_the_run_not_run_naming_field_and_value
                                                                                 shared_reference, kind):
     rewrite, said = GARBAGE[kind]
     with FaultProxy(shared_server.url, rewrite_chunk=rewrite) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", report=kind)
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--reference={shared_reference}", report=kind)
     _stopped_not_run(result, said)
     assert proxy.completions == 2  # nothing was retried
 
@@ -100,7 +100,7 @@ def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_th
     _more_tokens.seen = 0
     ref = tmp_path / "never-sealed"
     with FaultProxy(shared_server.url, rewrite_request=_more_tokens) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--record={ref}", report="more-tokens")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--record={ref}", report="more-tokens")
     # The stream ended at token 33: the other 417 tokens the server was asked for were never read.
     rep = _stopped_not_run(result, "POST /completion: the server's answer breaks the request: 33 completion tokens "
                                    "(and counting) for max_tokens 32")
@@ -111,7 +111,7 @@ def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_th
 def test_a_record_run_fed_text_that_is_not_its_ids_seals_no_reference(gate_run, shared_server, tmp_path):
     ref = tmp_path / "never-sealed"
     with FaultProxy(shared_server.url, rewrite_chunk=GARBAGE["text-not-its-ids"][0]) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--record={ref}", report="text-not-ids")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--record={ref}", report="text-not-ids")
     rep = _stopped_not_run(result, GARBAGE["text-not-its-ids"][1])
     assert "'A hashplanted is a data struct'" in rep["interruption"] and "token ids detokenize to" in rep["interruption"]
     assert not ref.exists() and rep["mode"] == "record"
@@ -127,7 +127,7 @@ def test_real_answers_agree_with_their_ids_accents_and_end_of_generation_include
     suite = tmp_path / "agree.jsonl"
     suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     ref = tmp_path / "agree-ref"
-    result = gate_run(*NO_WARMUP, f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
+    result = gate_run(*NO_WARMUP, f"--oracle-url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
                       report="agree")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     records = {p.stem: json.loads(p.read_text()) for p in (ref / "records" / "boot1-c1").glob("*.json")}
@@ -143,7 +143,7 @@ def test_a_character_over_several_tokens_is_refused_as_llama_server_streams_only
     suite = tmp_path / "emoji.jsonl"
     suite.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     ref = tmp_path / "emoji-ref"
-    result = gate_run(*NO_WARMUP, f"--url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
+    result = gate_run(*NO_WARMUP, f"--oracle-url={shared_server.url}", f"--record={ref}", suite=suite, max_tokens=None,
                       report="emoji")
     assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*prompt 'emoji' (boot1-c1, request 1 of 1): POST /completion: the server's answer "
@@ -158,7 +158,7 @@ def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_r
     fault = StreamFault(request_index=1, after_events=1, kind="keep-alive")
     with FaultProxy(shared_server.url, stream_fault=fault) as proxy:
         started = time.monotonic()
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--request-timeout=20", report="keep-alive")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--request-timeout=20", report="keep-alive")
     assert time.monotonic() - started < 300  # not the server's own end: the proxy's comments never stop
     said = (f"POST {proxy.url}/completion: the server sent no token for * s after 1 tokens (keep-alive comments are "
             "not tokens), and the request reached --request-timeout 20 s in all: it hangs, or needs a longer "
@@ -187,7 +187,7 @@ STARTUP = {
 def test_garbage_from_a_startup_probe_is_refused_before_any_completion_request(gate_run, shared_server, kind):
     route, answer, said = STARTUP[kind]
     with FaultProxy(shared_server.url, answer=lambda path, body: (200, answer) if path == route else None) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=kind)
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", report=kind)
     assert result.ret == USAGE, result.stdout.str()[-3000:]
     err = result.stderr.str()
     assert "the server's answer at start is not what its API declares, so nothing was sent to it: " in err
@@ -199,7 +199,7 @@ def test_garbage_from_a_startup_probe_is_refused_before_any_completion_request(g
 
 def test_a_greedy_gate_at_another_max_tokens_is_refused_before_any_request(gate_run, shared_server, shared_reference):
     with FaultProxy(shared_server.url) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", max_tokens=16,
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--reference={shared_reference}", max_tokens=16,
                           report="other-length")
     assert result.ret == USAGE
     result.stderr.fnmatch_lines([f"*--reference {shared_reference}: the reference was recorded with --max-tokens 32 "
@@ -213,7 +213,7 @@ def test_logprobs_above_the_served_vocabulary_is_refused_before_any_request(gate
     """SmolLM2 has 49152 tokens: a top-k above it is refused once the server states its vocabulary, before the
     warm-up or any completion request; the whole vocabulary (49152) is a top-k a runner's raw cosine asks for."""
     with FaultProxy(shared_server.url) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--logprobs=60000", report="top-k")
+        result = gate_run(f"--oracle-url={proxy.url}", "--logprobs=60000", report="top-k")
     assert result.ret == USAGE, result.stdout.str()[-3000:]
     result.stderr.fnmatch_lines(["*--logprobs 60000: the served vocabulary has 49152 tokens; give at most "
                                  "--logprobs 49152 (the whole vocabulary)*"])

@@ -125,6 +125,6 @@ def test_record_gate_ladder_and_fault_runs_report_as_before(gate_run, llama_serv
     server = llama_server()
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
         # --warmup=0: the fixture's planted fault is on the third request the proxy sees, as before warm-ups.
-        fault = gate_run(f"--url={proxy.url}", "--reference=ref", "--warmup=0", report="fault")
+        fault = gate_run(f"--oracle-url={proxy.url}", "--reference=ref", "--warmup=0", report="fault")
     assert fault.ret == 1
     _compare("fault", fault.folder)

@@ -46,6 +46,10 @@ SMOKE = {
     "bad_inputs.py": (["--only", "seed-negative,diff-missing", "--jobs", "1"],
                       [r"^2 cases run, 0 tracebacks, 0 wrong exit codes, 0 silent acceptances, 0 changed input "
                        r"folders, 0 messages without the value; 0 failing$"]),
+    "plugin_cost.py": (["--rounds", "1"],
+                       [r"^one-test pytest session, median of 1: with oracle \d+ ms, without \(-p no:oracle\) \d+ ms; "
+                        r"oracle's cost [-+]\d+ ms \(target: within 50 ms\)$",
+                        r"^import oracle\.plugin alone: \d+ ms, \d+ oracle modules$"]),
     "fuzz_inputs.py": (["--examples", "2"],
                        [r"^references: 2 cases, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders",
                         r"^total: 8 cases run, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders, "

@@ -65,13 +65,13 @@ def test_reference_noise_envelope_separates_known_variability_from_new_splits(ga
     server = shared_server
     # A candidate split after token 20 on that prompt is inside the reference's own noise ...
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=25)) as proxy:
-        late = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--reference=ref", report="late")
+        late = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--reference=ref", report="late")
     late.assert_outcomes(passed=5)
     check = [c for c in read_report(late.folder)["checks"] if c["id"] == "tokens[code-hashmap]"][0]
     assert check["verdict"] == "within-reference-noise" and "varies on this prompt from token 20" in check["detail"]
     assert read_report(late.folder)["summary"]["within_reference_noise"] == 1
     # ... one before it is a new divergence.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=10)) as proxy:
-        early = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--reference=ref", report="early")
+        early = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--reference=ref", report="early")
     assert early.ret == 1
     early.stdout.fnmatch_lines(["*tokens[[]code-hashmap[]]: divergent: first divergence at token 10*"])

@@ -71,7 +71,7 @@ def test_burst_through_a_proxy_that_changes_one_request_fails(gate_run, llama_se
     server = llama_server("-np 3")
     # Requests: 1 suite prompt, 3 sequential repeats, then the burst: the 6th is in the burst.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=6, position=3)) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", "--canaries=repeats", "--repeats=3", "--canary-strict",
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--canaries=repeats", "--repeats=3", "--canary-strict",
                           suite=suite, report="burst", max_tokens=16)
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)
@@ -86,7 +86,7 @@ def test_burst_through_a_proxy_that_changes_one_request_fails(gate_run, llama_se
 def test_requantized_candidate_regresses_a_canary(gate_run, q4_0_model):
     args = ["--canaries=code", "-k", "palindrome or cache or code"]
     assert gate_run("--record=ref", *args, report="rec").ret == 0
-    result = gate_run("--reference=ref", f"--model={q4_0_model}", *args, report="q4_0")
+    result = gate_run("--reference=ref", f"--oracle-model={q4_0_model}", *args, report="q4_0")
     rows = canaries(result.folder)
     flipped = [k for k, r in rows.items() if r.get("why", "").startswith("regression")]
     assert result.ret == 1 and flipped, {k: (r.get("extracted"), r.get("verdict")) for k, r in rows.items()}

@@ -33,7 +33,7 @@ def needle_reference(shared_server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("canary-tokens")
     (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
     suite = write_suite(folder, "one", tiny_rows()[:1])
-    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={suite}", "--max-tokens=8", *ARGS,
+    cmd = gate_argv("-q", f"--oracle-url={shared_server.url}", f"--oracle-suite={suite}", "--max-tokens=8", *ARGS,
                     f"--record={folder / 'ref'}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
@@ -56,7 +56,7 @@ def test_the_reference_keeps_the_needles_completion(needle_reference):
 def test_a_gate_without_the_fault_compares_the_needle_exact(needle_reference, shared_server, gate_run):
     ref, suite = needle_reference
     with FaultProxy(shared_server.url) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={ref}", *ARGS, suite=suite, max_tokens=8, report="same")
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={ref}", *ARGS, suite=suite, max_tokens=8, report="same")
     assert result.ret == 0, result.stdout.str()[-3000:]
     data = report(result.folder)
     assert data["canaries"][NEEDLE]["tokens_vs_reference"]["verdict"] == "exact"
@@ -80,7 +80,7 @@ def test_one_token_changed_after_the_needles_digits_fails_naming_its_length_and_
     assert position < len(ids), (value, text(len(ids)))
     with FaultProxy(shared_server.url, rewrite_chunk=change_token_for_prompt_length(
             prompt_tokens=LENGTH, position=position)) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={ref}", *ARGS, suite=suite, max_tokens=8,
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={ref}", *ARGS, suite=suite, max_tokens=8,
                           report="moved")
     assert result.ret == 1
     result.assert_outcomes(passed=3, failed=1)  # tokens[one prompt], cache-zero, speculation; the needle
@@ -120,7 +120,7 @@ def test_a_reference_without_canary_completions_lists_the_canaries_not_compared_
     old = schema_1_copy(ref, tmp_path)
     with FaultProxy(shared_server.url, rewrite_chunk=change_token_for_prompt_length(
             prompt_tokens=LENGTH, position=15)) as proxy:  # a change nobody can see without the reference's tokens
-        result = gate_run(f"--url={proxy.url}", f"--reference={old}", *ARGS, suite=suite, max_tokens=8,
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={old}", *ARGS, suite=suite, max_tokens=8,
                           report="old")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.assert_outcomes(passed=4)

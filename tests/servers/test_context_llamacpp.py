@@ -1,7 +1,7 @@
 """What the server really has wins, and a canary never costs the reference (real llama-server, real SmolLM2).
 
 The GPU case on this CPU: llama-server launched with `-c 2048` while the needle plan reaches 8192 tokens
-(`--context 8192`). The needles beyond 2048 are `dropped` (never sent), the reference is recorded without
+(`--oracle-context 8192`). The needles beyond 2048 are `dropped` (never sent), the reference is recorded without
 them, and a gate against it on a server with the full 8192 context runs them as canaries the reference has
 no answer for. A needle that fails for another server error stays not-run and costs the reference, and the
 message says where the finished records are.
@@ -21,7 +21,7 @@ from proxy import FaultProxy, server_error_for_long_prompts
 
 pytestmark = pytest.mark.slow
 
-NEEDLES = ["--canaries=needle", "--context=8192", "--needle-depths=50"]  # lengths 1024, 2048, 4096, 8176
+NEEDLES = ["--canaries=needle", "--oracle-context=8192", "--needle-depths=50"]  # lengths 1024, 2048, 4096, 8176
 BEYOND = ["needle[2048-d50]", "needle[4096-d50]", "needle[8176-d50]"]  # each + 16 answer tokens > 2048
 REASON = "beyond the server's context of 2048 tokens"
 
@@ -49,7 +49,7 @@ def small_context_record(llama_tools, model_path, tmp_path_factory):
     folder = tmp_path_factory.mktemp("small-context")
     (folder / "pytest.ini").write_text("[pytest]\n")  # a rootdir of its own, away from the project's tests
     suite = write_suite(folder, "tiny", tiny_rows())
-    cmd = gate_argv(f"--launch={launch_line(llama_tools, model_path, '-c 2048')}", f"--suite={suite}",
+    cmd = gate_argv(f"--launch={launch_line(llama_tools, model_path, '-c 2048')}", f"--oracle-suite={suite}",
                     "--max-tokens=32", *NEEDLES, f"--record={folder / 'ref'}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=900, env=gate_env())
     return done, folder
@@ -98,7 +98,7 @@ def test_a_gate_on_the_full_context_runs_a_formerly_dropped_needle_as_absent_fro
     done, folder = small_context_record
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     with FaultProxy(shared_server.url, rewrite_chunk=wrong_digits(prompt_tokens=2048)) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={folder / 'ref'}", *NEEDLES,
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={folder / 'ref'}", *NEEDLES,
                           "-k", "not 4096 and not 8176", report="full")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.assert_outcomes(passed=3 + 2 + 2, deselected=2)  # tokens[x3], cache-zero, speculation, 1K and 2K needles
@@ -121,7 +121,7 @@ def test_a_needle_failing_for_another_server_error_stays_not_run_and_names_the_k
         shared_server, gate_run, pytester):
     """Negative control: HTTP 500 for the needle only (the proxy answers it; the suite's prompts pass through)."""
     with FaultProxy(shared_server.url, answer=server_error_for_long_prompts(min_prompt_tokens=1000)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--record=ref", "--canaries=needle", "--needle-lengths=1024",
+        result = gate_run(f"--oracle-url={proxy.url}", "--record=ref", "--canaries=needle", "--needle-lengths=1024",
                           "--needle-depths=50", report="rec")
     assert result.ret == 1
     assert proxy.answered == 1  # the one needle request, never retried
@@ -157,5 +157,5 @@ def test_a_server_that_does_not_state_its_context_keeps_the_planned_needles_and_
     row = report["canaries"]["needle[2048-d50]"]
     assert row["verdict"] == "not-run" and "exceed_context_size_error" in row["why"]
     assert (f"needle lengths were not checked against the server's real context: {source}; a needle longer than it "
-            "fails not-run with the server's error; give --context N (the server's context) to plan within it"
+            "fails not-run with the server's error; give --oracle-context N (the server's context) to plan within it"
             ) in report["notes"]

@@ -51,7 +51,7 @@ def test_short_prompts_sent_at_once_are_inconclusive_naming_the_fix(gate_run, re
     assert result.parseoutcomes()["inconclusive"] == 1
     result.stdout.fnmatch_lines([
         "*coverage: inconclusive: chunked-prefill, mixed-batch did not happen; chunked-prefill: no prompt exceeded "
-        "-ub 512 (longest: *, * tokens): add a prompt longer than 512 tokens (e.g. --suite coverage) or lower -ub*",
+        "-ub 512 (longest: *, * tokens): add a prompt longer than 512 tokens (e.g. --oracle-suite coverage) or lower -ub*",
         "*mixed-batch did not happen in any of 2 run(s): add --ladder-arrivals staggered*"])
     check = _check(read_report(result.folder), "coverage")
     assert check["verdict"] == "inconclusive" and check["inconclusive_kind"] == "coverage"

@@ -30,7 +30,7 @@ def four_slots(llama_tools, model_path, tmp_path_factory):
 
 def _crosstalk(gate_run, tmp_path, url: str, report: str, *extra: str):
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
-    return gate_run(*NO_WARMUP, f"--url={url}", "--ladder=1,4", "--canaries=crosstalk", *extra, suite=suite,
+    return gate_run(*NO_WARMUP, f"--oracle-url={url}", "--ladder=1,4", "--canaries=crosstalk", *extra, suite=suite,
                     report=report, max_tokens=16)
 
 

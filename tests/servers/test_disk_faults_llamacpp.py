@@ -36,14 +36,14 @@ def test_a_second_run_recording_into_the_same_folder_is_refused(shared_server, t
     suite = write_suite(tmp_path, "tiny", tiny_rows())
     lock = tmp_path / ".ref.lock"
     with FaultProxy(shared_server.url, pace_s=0.05) as proxy:  # slowed, so the first run is surely still recording
-        first = gate_process(tmp_path, f"--url={proxy.url}", f"--suite={suite}", "--max-tokens=32", "--record=ref",
+        first = gate_process(tmp_path, f"--oracle-url={proxy.url}", f"--oracle-suite={suite}", "--max-tokens=32", "--record=ref",
                              "--report-dir=first")
         deadline = time.monotonic() + 60
         while not lock.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         holder = json.loads(lock.read_text())
         assert holder["pid"] == first.pid
-        second = gate_process(tmp_path, f"--url={proxy.url}", f"--suite={suite}", "--max-tokens=32", "--record=ref",
+        second = gate_process(tmp_path, f"--oracle-url={proxy.url}", f"--oracle-suite={suite}", "--max-tokens=32", "--record=ref",
                               "--report-dir=second")
         out2, _ = second.communicate(timeout=120)
         requests_when_refused = proxy.completions
@@ -68,7 +68,7 @@ def test_a_stale_lock_is_named_with_the_fix(shared_server, tmp_path):
     lock.write_text(json.dumps({"pid": gone.pid, "host": os.uname().nodename, "started_utc": "2026-12-01T10:00:00Z",
                                 "reference": "ref"}))
     with FaultProxy(shared_server.url) as proxy:
-        run = gate_process(tmp_path, f"--url={proxy.url}", "--record=ref", "--report-dir=report")
+        run = gate_process(tmp_path, f"--oracle-url={proxy.url}", "--record=ref", "--report-dir=report")
         out, _ = run.communicate(timeout=120)
         assert proxy.completions == 0
     assert run.returncode == pytest.ExitCode.USAGE_ERROR, out
@@ -84,7 +84,7 @@ def test_a_write_failing_midway_keeps_what_was_written_and_says_so(shared_server
     rows[2]["max_tokens"] = 300  # ... the third (~26 KB of arrays) is past the limit
     suite = write_suite(tmp_path, "sized", rows)
     limit = 18_000  # bytes per file: above every report file of this run, below the third record
-    run = gate_process(tmp_path, f"--url={shared_server.url}", f"--suite={suite}", "--report-dir=report",
+    run = gate_process(tmp_path, f"--oracle-url={shared_server.url}", f"--oracle-suite={suite}", "--report-dir=report",
                        *NO_WARMUP, fsize=limit)
     out, _ = run.communicate(timeout=600)
     report = tmp_path / "report"
@@ -110,7 +110,7 @@ def test_an_edited_manifest_is_refused_before_any_request(shared_server, shared_
     (ref / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     suite = write_suite(tmp_path, "tiny", tiny_rows())
     with FaultProxy(shared_server.url) as proxy:
-        run = gate_process(tmp_path, f"--url={proxy.url}", f"--suite={suite}", "--max-tokens=32",
+        run = gate_process(tmp_path, f"--oracle-url={proxy.url}", f"--oracle-suite={suite}", "--max-tokens=32",
                            f"--reference={ref}", "--report-dir=report")
         out, _ = run.communicate(timeout=120)
         assert proxy.completions == 0
@@ -128,7 +128,7 @@ def test_an_older_reference_without_its_own_hash_gates_with_a_note(gate_run, sha
     manifest = json.loads((ref / "manifest.json").read_text())
     del manifest["manifest_sha256"]  # as oracle wrote manifests before they carried their own hash
     (ref / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", report="older")
+    result = gate_run(f"--oracle-url={shared_server.url}", f"--reference={ref}", report="older")
     assert result.ret == 0, result.stdout.str()[-2000:]
     notes = read_report(result.folder)["notes"]
     assert (f"the reference {ref} was written before manifests carried their own hash (manifest_sha256): an edit "

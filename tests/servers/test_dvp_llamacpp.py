@@ -22,14 +22,14 @@ def two_prompts(tmp_path):
 
 
 def test_decode_vs_prefill_reports_its_figures(gate_run, shared_server, two_prompts, read_report):
-    run = gate_run(f"--url={shared_server.url}", "--logits", "--prefill-chunks=48,served", *NO_WARMUP,
+    run = gate_run(f"--oracle-url={shared_server.url}", "--logits", "--prefill-chunks=48,served", *NO_WARMUP,
                    suite=two_prompts, max_tokens=8, report="dvp")
     run.assert_outcomes(passed=5)  # run[x2], cache-zero (the diagnostic requests ran apart), speculation, dvp
     rep = read_report(run.folder)
     dvp = rep["decode_vs_prefill"]
     assert dvp["kld_is_lower_bound"] is True and dvp["tolerance_nats"] is None
     assert set(dvp["modes"]) == {"one-pass", "chunks-48", "chunks-served"}
-    assert "prefill chunk is unknown" in dvp["modes"]["chunks-served"]["not_offered"]  # a --url server's flags are not seen
+    assert "prefill chunk is unknown" in dvp["modes"]["chunks-served"]["not_offered"]  # a --oracle-url server's flags are not seen
     for name in ("one-pass", "chunks-48"):
         mode = dvp["modes"][name]
         o = mode["overall"]
@@ -52,7 +52,7 @@ def test_planted_decode_logprob_offset_fails_decode_vs_prefill(gate_run, shared_
     # 8 nats off at position 4 of every streamed answer; the tolerance (3 nats) lies well above what the embedded
     # server itself shows between decode and one-pass prefill (measured up to 0.55 nats, docs/architecture.md).
     with FaultProxy(shared_server.url, rewrite_chunk=offset_logprobs(position=4, offset=-8.0)) as proxy:
-        run = gate_run(f"--url={proxy.url}", "--logits", "--prefill-chunks=none", "--dvp-max-delta=3", *NO_WARMUP,
+        run = gate_run(f"--oracle-url={proxy.url}", "--logits", "--prefill-chunks=none", "--dvp-max-delta=3", *NO_WARMUP,
                        suite=two_prompts, max_tokens=8, report="planted")
     assert run.ret == 1
     run.assert_outcomes(passed=4, failed=1)  # the tokens are untouched: only decode-vs-prefill fails

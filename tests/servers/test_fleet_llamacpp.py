@@ -27,7 +27,7 @@ from fleet_recipes import buildkite_step, github_job
 
 pytestmark = pytest.mark.slow
 
-GATE_ARGS = " ".join(("--suite=tiny.jsonl", "--max-tokens=32", "--canaries=none", *NO_WARMUP))
+GATE_ARGS = " ".join(("--oracle-suite=tiny.jsonl", "--max-tokens=32", "--canaries=none", *NO_WARMUP))
 AGENT = """#!/bin/sh
 # buildkite-agent's stand-in: what the step gave it, kept for the test
 echo "$*" >> "$(dirname "$0")/agent-calls"
@@ -112,7 +112,7 @@ def test_a_third_machine_like_the_first_joins_its_class(fleet):
     assert "class A: ci-a, ci-c (identical outputs on 3 prompt(s)" in out and "class B: ci-b" in out
     assert "ci-c vs ci-b" in out or "ci-a vs ci-b" in out
     calls = (agent_dir / "agent-calls").read_text().splitlines()
-    assert calls == ["artifact upload fleet.html", "annotate --context oracle-fleet --style error"], calls
+    assert calls == ["artifact upload fleet.html", "annotate --oracle-context oracle-fleet --style error"], calls
     annotation = (agent_dir / "annotation.md").read_text()
     assert "**1 machine x config fail in their latest run**" in annotation and "class A: ci-a, ci-c" in annotation
     assert password not in out + annotation + (board / "fleet.html").read_text()

@@ -41,8 +41,8 @@ def test_a_report_folder_over_the_reference_is_refused_and_the_reference_is_unto
         pytester, shared_server, reference, tiny_suite, report, message):
     given = reference.parent
     before = tree_digest(given)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--url={shared_server.url}",
-                                f"--suite={tiny_suite}", "--max-tokens=32", "--canaries=none",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--oracle-url={shared_server.url}",
+                                f"--oracle-suite={tiny_suite}", "--max-tokens=32", "--canaries=none",
                                 f"--reference={reference}", f"--report-dir={given / report}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
@@ -56,8 +56,8 @@ def test_a_prompt_beyond_the_servers_context_is_refused_before_any_completion(py
             "messages": [{"role": "user", "content": "Summarise: " + "word " * 10_000}]}
     suite = write_suite(tmp_path, "long", [tiny_rows()[0], long])
     before = _prompt_tokens_total(shared_server.url)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--url={shared_server.url}",
-                                f"--suite={suite}", "--canaries=none", "--report-dir=report")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--oracle-url={shared_server.url}",
+                                f"--oracle-suite={suite}", "--canaries=none", "--report-dir=report")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*prompt 'long-doc' needs 100* prompt tokens + 16 max_tokens = 100*, beyond the "
                                  "server's context of 8192 tokens per request; nothing was sent; shorten the prompt "

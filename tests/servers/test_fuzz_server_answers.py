@@ -37,7 +37,7 @@ _CASES = itertools.count(1)
 
 def _gate(gate_run, server: GarbageServer, reference, report: str) -> Outcome:
     """The gate through the garbage server, into a report folder of its own (one per example)."""
-    result = gate_run(*NO_WARMUP, f"--url={server.url}", f"--reference={reference}",
+    result = gate_run(*NO_WARMUP, f"--oracle-url={server.url}", f"--reference={reference}",
                       report=f"{report}-{next(_CASES)}")
     return Outcome(int(result.ret), "\n".join(result.outlines + result.errlines))
 

@@ -44,7 +44,7 @@ def test_record_then_gate_same_config_passes(gate_run, read_report):
 
 
 def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_model, shared_reference, read_report):
-    result = gate_run(f"--reference={shared_reference}", f"--model={q4_0_model}", report="q4_0")
+    result = gate_run(f"--reference={shared_reference}", f"--oracle-model={q4_0_model}", report="q4_0")
     folder = result.folder
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*tokens[[]*]: divergent: first divergence at token *",
@@ -57,7 +57,7 @@ def test_requantized_q4_0_candidate_fails_with_first_divergence(gate_run, q4_0_m
 def test_planted_fault_is_named_at_its_position(gate_run, shared_server, shared_reference, read_report):
     server = shared_server
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", report="fault")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--reference={shared_reference}", report="fault")
     folder = result.folder
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)
@@ -78,7 +78,7 @@ def test_cached_prompt_tokens_fail_cache_zero(gate_run, shared_server, tmp_path,
         return dict(body, cache_prompt=True) if path.startswith("/completion") else body
 
     with FaultProxy(server.url, rewrite_request=cache_on) as proxy:
-        result = gate_run(f"--url={proxy.url}", suite=suite, report="cached")
+        result = gate_run(f"--oracle-url={proxy.url}", suite=suite, report="cached")
     folder = result.folder
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*cache-zero: fail: prefix cache was reused*",
@@ -89,12 +89,12 @@ def test_cached_prompt_tokens_fail_cache_zero(gate_run, shared_server, tmp_path,
 
 def test_url_without_metrics_is_inconclusive_not_pass(gate_run, llama_server, read_report):
     server = llama_server(metrics=False)
-    result = gate_run(f"--url={server.url}", report="nometrics")
+    result = gate_run(f"--oracle-url={server.url}", report="nometrics")
     folder = result.folder
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*cache-zero INCONCLUSIVE*", "*start llama-server with --metrics*"])
     assert read_report(folder)["cache"]["verdict"] == "inconclusive"
-    result = gate_run(f"--url={server.url}", "--allow-inconclusive=cache", report="allowed")
+    result = gate_run(f"--oracle-url={server.url}", "--allow-inconclusive=cache", report="allowed")
     result.assert_outcomes(passed=5)
 
 
@@ -112,7 +112,7 @@ def test_prompt_token_mismatch_is_refused_before_any_request(gate_run, shared_re
 
 def test_gguf_tokenizer_and_server_tokenizer_give_the_same_prompt_ids(gate_run, shared_reference, read_report):
     """Recorded through the server's /tokenize, gated with `tokenizers` built from the GGUF: no mismatch."""
-    manifest = json.loads((shared_reference / "manifest.json").read_text())  # recorded with --url
+    manifest = json.loads((shared_reference / "manifest.json").read_text())  # recorded with --oracle-url
     assert manifest["identity"]["tokenizer"]["source"] == "server endpoint"
     gate = gate_run(f"--reference={shared_reference}", report="gate")
     gate.assert_outcomes(passed=5)

@@ -83,7 +83,7 @@ def launched_reference(launch, ab_suite, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("ab-reference")
     (folder / "pytest.ini").write_text("[pytest]\n")
     ref = folder / "ref"
-    cmd = gate_argv("-q", f"--launch={launch}", f"--suite={ab_suite}", f"--max-tokens={MAX_TOKENS}",
+    cmd = gate_argv("-q", f"--launch={launch}", f"--oracle-suite={ab_suite}", f"--max-tokens={MAX_TOKENS}",
                     "--canaries=none", f"--record={ref}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=900, env=gate_env())
     assert done.returncode == 0, done.stdout[-3000:]
@@ -179,7 +179,7 @@ def test_the_same_config_interleaved_never_passes_the_sequential_test(gate_run, 
     assert "p128/g32 " in check["detail"] and f"the headline decode cell; {expected_cells[2]}" in check["detail"]
     assert "(interleaved, between-run, " in md and "p128/g32 (reference): " in md
 
-    # `recorded` needs a recorded command: a reference of a --url server has none (refused before any server)
+    # `recorded` needs a recorded command: a reference of a --oracle-url server has none (refused before any server)
     bare = tmp_path / "bare"
     shutil.copytree(launched_reference, bare)
     manifest = json.loads((bare / "manifest.json").read_text())
@@ -222,7 +222,7 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
     pace_s = SLOWDOWN / post_first_rate(launched_reference)
     upstream = llama_server(SERVER_ARGS)  # the reference's config, behind a proxy that paces its stream
     with FaultProxy(upstream.url, pace_s=pace_s) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={launched_reference}", "--reference-launch=recorded",
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={launched_reference}", "--reference-launch=recorded",
                           "--interleave-servers=both-up", ROUNDS_MAX,
                           "--min-speedup=1.0", *CELLS, suite=ab_suite, max_tokens=MAX_TOKENS, report="slow")
     rep = read_report(result.folder)
@@ -235,7 +235,7 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
         in speed["detail"] and "same speed" not in speed["detail"]
     block = rep["speed"]["interleave"]
     assert block["servers"] == "both-up" and len(block["passes"]) == 2 * seq["rounds"] and block["control"] is None
-    assert all(p["boot"] is None for p in block["passes"] if p["side"] == "candidate")  # a --url server: not booted
+    assert all(p["boot"] is None for p in block["passes"] if p["side"] == "candidate")  # a --oracle-url server: not booted
     assert rep["summary"]["exact"] == [2, 2]  # identical and slower: the tokens pass, the speed fails
     cells = interleaved_cells(rep)
     decode = cells["cells"]["p128/g32"]["vs_reference"]
@@ -253,7 +253,7 @@ def test_a_delayed_candidate_fails_min_speedup_on_the_interleaved_comparison(gat
 
 def test_a_reference_launch_that_cannot_start_stops_the_run(gate_run, shared_server, ab_suite, launched_reference,
                                                            read_report):
-    result = gate_run(f"--url={shared_server.url}", f"--reference={launched_reference}",
+    result = gate_run(f"--oracle-url={shared_server.url}", f"--reference={launched_reference}",
                       "--reference-launch=exit 3 # {port}", "--interleave-servers=both-up", "--speed-rounds=2",
                       suite=ab_suite, max_tokens=MAX_TOKENS, report="no-start")
     rep = read_report(result.folder)

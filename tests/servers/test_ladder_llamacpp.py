@@ -45,7 +45,7 @@ def test_streams_passed_one_at_a_time_leave_the_level_unproven_though_the_server
     and its line says the streams were held back on their way, not that the server lacks slots."""
     server = llama_server("-np 2")
     with FaultProxy(server.url, one_stream_at_a_time=True) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--ladder=2", report="held", max_tokens=96)
+        result = gate_run(f"--oracle-url={proxy.url}", "--ladder=2", report="held", max_tokens=96)
     assert result.ret == 1
     c2 = read_report(result.folder)["ladder"]["c2"]
     assert c2["verdict"] == "inconclusive" and c2["counts"]["exact"] == 4, c2
@@ -58,7 +58,7 @@ def test_streams_passed_one_at_a_time_leave_the_level_unproven_though_the_server
 def test_a_token_changed_only_under_load_fails_c4_and_c8_not_c1_c2(gate_run, llama_server, read_report):
     server = llama_server("-np 8")
     with FaultProxy(server.url, rewrite_chunk=change_token_when_busy(at_least=4, position=3)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--ladder=1,2,4,8", "--allow-inconclusive=overlap", report="busy")
+        result = gate_run(f"--oracle-url={proxy.url}", "--ladder=1,2,4,8", "--allow-inconclusive=overlap", report="busy")
     assert result.ret == 1
     rep = read_report(result.folder)
     outcome = {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]}
@@ -71,7 +71,7 @@ def test_a_token_changed_only_under_load_fails_c4_and_c8_not_c1_c2(gate_run, lla
 def test_ladder_min_accepts_a_level_with_enough_exact_records(gate_run, llama_server, read_report):
     server = llama_server("-np 4")
     with FaultProxy(server.url, rewrite_chunk=change_token_when_busy(at_least=4, position=3)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--ladder=2,4", "--ladder-min=c4=0/4", report="min")
+        result = gate_run(f"--oracle-url={proxy.url}", "--ladder=2,4", "--ladder-min=c4=0/4", report="min")
     result.assert_outcomes(passed=3 + 2 + 2)
     c4 = [c for c in read_report(result.folder)["checks"] if c["id"] == "ladder[c4]"][0]
     assert c4["verdict"] == "pass" and "(at least 0 required)" in c4["detail"]
@@ -85,7 +85,7 @@ def test_prefix_cache_reused_at_a_level_fails_it(gate_run, shared_server, read_r
         return dict(body, cache_prompt=True) if path.startswith("/completion") else body
 
     with FaultProxy(server.url, rewrite_request=cache_on) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--ladder=1", report="cached")
+        result = gate_run(f"--oracle-url={proxy.url}", "--ladder=1", report="cached")
     assert result.ret == 1
     check = [c for c in read_report(result.folder)["checks"] if c["id"] == "ladder[c1]"][0]
     assert check["verdict"] == "fail" and check["detail"].startswith("prefix cache was reused")

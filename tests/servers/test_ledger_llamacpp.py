@@ -43,7 +43,7 @@ def _gate(folder: Path, *args: str, env: dict | None = None, fsize: int | None =
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    done = subprocess.run(gate_argv("--rootdir", str(folder), f"--suite={folder / 'tiny.jsonl'}", *TINY, *args),
+    done = subprocess.run(gate_argv("--rootdir", str(folder), f"--oracle-suite={folder / 'tiny.jsonl'}", *TINY, *args),
                           cwd=folder, capture_output=True, text=True, timeout=600, env={**gate_env(), **(env or {})},
                           preexec_fn=limit if fsize else None)
     return done.returncode, done.stdout + done.stderr
@@ -219,7 +219,7 @@ def test_an_unreachable_shared_ledger_costs_the_run_nothing(fault, postgresql, s
     password = "wrong-" + postgresql.password if fault == "wrong password" else postgresql.password
     port = postgresql.port if fault == "wrong password" else free_port()
     url = f"postgresql://oracle:{password}@127.0.0.1:{port}/postgres"
-    code, out = _gate(tmp_path, f"--url={shared_server.url}", f"--reference={shared_reference}",
+    code, out = _gate(tmp_path, f"--oracle-url={shared_server.url}", f"--reference={shared_reference}",
                       "--max-tokens=32", "--report-dir=report", f"--ledger={url}")
     assert code == 0, out[-3000:]  # the verdict stands
     report = json.loads((tmp_path / "report" / "identity.json").read_text())
@@ -243,7 +243,7 @@ def test_a_full_disk_under_the_ledger_costs_the_run_nothing(shared_server, share
     examples = sorted(str(p.parent) for p in (REPO / "examples").rglob("identity.json"))
     assert _oracle(tmp_path, "ledger", "add", *examples, "--ledger", str(ledger))[0] == 0
     size = ledger.stat().st_size
-    code, out = _gate(tmp_path, f"--url={shared_server.url}", f"--reference={shared_reference}", "--max-tokens=32",
+    code, out = _gate(tmp_path, f"--oracle-url={shared_server.url}", f"--reference={shared_reference}", "--max-tokens=32",
                       "--report-dir=report", f"--ledger={ledger}", fsize=size)
     assert code == 0, out[-3000:]
     report = json.loads((tmp_path / "report" / "identity.json").read_text())

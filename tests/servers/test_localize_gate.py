@@ -26,7 +26,7 @@ def recorded(tmp_path_factory) -> tuple[Path, Path]:
     suite = write_suite(folder, "first1", rows)
     ref = folder / "ref"
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--backend={TOY}",
-                        f"--suite={suite}", f"--record={ref}", f"--report-dir={folder / 'rec'}", "--canaries=none",
+                        f"--oracle-suite={suite}", f"--record={ref}", f"--report-dir={folder / 'rec'}", "--canaries=none",
                         "--prefill-lengths=64",
                         "--max-tokens=8"], cwd=folder, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -36,7 +36,7 @@ def recorded(tmp_path_factory) -> tuple[Path, Path]:
 def _gate(pytester, recorded, report: str, *extra: str):
     suite, ref = recorded
     folder = pytester.path / report
-    result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={TOY}", f"--suite={suite}",
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={TOY}", f"--oracle-suite={suite}",
                                 f"--reference={ref}", f"--report-dir={folder}", "--canaries=none", "--max-tokens=8",
                                 "--localize", "--prefill-lengths=64", *extra)
     result.folder = folder

@@ -51,7 +51,7 @@ def test_hf_f16_reference_orders_q4_1_before_q4_0(gate_run, q4_0_model, read_rep
     assert "Mean KLD" in md and "lower bound" in md and "Same top p" in md
     assert "<h2>Logits</h2>" in (q4_1.folder / "identity.html").read_text()
 
-    q4_0 = gate_run("--reference=ref", f"--model={q4_0_model}", "--kld-max=0.02", report="q4_0")
+    q4_0 = gate_run("--reference=ref", f"--oracle-model={q4_0_model}", "--kld-max=0.02", report="q4_0")
     q4_0.assert_outcomes(passed=5, failed=1)
     q4_0.stdout.fnmatch_lines(["*logits: fail: Mean KLD * > --kld-max 0.02*"])
     a, b = _overall(r1), _overall(read_report(q4_0.folder))
@@ -70,7 +70,7 @@ def test_same_llama_server_twice_gives_zero_kld_and_noise_fails(gate_run, shared
     assert overall["mean_kld"] == 0.0 and overall["same_top1"] == 1.0 and overall["rms_delta_p"] == 0.0
     server = shared_server
     with FaultProxy(server.url, rewrite_chunk=noisy_logprobs(sigma=0.5)) as proxy:
-        noisy = gate_run(f"--url={proxy.url}", "--reference=ref", "--logits", "--kld-max=0.0001", "-k",
+        noisy = gate_run(f"--oracle-url={proxy.url}", "--reference=ref", "--logits", "--kld-max=0.0001", "-k",
                          "not decode-vs-prefill", report="noisy")
     noisy.assert_outcomes(passed=8, failed=1)  # the tokens are untouched: only the logits item fails
     noisy.stdout.fnmatch_lines(["*logits: fail: Mean KLD * > --kld-max 0.0001*"])

@@ -67,14 +67,14 @@ def _plant_runner_up(prompt: list[int], position: int, runner_up: int):
 
 def test_runner_up_planted_at_a_close_call_is_a_near_tie(gate_run, llama_server, tiny_suite, pytester, read_report):
     server = llama_server()
-    gate_run(f"--url={server.url}", "--record=ref", report="rec").assert_outcomes(passed=5)
+    gate_run(f"--oracle-url={server.url}", "--record=ref", report="rec").assert_outcomes(passed=5)
     ref = load_reference(pytester.path / "ref")
     prompts = [json.loads(line)["id"] for line in tiny_suite.read_text().splitlines()]
     pid, position, chosen, runner_up, margin = _close_call(ref, prompts)
     planted = _plant_runner_up([int(t) for t in ref.record(pid).prompt_ids], position, runner_up)
     with FaultProxy(server.url, rewrite_chunk=planted) as proxy:
-        strict = gate_run(f"--url={proxy.url}", "--reference=ref", report="strict")
-        allowed = gate_run(f"--url={proxy.url}", "--reference=ref", "--allow-near-ties", report="allowed")
+        strict = gate_run(f"--oracle-url={proxy.url}", "--reference=ref", report="strict")
+        allowed = gate_run(f"--oracle-url={proxy.url}", "--reference=ref", "--allow-near-ties", report="allowed")
 
     assert strict.ret == 1  # a near-tie fails without --allow-near-ties
     strict.assert_outcomes(passed=4, failed=1)
@@ -121,7 +121,7 @@ def _text_only_with_a_change(prompt: list[int], piece: int, planted: dict):
 def test_text_compared_on_a_server_without_ids_fails_a_changed_text(gate_run, llama_server, tiny_suite, pytester,
                                                                     read_report):
     server = llama_server()
-    rec = gate_run("--backend=openai", f"--url={server.url}", "--record=ref", report="rec")
+    rec = gate_run("--backend=openai", f"--oracle-url={server.url}", "--record=ref", report="rec")
     rec.assert_outcomes(passed=5)
     prompts = [json.loads(line)["id"] for line in tiny_suite.read_text().splitlines()]
     changed = prompts[1]
@@ -130,7 +130,7 @@ def test_text_compared_on_a_server_without_ids_fails_a_changed_text(gate_run, ll
     planted: dict = {}
     rewrite = _text_only_with_a_change([int(t) for t in ref.record(changed).prompt_ids], 5, planted)
     with FaultProxy(server.url, rewrite_chunk=rewrite) as proxy:
-        result = gate_run("--backend=openai", f"--url={proxy.url}", "--reference=ref", report="text")
+        result = gate_run("--backend=openai", f"--oracle-url={proxy.url}", "--reference=ref", report="text")
     at = planted["at"]  # the 6th text piece of that prompt's answer
     assert result.ret == 1
     result.assert_outcomes(passed=4, failed=1)
@@ -171,14 +171,14 @@ def _bump_first_digit(prompt_length: int):
 def test_needle_answer_with_a_changed_digit_is_a_regression(gate_run, llama_server, tmp_path, read_report):
     suite = write_suite(tmp_path, "one", ONE_PROMPT)
     server = llama_server()
-    rec = gate_run(f"--url={server.url}", "--record=ref", *NEEDLE, suite=suite, report="rec", max_tokens=None)
+    rec = gate_run(f"--oracle-url={server.url}", "--record=ref", *NEEDLE, suite=suite, report="rec", max_tokens=None)
     rec.assert_outcomes(passed=4)  # record[chat-one], cache-zero, speculation, needle[1024-d50]
     right = read_report(rec.folder)["canaries"]["needle[1024-d50]"]
     assert (right["verdict"], right["extracted"]) == ("pass", right["expected"])  # the reference got it right
     value = right["expected"]
     changed = str((int(value[0]) + 1) % 10) + value[1:]
     with FaultProxy(server.url, rewrite_chunk=_bump_first_digit(1024)) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--reference=ref", *NEEDLE, suite=suite, report="gate",
+        result = gate_run(f"--oracle-url={proxy.url}", "--reference=ref", *NEEDLE, suite=suite, report="gate",
                           max_tokens=None)
     assert result.ret == 1
     result.assert_outcomes(passed=3, failed=1)  # the gate's own items pass: only the needle answer changed
@@ -199,7 +199,7 @@ def test_sequential_repeat_through_a_proxy_that_changes_one_request_fails(gate_r
     args = ("--canaries=repeats", "--repeats=3")
     # Requests: 1 suite prompt, then the 3 sequential repeats: the 3rd request is the 2nd repeat.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=3, position=3)) as proxy:
-        strict = gate_run(*NO_WARMUP, f"--url={proxy.url}", *args, "--canary-strict", suite=suite, report="strict",
+        strict = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", *args, "--canary-strict", suite=suite, report="strict",
                           max_tokens=16)
     assert strict.ret == 1
     strict.assert_outcomes(passed=4, failed=1)
@@ -215,7 +215,7 @@ def test_sequential_repeat_through_a_proxy_that_changes_one_request_fails(gate_r
 
     # The same fault without --canary-strict and without a reference: information (DESIGN's canary rows), exit 0.
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=3, position=3)) as proxy:
-        lenient = gate_run(*NO_WARMUP, f"--url={proxy.url}", *args, suite=suite, report="lenient", max_tokens=16)
+        lenient = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", *args, suite=suite, report="lenient", max_tokens=16)
     assert lenient.ret == 0
     lenient.assert_outcomes(passed=5)
     row = read_report(lenient.folder)["canaries"]["repeats[sequential]"]
@@ -227,7 +227,7 @@ def test_sequential_repeat_through_a_proxy_that_changes_one_request_fails(gate_r
 def test_declared_speculation_on_a_server_without_counters_is_inconclusive(gate_run, llama_server, read_report):
     server = llama_server(metrics=False)  # no --metrics, no speculation: no draft counts anywhere
     # cache-zero is inconclusive too without --metrics: allowed here, so that speculation is the one failure.
-    result = gate_run(f"--url={server.url}", "--speculative", "--allow-inconclusive=cache", report="nocounters")
+    result = gate_run(f"--oracle-url={server.url}", "--speculative", "--allow-inconclusive=cache", report="nocounters")
     assert result.ret == 1
     assert result.parseoutcomes() == {"passed": 4, "inconclusive": 1}  # a failed inconclusive has its own status
     result.stdout.fnmatch_lines(["oracle::speculation INCONCLUSIVE",
@@ -241,7 +241,7 @@ def test_declared_speculation_on_a_server_without_counters_is_inconclusive(gate_
     cache = _checks(rep, "cache")["cache-zero"]
     assert (cache["verdict"], cache["outcome"]) == ("inconclusive", "passed")
     # Allowing speculation too passes the same run: that item was the only failure.
-    allowed = gate_run(f"--url={server.url}", "--speculative", "--allow-inconclusive=cache,speculation",
+    allowed = gate_run(f"--oracle-url={server.url}", "--speculative", "--allow-inconclusive=cache,speculation",
                        report="allowed")
     assert allowed.ret == 0
     allowed.assert_outcomes(passed=5)

@@ -28,9 +28,9 @@ def test_a_token_changed_only_beside_a_9_token_neighbour_is_caught_and_named_wit
                                                                                      read_report):
     fault = change_token_beside(prompt_length=9)
     with FaultProxy(two_slots.url, rewrite_request=fault.arrive, rewrite_chunk=fault) as proxy:
-        result = gate_run(f"--url={proxy.url}", "--neighbours=1,9,9000", report="beside")
+        result = gate_run(f"--oracle-url={proxy.url}", "--neighbours=1,9,9000", report="beside")
         assert result.ret == 1
-        without = gate_run(f"--url={proxy.url}", report="alone")
+        without = gate_run(f"--oracle-url={proxy.url}", report="alone")
     rep = read_report(result.folder)
     outcome = {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]}
     assert outcome["neighbours[1]"] == ("exact", "passed"), rep["neighbours"]["1"]
@@ -57,12 +57,12 @@ def test_one_logprob_moved_by_one_float32_ulp_is_logprobs_moved_only_under_compa
                                                                                           shared_reference,
                                                                                           read_report):
     ref = f"--reference={shared_reference}"
-    clean = gate_run(f"--url={shared_server.url}", ref, "--oracle-compare=logprobs", report="clean")
+    clean = gate_run(f"--oracle-url={shared_server.url}", ref, "--oracle-compare=logprobs", report="clean")
     assert clean.ret == 0, clean.stdout.str()[-3000:]  # the same server again: every logprob bit-identical
     with FaultProxy(shared_server.url, rewrite_chunk=nudge_one_logprob(position=3)) as proxy:
-        moved = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=logprobs", report="moved")
-        tokens = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=tokens", report="tokens")
-        allowed = gate_run(f"--url={proxy.url}", ref, "--oracle-compare=logprobs", "--allow-logprobs-moved",
+        moved = gate_run(f"--oracle-url={proxy.url}", ref, "--oracle-compare=logprobs", report="moved")
+        tokens = gate_run(f"--oracle-url={proxy.url}", ref, "--oracle-compare=tokens", report="tokens")
+        allowed = gate_run(f"--oracle-url={proxy.url}", ref, "--oracle-compare=logprobs", "--allow-logprobs-moved",
                            report="allowed")
     assert moved.ret == 1
     rep = read_report(moved.folder)

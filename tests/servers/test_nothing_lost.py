@@ -54,7 +54,7 @@ def test_tampered_reference_is_refused_and_record_does_not_overwrite(gate_run, p
 def test_killing_the_server_midway_leaves_a_partial_report(llama_server, tiny_suite, tmp_path):
     server = llama_server()
     report = tmp_path / "killed"
-    cmd = gate_argv(f"--url={server.url}", f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
+    cmd = gate_argv(f"--oracle-url={server.url}", f"--oracle-suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
                     "--rootdir", str(tmp_path), "--canaries=none")
     gate = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
@@ -170,7 +170,7 @@ def test_hung_or_truncated_response_stops_the_run_with_a_partial_report(gate_run
 
     server = shared_server
     with FaultProxy(server.url, rewrite_chunk=_cut_after(5, **fault)) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", *timeout, report="faulted")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", *timeout, report="faulted")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-hashmap' (boot1-c1, request 2 of 3): *{expect}"
                                  f". The run stops here. No request was retried; 1 finished record(s) of that "

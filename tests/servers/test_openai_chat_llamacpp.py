@@ -14,9 +14,9 @@ def test_a_chat_only_server_is_gated_on_the_chat_route_and_the_report_says_so(ga
                                                                              q4_0_model, read_report):
     server, other = shared_server, llama_server("-t 1", model=q4_0_model)
     with FaultProxy(server.url, refuse_paths=("/v1/completions",)) as proxy:
-        rec = gate_run("--backend=openai", f"--url={proxy.url}", "--record=ref", report="rec")
+        rec = gate_run("--backend=openai", f"--oracle-url={proxy.url}", "--record=ref", report="rec")
         rec.assert_outcomes(passed=5)
-        gate = gate_run("--backend=openai", f"--url={proxy.url}", "--reference=ref", report="gate")
+        gate = gate_run("--backend=openai", f"--oracle-url={proxy.url}", "--reference=ref", report="gate")
         gate.assert_outcomes(passed=5)
     rep = read_report(gate.folder)
     assert any(n.startswith("the server has no /v1/completions (HTTP 404): the suite's messages went to "
@@ -26,6 +26,6 @@ def test_a_chat_only_server_is_gated_on_the_chat_route_and_the_report_says_so(ga
     assert all(c["detail"].startswith("32/32 tokens identical") for c in tokens)  # ids, not text: llama.cpp sends them
     # The same route on other weights (Q4_0) splits from that reference: the chat-route gate can fail.
     with FaultProxy(other.url, refuse_paths=("/v1/completions",)) as proxy:
-        bad = gate_run("--backend=openai", f"--url={proxy.url}", "--reference=ref", report="bad")
+        bad = gate_run("--backend=openai", f"--oracle-url={proxy.url}", "--reference=ref", report="bad")
     assert bad.ret == 1
     assert read_report(bad.folder)["summary"]["exact"][0] < 3

@@ -52,7 +52,7 @@ def _suite(folder: Path) -> Path:
 
 def _args(suite: Path, report: Path, *extra: str) -> list[str]:
     canaries = [] if any(a.startswith("--canaries") for a in extra) else ["--canaries=none"]
-    return ["-p", "no:cacheprovider", f"--suite={suite}", f"--report-dir={report}", *canaries, "--max-tokens=64",
+    return ["-p", "no:cacheprovider", f"--oracle-suite={suite}", f"--report-dir={report}", *canaries, "--max-tokens=64",
             *extra]
 
 
@@ -109,11 +109,11 @@ def test_the_same_config_is_exact_across_boots_and_the_ladder_and_its_properties
 
 def test_int8_passes_the_kld_gate_and_int4_fails_it(pytester, f32_reference):
     int8 = _gate(pytester, f32_reference, "int8", F32, "--kld-max=0.02", "--allow-near-ties",
-                 f"--model={openvino_model('int8')}")
+                 f"--oracle-model={openvino_model('int8')}")
     assert int8.ret == 0, int8.stdout.str()[-3000:]
     assert _checks(int8.folder)["logits"]["outcome"] == "passed"
     int4 = _gate(pytester, f32_reference, "int4", F32, "--kld-max=0.02", "--allow-near-ties",
-                 f"--model={openvino_model('int4')}")
+                 f"--oracle-model={openvino_model('int4')}")
     assert int4.ret == 1
     assert _checks(int4.folder)["logits"]["outcome"] == "failed"
 

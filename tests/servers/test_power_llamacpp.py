@@ -67,7 +67,7 @@ def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, 
     suite = write_suite(tmp_path, "power", five_long_prompts())
     ref = tmp_path / "ref"
     t0 = time.monotonic()
-    quiet = gate_run(f"--url={server.url}", f"--record={ref}", suite=suite, max_tokens=MAX_TOKENS,
+    quiet = gate_run(f"--oracle-url={server.url}", f"--record={ref}", suite=suite, max_tokens=MAX_TOKENS,
                      report="quiet")
     assert quiet.ret == 0, quiet.stdout.str()[-2000:]
     card = read_report(quiet.folder)["speed"]
@@ -87,7 +87,7 @@ def test_a_busy_process_beside_the_server_makes_the_card_not_isolated(gate_run, 
     busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"])  # a second engine, as far as the CPU knows
     try:
         time.sleep(0.2)
-        result = gate_run(f"--url={server.url}", f"--reference={ref}", "--min-speedup=0.1", suite=suite,
+        result = gate_run(f"--oracle-url={server.url}", f"--reference={ref}", "--min-speedup=0.1", suite=suite,
                           max_tokens=MAX_TOKENS, report="busy")
     finally:
         busy.kill()
@@ -133,7 +133,7 @@ def test_a_storm_of_short_processes_during_the_record_makes_the_reference_not_is
     storm = subprocess.Popen(["sh", "-c", STORM, "storm", str(counted)], start_new_session=True)
     try:
         time.sleep(0.3)
-        rec = gate_run(f"--url={server.url}", f"--record={tmp_path / 'ref'}", "--canaries=none",
+        rec = gate_run(f"--oracle-url={server.url}", f"--record={tmp_path / 'ref'}", "--canaries=none",
                        max_tokens=16, report="storm-record")
     finally:
         os.killpg(storm.pid, signal.SIGKILL)
@@ -153,7 +153,7 @@ def test_a_storm_of_short_processes_during_the_record_makes_the_reference_not_is
     assert card["label"] == "not isolated" and card["reasons"][0] == iso["reason"]
     assert iso["method"].startswith("/proc/PID/stat CPU time over the window; /proc/stat busy time")
 
-    gate = gate_run(f"--url={server.url}", f"--reference={tmp_path / 'ref'}", "--canaries=none",
+    gate = gate_run(f"--oracle-url={server.url}", f"--reference={tmp_path / 'ref'}", "--canaries=none",
                     "--min-speedup=0.1", max_tokens=16, report="against-storm")
     assert gate.ret == 1, gate.stdout.str()[-2000:]
     rep = read_report(gate.folder)

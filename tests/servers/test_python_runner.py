@@ -36,7 +36,7 @@ def _run(pytester, backend: str, report: str, *extra: str, prompts: int = 1, tok
     folder, suite = pytester.path / report, _suite(pytester.path, prompts)
     canaries = [] if any(a.startswith("--canaries") for a in extra) else ["--canaries=none"]
     run = pytester.runpytest_subprocess if own_process else pytester.runpytest
-    result = run("-p", "no:cacheprovider", f"--backend={backend}", f"--suite={suite}",
+    result = run("-p", "no:cacheprovider", f"--backend={backend}", f"--oracle-suite={suite}",
                                 f"--report-dir={folder}", *canaries, f"--max-tokens={tokens}", *extra)
     result.folder = folder
     return result
@@ -59,7 +59,7 @@ def fp32_reference(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("runner")
     ref = folder / "ref"
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--backend={OV_RUNNER}",
-                        f"--record={ref}", "--reference-kind=f16", f"--suite={_suite(folder, 1)}", "--canaries=none",
+                        f"--record={ref}", "--reference-kind=f16", f"--oracle-suite={_suite(folder, 1)}", "--canaries=none",
                         "--max-tokens=8", "--prefill-chunks=none", VOCAB, "--warmup=0",
                         f"--report-dir={folder / 'rec'}"],
                        cwd=folder, capture_output=True, text=True, timeout=600)
@@ -170,7 +170,7 @@ def test_a_transformers_model_wrapped_as_a_runner_agrees_with_the_hf_backend(pyt
     try:
         model = hf_folder()
         ref = pytester.path / "hf-ref"
-        hf = _run(pytester, "hf", "hf", f"--model={model}", f"--record={ref}", "--reference-kind=f16",
+        hf = _run(pytester, "hf", "hf", f"--oracle-model={model}", f"--record={ref}", "--reference-kind=f16",
                   "--floor-dtype=none", "--warmup=0", prompts=1, tokens=8, own_process=True)
         assert hf.ret == 0, hf.stdout.str()[-3000:]
         wrapped = _run(pytester, HF_RUNNER, "wrapped", f"--runner-arg=model={model}", f"--reference={ref}",

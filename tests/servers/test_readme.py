@@ -91,7 +91,7 @@ def test_readme_main_job_runs_then_runs_again_in_the_same_folder(tmp_path):
     assert len(commands) == 2, commands  # record the reference, then gate the candidate against it
     again = tmp_path / "again.jsonl"
     again.write_text(json.dumps(AGAIN) + "\n")
-    for attempt, addopts in ((1, "--canaries=none"), (2, f"--canaries=none --suite={again}")):
+    for attempt, addopts in ((1, "--canaries=none"), (2, f"--canaries=none --oracle-suite={again}")):
         for step, command in enumerate(commands, 1):  # in order; the gate runs only once the record passed
             r = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
                                timeout=1800, env=dict(os.environ, PYTEST_ADDOPTS=addopts))

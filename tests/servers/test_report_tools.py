@@ -33,10 +33,10 @@ def oracle_cli(*args: str) -> subprocess.CompletedProcess:
 def runs(gate_run, llama_server, shared_reference):
     """A reference, a clean gate and a planted-fault gate (code-hashmap changed at token 7), with a ladder."""
     server = llama_server("-np 2")
-    clean = gate_run(f"--url={server.url}", f"--reference={shared_reference}", "--ladder=1,2", report="clean")
+    clean = gate_run(f"--oracle-url={server.url}", f"--reference={shared_reference}", "--ladder=1,2", report="clean")
     clean.assert_outcomes(passed=7)
     with FaultProxy(server.url, rewrite_chunk=change_token(request_index=2, position=7)) as proxy:
-        fault = gate_run(*NO_WARMUP, f"--url={proxy.url}", f"--reference={shared_reference}", "--ladder=1,2", report="fault")
+        fault = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--reference={shared_reference}", "--ladder=1,2", report="fault")
     assert fault.ret == 1
     return shared_reference, clean.folder, fault.folder
 

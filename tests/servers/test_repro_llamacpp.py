@@ -24,7 +24,7 @@ def test_repro_of_a_planted_divergence_gives_a_curl_command_that_reproduces_it(l
                                                                                capsys):
     suite = write_suite(tmp_path, "tiny", tiny_rows())
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # the gates' rootdir, away from the project's tests
-    common = ("-q", f"--suite={suite}", "--max-tokens=32", "--canaries=none", *NO_WARMUP)
+    common = ("-q", f"--oracle-suite={suite}", "--max-tokens=32", "--canaries=none", *NO_WARMUP)
     ref, gate = tmp_path / "ref", tmp_path / "gate"
     done = subprocess.run(gate_argv(*common, f"--record={ref}", f"--report-dir={tmp_path / 'rec'}"), cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, env=gate_env())

@@ -1,4 +1,4 @@
-"""The run plan on the real embedded llama-server: --plan prints it after the warm-up, sends nothing more and writes
+"""The run plan on the real embedded llama-server: --oracle-plan prints it after the warm-up, sends nothing more and writes
 no report folder, the estimate holds against the measured time, a budget too small drops the default needles
 (terminal, identity.json, HTML), a length given with --needle-lengths runs whatever the budget, and a gate follows
 its reference's needles."""
@@ -17,9 +17,9 @@ def _plan(folder) -> dict:
 
 
 def test_plan_prints_the_plan_and_writes_nothing(gate_run):
-    """--plan answers with the plan on the terminal: no report folder (#52: it left `identity report (partial)`
+    """--oracle-plan answers with the plan on the terminal: no report folder (#52: it left `identity report (partial)`
     for a run that judged nothing), so no server log and no record either."""
-    result = gate_run("--plan", "--budget=off")
+    result = gate_run("--oracle-plan", "--oracle-budget=off")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["oracle plan: prefill * tok/s, decode * tok/s (from the warm-up)",
                                  "  warm-up: 1 requests, * prompt + * generated tokens, ~*",
@@ -31,7 +31,7 @@ def test_plan_prints_the_plan_and_writes_nothing(gate_run):
 
 
 def test_the_estimate_holds_within_30_percent_of_the_measured_c1_run(gate_run):
-    result = gate_run("--budget=off")
+    result = gate_run("--oracle-budget=off")
     assert result.ret == 0, result.stdout.str()[-3000:]
     primary = next(p for p in _plan(result.folder)["parts"] if p["name"] == "primary prompts (c1)")
     result.stdout.fnmatch_lines(["oracle run: primary prompts (c1) took * (estimated *) · run *% of ~*, ETA *"])
@@ -40,12 +40,12 @@ def test_the_estimate_holds_within_30_percent_of_the_measured_c1_run(gate_run):
 
 
 def test_a_budget_too_small_drops_the_default_needles_and_says_so_everywhere(gate_run):
-    result = gate_run("--canaries=needle", "--needle-depths=50", "--budget=1s")
+    result = gate_run("--canaries=needle", "--needle-depths=50", "--oracle-budget=1s")
     assert result.ret == 0, result.stdout.str()[-3000:]
     out = result.stdout.str()
     assert "oracle: dropped" in out and "DROPPED" in out
     result.stdout.fnmatch_lines(["*needle[[]8176-d50[]] DROPPED: needle 8176 would take ~* s (1 depth(s)) at * tok/s "
-                                 "prefill, beyond the budget of 1 s (--budget 1s; *); --needle-lengths * to run it"])
+                                 "prefill, beyond the budget of 1 s (--oracle-budget 1s; *); --needle-lengths * to run it"])
     rep = report_json(result.folder)
     plan = rep["identity"]["plan"]
     assert [d["length"] for d in plan["dropped"]] == [1024, 2048, 4096, 8176]
@@ -58,7 +58,7 @@ def test_a_budget_too_small_drops_the_default_needles_and_says_so_everywhere(gat
 
 
 def test_a_needle_length_given_runs_whatever_the_budget(gate_run):
-    result = gate_run("--canaries=needle", "--needle-lengths=256", "--needle-depths=50", "--budget=1s")
+    result = gate_run("--canaries=needle", "--needle-lengths=256", "--needle-depths=50", "--oracle-budget=1s")
     assert result.ret == 0, result.stdout.str()[-3000:]
     rep = report_json(result.folder)
     assert rep["canaries"]["needle[256-d50]"]["verdict"] != "dropped"
@@ -68,7 +68,7 @@ def test_a_needle_length_given_runs_whatever_the_budget(gate_run):
 
 
 def test_a_gate_follows_the_needle_set_of_its_reference(gate_run, pytester):
-    needles = ("--canaries=needle", "--needle-depths=50", "--budget=off")
+    needles = ("--canaries=needle", "--needle-depths=50", "--oracle-budget=off")
     rec = gate_run(*needles, "--needle-lengths=256", f"--record={pytester.path / 'ref'}", report="rec")
     assert rec.ret == 0, rec.stdout.str()[-3000:]
     manifest = json.loads((pytester.path / "ref" / "manifest.json").read_text())
@@ -83,7 +83,7 @@ def test_a_gate_follows_the_needle_set_of_its_reference(gate_run, pytester):
 @pytest.mark.parametrize("given", ["--needle-lengths=512"])
 def test_a_gate_given_needle_lengths_runs_those_not_the_references(gate_run, pytester, given):
     """The reference is the one above's shape, recorded here with no needle at all: the gate's own lengths win."""
-    rec = gate_run("--canaries=needle", "--budget=1s", f"--record={pytester.path / 'ref'}", report="rec")
+    rec = gate_run("--canaries=needle", "--oracle-budget=1s", f"--record={pytester.path / 'ref'}", report="rec")
     assert rec.ret == 0, rec.stdout.str()[-3000:]
     manifest = json.loads((pytester.path / "ref" / "manifest.json").read_text())
     assert manifest["run"]["canary_set"]["needle_lengths"] == []

@@ -1,4 +1,4 @@
-"""Sampled decoding on the real llama-server: one sampled reference (--temperature 0.8 --seed 1 --seeds 3, 2 prompts
+"""Sampled decoding on the real llama-server: one sampled reference (--temperature 0.8 --oracle-seed 1 --seeds 3, 2 prompts
 x 24 tokens) recorded on the shared server, then seeded identity at c1 and across a boot, a gate with other settings
 refused, and the distribution check: the same config consistent, a logit-biased candidate shifted, an n-gram
 speculative candidate with its verdict and power statement. Scoring goes to the shared server (the reference's model
@@ -22,7 +22,7 @@ from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
 
 pytestmark = pytest.mark.slow
 
-SETTINGS = ("--temperature=0.8", "--seed=1", "--seeds=3")
+SETTINGS = ("--temperature=0.8", "--oracle-seed=1", "--seeds=3")
 TOKENS = 24
 
 
@@ -33,7 +33,7 @@ def sampled(shared_server, tmp_path_factory):
     (folder / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(folder, "two", tiny_rows()[:2])
     ref = folder / "ref"
-    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={suite}", f"--max-tokens={TOKENS}",
+    cmd = gate_argv("-q", f"--oracle-url={shared_server.url}", f"--oracle-suite={suite}", f"--max-tokens={TOKENS}",
                     "--canaries=none", *NO_WARMUP, *SETTINGS, f"--record={ref}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -43,7 +43,7 @@ def sampled(shared_server, tmp_path_factory):
 def _gate(pytester, sampled, report: str, *extra: str):
     suite, ref = sampled
     folder = pytester.path / report
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--suite={suite}",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", f"--oracle-suite={suite}",
                                 f"--max-tokens={TOKENS}", "--canaries=none", *NO_WARMUP, f"--reference={ref}",
                                 f"--report-dir={folder}", *extra)
     result.report = json.loads((folder / "identity.json").read_text()) if (folder / "identity.json").exists() else None
@@ -68,15 +68,15 @@ def test_same_settings_are_seed_exact_at_c1_and_across_a_boot(pytester, sampled)
 
 
 def test_other_settings_are_refused_naming_both(pytester, sampled, shared_server):
-    result = _gate(pytester, sampled, "refused", f"--url={shared_server.url}", "--temperature=0.9", "--seed=1",
+    result = _gate(pytester, sampled, "refused", f"--oracle-url={shared_server.url}", "--temperature=0.9", "--oracle-seed=1",
                    "--seeds=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*recorded with --temperature 0.8 --top-p 1 --seed 1 --seeds 3 and this gate asks "
-                                 "for --temperature 0.9 --top-p 1 --seed 1 --seeds 3*"])
+    result.stderr.fnmatch_lines(["*recorded with --temperature 0.8 --top-p 1 --oracle-seed 1 --seeds 3 and this gate asks "
+                                 "for --temperature 0.9 --top-p 1 --oracle-seed 1 --seeds 3*"])
 
 
 def _distribution(pytester, sampled, report: str, url: str, score_url: str, *extra: str):
-    return _gate(pytester, sampled, report, f"--url={url}", *SETTINGS, "--sampling-check=distribution",
+    return _gate(pytester, sampled, report, f"--oracle-url={url}", *SETTINGS, "--sampling-check=distribution",
                  f"--score-url={score_url}", *extra)
 
 

@@ -58,14 +58,14 @@ def plant(gate_run, llama_tools, model_path, shared_server, monkeypatch, tmp_pat
             planted_env = {"ORACLE_API_KEY": secret}
             (tmp_path / marker).mkdir()
             (tmp_path / marker / "model.gguf").symlink_to(model_path)  # the marker reaches the server's log
-            args = [f"--server-args=--api-key {secret} --alias {marker}", f"--model={tmp_path / marker / 'model.gguf'}"]
+            args = [f"--server-args=--api-key {secret} --alias {marker}", f"--oracle-model={tmp_path / marker / 'model.gguf'}"]
         elif carrier == "url":
             proxy = FaultProxy(shared_server.url, basic_auth=(marker, secret)).__enter__()
-            args = [f"--url=http://{marker}:{secret}@127.0.0.1:{proxy.server.server_address[1]}"]
+            args = [f"--oracle-url=http://{marker}:{secret}@127.0.0.1:{proxy.server.server_address[1]}"]
         else:  # the environment: identity's filtered environment would record VLLM_API_KEY
             planted_env = {"VLLM_API_KEY": secret, "HF_TOKEN": secret}
             monkeypatch.setenv("ORACLE_TEST_MARKER", marker)
-            args = [f"--url={shared_server.url}"]
+            args = [f"--oracle-url={shared_server.url}"]
         for name, value in planted_env.items():
             monkeypatch.setenv(name, value)
         try:

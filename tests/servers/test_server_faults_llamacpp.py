@@ -138,7 +138,7 @@ def test_a_server_that_never_becomes_healthy_is_stopped_after_the_launch_timeout
 ], ids=["http500", "http400"])
 def test_an_http_error_on_a_generation_stops_the_run_quoting_the_server(gate_run, shared_server, status, body, said):
     with FaultProxy(shared_server.url, answer_status={2: (status, json.dumps(body).encode())}) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=f"http{status}")
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", report=f"http{status}")
     rep = _stopped_midway(result, failed=said)
     assert said in rep["interruption"]
     assert proxy.completions == 2  # nothing was retried
@@ -160,7 +160,7 @@ def test_an_http_error_on_a_generation_stops_the_run_quoting_the_server(gate_run
 ], ids=["error-event", "malformed", "non-utf8", "reset"])
 def test_a_broken_stream_stops_the_run_naming_what_the_server_sent(gate_run, shared_server, kind, said):
     with FaultProxy(shared_server.url, stream_fault=StreamFault(request_index=2, after_events=3, kind=kind)) as proxy:
-        result = gate_run(*NO_WARMUP, f"--url={proxy.url}", report=kind)
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", report=kind)
     _stopped_midway(result, failed=said)
     assert proxy.completions == 2  # nothing was retried
 
@@ -170,7 +170,7 @@ def test_a_broken_stream_stops_the_run_naming_what_the_server_sent(gate_run, sha
 
 def _gate_process(tmp_path, tiny_suite, launch: str, report: Path) -> subprocess.Popen:
     """The gate as a real pytest process (as a user runs it), launching its own llama-server."""
-    cmd = gate_argv(f"--launch={launch}", f"--suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
+    cmd = gate_argv(f"--launch={launch}", f"--oracle-suite={tiny_suite}", "--max-tokens=200", f"--report-dir={report}",
                     "--rootdir", str(tmp_path), "--canaries=none", *NO_WARMUP)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                        os.environ.get("PYTHONPATH", "")]))

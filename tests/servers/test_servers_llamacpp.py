@@ -32,10 +32,10 @@ def verdicts(rep: dict) -> dict[str, str]:
 
 def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, llama_server, read_report):
     a, b = llama_server("-t 1 -np 2"), llama_server("-t 1 -np 2")
-    both = f"--url={a.url},{b.url}"
+    both = f"--oracle-url={a.url},{b.url}"
     rec2 = gate_run("-n", "2", both, "--ladder=1,2", "--record=ref2", report="rec2")
     rec2.assert_outcomes(passed=3 + 2 + 2 + 2)  # record[x3], cache-zero and speculation per server, c1, c2
-    rec1 = gate_run(f"--url={a.url}", "--ladder=1,2", "--record=ref1", report="rec1")
+    rec1 = gate_run(f"--oracle-url={a.url}", "--ladder=1,2", "--record=ref1", report="rec1")
     rec1.assert_outcomes(passed=3 + 1 + 1 + 2)
 
     # The reference recorded under -n holds the same arrays and hashes as the one recorded on one server.
@@ -54,7 +54,7 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
     servers_file.write_text(f"# one per card\n{a.url}\n{b.url}  # the second card\n")
     gate2 = gate_run("-n", "2", f"--servers={servers_file}", "--ladder=1,2", "--reference=ref2", report="gate2")
     gate2.assert_outcomes(passed=3 + 2 + 2 + 2)
-    gate1 = gate_run(f"--url={a.url}", "--ladder=1,2", "--reference=ref2", report="gate1")
+    gate1 = gate_run(f"--oracle-url={a.url}", "--ladder=1,2", "--reference=ref2", report="gate1")
     gate1.assert_outcomes(passed=3 + 1 + 1 + 2)
     r1, r2 = read_report(gate1.folder), read_report(gate2.folder)
     assert verdicts(r1) == verdicts(r2) and r2["verdict"] == "pass"
@@ -81,7 +81,7 @@ def test_two_servers_give_one_report_and_the_same_reference_as_one(gate_run, lla
 def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_server, shared_reference, read_report):
     a, b = llama_server("-t 1"), llama_server("-t 1")
     with FaultProxy(b.url, rewrite_chunk=change_token(request_index=1, position=7)) as proxy:
-        result = gate_run(*NO_WARMUP, "-n", "2", f"--url={a.url},{proxy.url}", f"--reference={shared_reference}", report="fault")
+        result = gate_run(*NO_WARMUP, "-n", "2", f"--oracle-url={a.url},{proxy.url}", f"--reference={shared_reference}", report="fault")
     assert result.ret == 1
     result.assert_outcomes(passed=6, failed=1)
     result.stdout.fnmatch_lines([f"*tokens[[]code-hashmap[]]: divergent: first divergence at token 7 of 32*"
@@ -97,12 +97,12 @@ def test_a_fault_on_one_server_fails_its_items_and_names_it(gate_run, llama_serv
 def test_servers_with_different_models_are_refused_naming_the_fields(gate_run, llama_server, q4_0_model,
                                                                      model_path, read_report):
     a, b = llama_server("-t 1"), llama_server("-t 1", model=q4_0_model)
-    result = gate_run("-n", "2", f"--url={a.url},{b.url}", report="mixed")
+    result = gate_run("-n", "2", f"--oracle-url={a.url},{b.url}", report="mixed")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*the servers are not one configuration; these identity fields differ:*",
                                  f"*server.model_path: server1 '{model_path}', server2 '{q4_0_model}'*",
                                  "*--allow-mixed-servers*"])
-    allowed = gate_run("-n", "2", f"--url={a.url},{b.url}", "--allow-mixed-servers", report="allowed")
+    allowed = gate_run("-n", "2", f"--oracle-url={a.url},{b.url}", "--allow-mixed-servers", report="allowed")
     allowed.assert_outcomes(passed=3 + 2 + 2)
     notes = read_report(allowed.folder)["notes"]
     mixed = [n for n in notes if n.startswith("the servers differ (--allow-mixed-servers): ")]
@@ -153,7 +153,7 @@ def test_a_server_lost_midway_leaves_every_record_and_a_partial_merged_report(ga
         return chunk
 
     with FaultProxy(b.url, rewrite_chunk=cut) as proxy:
-        result = gate_run("-n", "2", f"--url={a.url},{proxy.url}", report="lost")
+        result = gate_run("-n", "2", f"--oracle-url={a.url},{proxy.url}", report="lost")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*= 4 passed, 3 not-run in *"])  # server2's run[...], cache-zero, speculation
     rep = read_report(result.folder)

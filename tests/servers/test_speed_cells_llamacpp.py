@@ -22,7 +22,7 @@ NO_RAPL = ("not available: no /sys/class/powercap (no RAPL energy counters on th
 def _gate(tmp_path, url: str, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
-    cmd = gate_argv("-q", f"--url={url}", f"--suite={suite}", "--max-tokens=8", "--canaries=none", *NO_WARMUP,
+    cmd = gate_argv("-q", f"--oracle-url={url}", f"--oracle-suite={suite}", "--max-tokens=8", "--canaries=none", *NO_WARMUP,
                     f"--report-dir={tmp_path / 'r'}", *args)
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=gate_env())
     return done, json.loads((tmp_path / "r" / "identity.json").read_text())
@@ -47,7 +47,7 @@ def test_cells_are_cold_exact_and_every_sample_kept(shared_server, tmp_path):
         assert cell["summary"]["samples"] == 3
         assert cell["summary"]["min"] <= cell["summary"]["median"] <= cell["summary"]["max"]
         prefixes += [cell["warmup"]["prefix"]] + [s["prefix"] for s in cell["samples"]]
-        # --power auto (the default) meters each cell's repeats: RAPL where readable, else the reason why not
+        # --oracle-power auto (the default) meters each cell's repeats: RAPL where readable, else the reason why not
         energy = cell["energy"]
         if Path("/sys/class/powercap").is_dir():
             assert energy["available"] or energy["reason"].startswith("not available: "), energy

@@ -42,7 +42,7 @@ def speed_reference(shared_server, speed_suite, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("speed-reference")
     (folder / "pytest.ini").write_text("[pytest]\n")
     ref = folder / "ref"
-    cmd = gate_argv("-q", f"--url={shared_server.url}", f"--suite={speed_suite}", f"--max-tokens={MAX_TOKENS}",
+    cmd = gate_argv("-q", f"--oracle-url={shared_server.url}", f"--oracle-suite={speed_suite}", f"--max-tokens={MAX_TOKENS}",
                     "--canaries=none", f"--record={ref}", f"--report-dir={folder / 'rec'}")
     done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, done.stdout[-3000:]
@@ -80,7 +80,7 @@ def test_a_planted_delay_is_measured_and_fails_the_speed_item(gate_run, shared_s
     pace_s = 1 / (TARGET_RATIO * reference_median(speed_reference))
     predicted = 1 / pace_s  # the proxy releases pieces pace_s apart; the server alone is faster
     with FaultProxy(shared_server.url, pace_s=pace_s) as proxy:
-        slow = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
+        slow = gate_run(f"--oracle-url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
                         suite=speed_suite, max_tokens=MAX_TOKENS, report="slow")
         rep = read_report(slow.folder)
         assert slow.ret == 1
@@ -94,7 +94,7 @@ def test_a_planted_delay_is_measured_and_fails_the_speed_item(gate_run, shared_s
         assert "x slower [" in check["detail"] and "--min-speedup 1: the whole interval is below it" in check["detail"]
         assert rep["summary"]["exact"] == [11, 11]  # identical and slower: the tokens pass, the speed fails
 
-        ok = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=0.5",
+        ok = gate_run(f"--oracle-url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=0.5",
                       suite=speed_suite, max_tokens=MAX_TOKENS, report="slow-ok")
     rep = read_report(ok.folder)
     assert ok.ret == 0, ok.stdout.str()[-2000:]
@@ -144,7 +144,7 @@ def test_a_reference_without_token_times_is_not_comparable(gate_run, shared_serv
         import hashlib
         manifest["files"][rel] = hashlib.sha256(npz.read_bytes()).hexdigest()
     (ref / "manifest.json").write_bytes(sealed_manifest(manifest))  # as a reference written without times
-    result = gate_run(f"--url={shared_server.url}", f"--reference={ref}", "--min-speedup=1.0", suite=speed_suite,
+    result = gate_run(f"--oracle-url={shared_server.url}", f"--reference={ref}", "--min-speedup=1.0", suite=speed_suite,
                       max_tokens=MAX_TOKENS, report="no-times")
     rep = read_report(result.folder)
     assert result.ret == 1
@@ -175,7 +175,7 @@ def test_a_burst_delivering_proxy_makes_the_card_not_credible(gate_run, shared_s
     """A buffering reverse proxy delivers each completion at once: the client's clock would read it as hundreds of
     times faster. The card says `not credible` and why, and --min-speedup is inconclusive (exit 1), not passed."""
     with FaultProxy(shared_server.url, burst=True) as proxy:
-        result = gate_run(f"--url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
+        result = gate_run(f"--oracle-url={proxy.url}", f"--reference={speed_reference}", "--min-speedup=1.0",
                           "-k", "speed or code-palindrome or math-word or writing-story",
                           suite=speed_suite, max_tokens=MAX_TOKENS, report="burst")
     rep = read_report(result.folder)

@@ -33,9 +33,9 @@ def sweep_run(llama_tools, model_path, shared_server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sweep")
     (folder / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(folder, "two", tiny_rows()[:2])
-    common = (f"--suite={suite}", "--max-tokens=16", "--canaries=none", "--warmup=0")
+    common = (f"--oracle-suite={suite}", "--max-tokens=16", "--canaries=none", "--warmup=0")
     ref = folder / "ref"
-    rec = subprocess.run(gate_argv("-q", f"--url={shared_server.url}", *common, f"--record={ref}",
+    rec = subprocess.run(gate_argv("-q", f"--oracle-url={shared_server.url}", *common, f"--record={ref}",
                                    f"--report-dir={folder / 'rec'}"),
                          cwd=folder, capture_output=True, text=True, timeout=300, env=gate_env())
     assert rec.returncode == 0, rec.stdout[-3000:] + rec.stderr[-2000:]

@@ -70,10 +70,10 @@ def vllm(*args: str) -> tuple[str, ...]:
 
 def test_record_then_gate_same_config_passes_with_cache_zero_proven(gate_run, vllm_servers, read_report):
     url = vllm_servers.get().url
-    rec = gate_run(*vllm(f"--url={url}", "--record=ref", *NO_WARMUP), report="rec")
+    rec = gate_run(*vllm(f"--oracle-url={url}", "--record=ref", *NO_WARMUP), report="rec")
     rec.assert_outcomes(passed=5)
     rec.stdout.fnmatch_lines(["*reference recorded in ref*"])
-    gate = gate_run(*vllm(f"--url={url}", "--reference=ref", *NO_WARMUP), report="gate")
+    gate = gate_run(*vllm(f"--oracle-url={url}", "--reference=ref", *NO_WARMUP), report="gate")
     gate.assert_outcomes(passed=5)
     rep = read_report(gate.folder)
     assert rep["verdict"] == "pass" and rep["summary"]["exact"] == [3, 3]
@@ -121,7 +121,7 @@ def test_ladder_level_on_vllm_reaches_its_overlap(gate_run, vllm_servers, read_r
     # a wave again.
     suite = write_suite(tmp_path, "pair", tiny_rows()[:2])
     for attempt in (1, 2, 3):
-        result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
+        result = gate_run(*vllm(f"--oracle-url={vllm_servers.get().url}", "--ladder=2", "--canaries=crosstalk"),
                           suite=suite, report=f"ladder{attempt}", max_tokens=48)
         rep = read_report(result.folder)
         level, crosstalk = rep["ladder"]["c2"], rep["canaries"]["crosstalk[c2]"]
@@ -167,7 +167,7 @@ def test_prefix_cache_reuse_fails_cache_zero_naming_the_request(gate_run, vllm_s
         return {k: v for k, v in body.items() if k != "cache_salt"} if path.startswith("/v1/completions") else body
 
     with FaultProxy(url, rewrite_request=no_salt) as proxy:
-        result = gate_run(*vllm(f"--url={proxy.url}", *NO_WARMUP), suite=_twice(tmp_path), report="cached",
+        result = gate_run(*vllm(f"--oracle-url={proxy.url}", *NO_WARMUP), suite=_twice(tmp_path), report="cached",
                           max_tokens=None)
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*cache-zero: fail: prefix cache was reused*",
@@ -188,7 +188,7 @@ def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_ru
         return chunk
 
     with FaultProxy(url, rewrite_chunk=strip_details) as proxy:
-        result = gate_run(*vllm(f"--url={proxy.url}", *NO_WARMUP), report="nodetails", max_tokens=8)
+        result = gate_run(*vllm(f"--oracle-url={proxy.url}", *NO_WARMUP), report="nodetails", max_tokens=8)
     result.assert_outcomes(passed=5)
     rep = read_report(result.folder)
     cache = next(c for c in rep["checks"] if c["id"] == "cache-zero")
@@ -199,14 +199,14 @@ def test_without_per_request_cached_tokens_the_counters_prove_cache_zero(gate_ru
 
 def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(gate_run, vllm_servers, shared_server,
                                                                               read_report):
-    v = gate_run("--backend=openai", f"--url={vllm_servers.get().url}", *NO_WARMUP, report="openai-vllm")
+    v = gate_run("--backend=openai", f"--oracle-url={vllm_servers.get().url}", *NO_WARMUP, report="openai-vllm")
     v.assert_outcomes(passed=5)
     ev = read_report(v.folder)["evidence"]
     assert ev["token_ids"] == "returned by the server" and ev["cached_tokens"] == "per request in 3 of 3 requests"
     assert "prefix_cache_hits" in ev["counters"] and "top-k at 96 of 96" in ev["logprobs"]
 
     server = shared_server
-    rec = gate_run("--backend=openai", f"--url={server.url}", "--record=ref", report="openai-llama")
+    rec = gate_run("--backend=openai", f"--oracle-url={server.url}", "--record=ref", report="openai-llama")
     rec.assert_outcomes(passed=5)
     rep = read_report(rec.folder)
     ev = rep["evidence"]
@@ -220,7 +220,7 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
         return chunk
 
     with FaultProxy(server.url, rewrite_chunk=no_logprobs) as proxy:
-        gate = gate_run("--backend=openai", f"--url={proxy.url}", "--reference=ref", report="openai-text")
+        gate = gate_run("--backend=openai", f"--oracle-url={proxy.url}", "--reference=ref", report="openai-text")
     gate.assert_outcomes(passed=5)
     rep = read_report(gate.folder)
     assert rep["evidence"]["token_ids"] == "none for 3 of 3 requests: text compared"
@@ -232,7 +232,7 @@ def test_openai_family_on_vllm_and_llama_server_says_which_evidence_each_gave(ga
 def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_run, vllm_servers, read_report):
     # the embedded llama-server, with the top 20 kept for the logits gate below
     gate_run("--record=ref", "--logprobs=20", report="rec-llamacpp").assert_outcomes(passed=5)
-    result = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP),
+    result = gate_run(*vllm(f"--oracle-url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP),
                       report="vllm-vs-llamacpp")
     # The same prompt token ids on both engines (else a usage error, exit 4). Same weights, other arithmetic (Q4_1
     # kernels against float32 on the dequantized weights): greedy paths part only at close calls, so every split
@@ -257,7 +257,7 @@ def test_cross_engine_llamacpp_reference_against_vllm_of_the_same_weights(gate_r
     # Logits on that path: vLLM teacher-forces the reference's tokens after each split (prompt_logprobs), so every
     # position of the three paths is compared (without teacher forcing the 20 after code-hashmap's split would be
     # missing). Same weights, other arithmetic: measured Mean KLD 0.0022, within --kld-max 0.01.
-    logits = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP, "--logits",
+    logits = gate_run(*vllm(f"--oracle-url={vllm_servers.get().url}", "--reference=ref", *NO_WARMUP, "--logits",
                             "--allow-near-ties", "--kld-max=0.01"), report="vllm-logits")
     rep = read_report(logits.folder)
     method = rep["logits"]["method"]
@@ -282,7 +282,7 @@ def test_ngram_speculative_candidate_against_the_vllm_mtp0_reference(gate_run, v
         {"role": "user", "content": "Write this list out three times: apple, banana, cherry, date, fig, grape."}]})
     suite = tmp_path / "spec.jsonl"
     suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    rec = gate_run(*vllm(f"--url={vllm_servers.get().url}", "--record=ref", *NO_WARMUP), suite=suite, report="rec",
+    rec = gate_run(*vllm(f"--oracle-url={vllm_servers.get().url}", "--record=ref", *NO_WARMUP), suite=suite, report="rec",
                    max_tokens=64)
     rec.assert_outcomes(passed=6)
     vllm_servers.stop()  # one vLLM at a time: the candidate is launched by oracle itself
@@ -352,8 +352,8 @@ def test_a_sweep_on_vllm_over_one_flag_runs(vllm_servers, shared_server, tmp_pat
     vllm_servers.stop()  # one vLLM at a time: the point's gate starts its own
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
-    common = (f"--suite={suite}", "--max-tokens=8", "--canaries=none", "--warmup=0")
-    rec = subprocess.run(gate_argv("-q", f"--url={shared_server.url}", *common, "--record=ref", "--report-dir=rec"),
+    common = (f"--oracle-suite={suite}", "--max-tokens=8", "--canaries=none", "--warmup=0")
+    rec = subprocess.run(gate_argv("-q", f"--oracle-url={shared_server.url}", *common, "--record=ref", "--report-dir=rec"),
                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=gate_env())
     assert rec.returncode == 0, rec.stdout[-3000:]
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--backend=vllm-cpu", "--reference=ref",

@@ -49,7 +49,7 @@ def test_hf_family_in_process_runs_canaries_and_the_speed_card(tmp_path, read_re
     folder = tmp_path / "hf-flow"
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
-    cmd = gate_argv("--backend=hf-cpu", f"--suite={suite}", f"--report-dir={folder}", "--max-tokens=8",
+    cmd = gate_argv("--backend=hf-cpu", f"--oracle-suite={suite}", f"--report-dir={folder}", "--max-tokens=8",
                     *SMALL_CANARIES, "--repeats=2", *KEEP)
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, env=gate_env())
     assert done.returncode == 0, done.stdout[-3000:]

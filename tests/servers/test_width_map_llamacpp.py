@@ -39,7 +39,7 @@ def _outcomes(rep: dict) -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("ladder", ["every:4", "edges:3"])
 def test_a_fault_at_width_3_is_caught_by_a_preset_and_the_width_map_names_it(gate_run, width_fault, read_report,
                                                                              ladder):
-    result = gate_run(f"--url={width_fault.url}", f"--ladder={ladder}", report=ladder.replace(":", "-"),
+    result = gate_run(f"--oracle-url={width_fault.url}", f"--ladder={ladder}", report=ladder.replace(":", "-"),
                       max_tokens=TOKENS)
     assert result.ret == 1
     rep = read_report(result.folder)
@@ -70,7 +70,7 @@ def test_a_fault_at_width_3_is_caught_by_a_preset_and_the_width_map_names_it(gat
 
 def test_the_same_fault_passes_a_powers_of_two_ladder_and_the_report_names_width_3_never_tried(
         gate_run, width_fault, read_report):
-    result = gate_run(f"--url={width_fault.url}", "--ladder=1,2,4", report="pow2", max_tokens=TOKENS)
+    result = gate_run(f"--oracle-url={width_fault.url}", "--ladder=1,2,4", report="pow2", max_tokens=TOKENS)
     assert result.ret == 0
     rep = read_report(result.folder)
     assert set(_outcomes(rep).values()) == {("exact", "passed")}

@@ -38,11 +38,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
     ("tool_run", "bisect", "repro", "sweep", "localize"),  # the tools; a sweep point is a gate run of its own
     # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
-    ("option_types", "option_families", "option_sampling", "option_declarations", "options",
+    ("option_types", "option_families", "option_sampling", "option_declarations", "option_renames", "options",
      "option_inputs", "option_folders", "option_ledger",
      "checks"),
     ("gate",),  # the engine: plan, items, session, merge, the xdist controller
-    ("plugin", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
+    ("plugin", "plugin_hooks", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
 )
 FLOOR = {name: level for level, floor in enumerate(FLOORS) for name in floor}
 

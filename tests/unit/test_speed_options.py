@@ -22,7 +22,7 @@ def test_recorded_becomes_the_reference_launch_command():
 
 
 @pytest.mark.parametrize("command, message", [
-    (None, "keeps no launch command (it was recorded against a server given by --url)"),
+    (None, "keeps no launch command (it was recorded against a server given by --oracle-url)"),
     ("HF_TOKEN=*** vllm serve m --port {port}", "had secrets redacted (***)"),
 ])
 def test_recorded_without_a_usable_command_names_the_fix(command, message):

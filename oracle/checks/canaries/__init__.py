@@ -4,43 +4,19 @@ and run through `canary/run.py` against the gate's server.
 
 A check kind that adds no gate item: its options and settings (options.py), its state (state.py), its report
 sections (oracle/canary/report.py, crosstalk_report.py), what a recorded reference keeps of it (every canary
-the server held) and this descriptor, listed once in oracle.checks.CHECKS.
+the server held) and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.canary import crosstalk_report as crosstalk_section
-from oracle.canary import report as section
-from oracle.canary.canary_set import canary_set, follow_canary_set
-from oracle.canary.tokens import completion_record
-from oracle.checks.canaries.options import CanarySettings, add_options, settings_of
-from oracle.checks.canaries.state import CanaryState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
-from oracle.compare.verdicts import DROPPED
-
 __all__ = ["CHECK", "CanarySettings", "CanaryState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """None: the canary modules are collected as pytest tests of their own (plugin.py)."""
-    return []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.canaries import check
 
-
-def build(parts: CheckParts) -> Producers:
-    return Producers({})
-
-
-def recorded(state: CanaryState) -> dict:
-    """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
-    so a gate against the reference finds no answer for it. Its manifest's `run.canary_set` names the needle
-    lengths this run sent and those it dropped (canary/canary_set.py). Each kept canary's completion is a record
-    of the reference (records/canaries/), which a gate compares token for token (canary/tokens.py)."""
-    rows = {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}
-    return {"canaries": rows, "canary_set": canary_set(state.rows),
-            "canary_records": [completion_record(k, kept) for k, kept in state.completions.items() if k in rows]}
-
-
-CHECK = CheckDescriptor(name="canaries", title="objective canaries", order=70, kinds=(), items=items,
-                        build=build, state=CanaryState, add_options=add_options, settings=settings_of,
-                        defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded,
-                        resolve=follow_canary_set, settings_notes=lambda settings: settings.notes)
+    return getattr(check, name)

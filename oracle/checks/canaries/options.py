@@ -1,5 +1,5 @@
 """The canaries' options and settings, on their own `--help` group: which canary modules are collected
-(`--canaries`), how the needle is planned (`--needle-lengths`, `--needle-depths`, `--context`, `--haystack`),
+(`--canaries`), how the needle is planned (`--needle-lengths`, `--needle-depths`, `--oracle-context`, `--haystack`),
 how many repeats, the code-result set, and `--canary-strict`.
 
     settings = settings_of(config.option, context)   # CanarySettings(kinds=("code", "needle"), ...)
@@ -11,28 +11,32 @@ any request (oracle/option_inputs.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.canary.needle import DEFAULT_DEPTHS
-from oracle.canary.plan import CANARY_KINDS
-from oracle.checks.descriptor import OptionContext
+from oracle.canary.kinds import CANARY_KINDS, DEFAULT_DEPTHS
 from oracle.option_inputs import check_canary_inputs
 from oracle.option_types import existing_path, int_list, positive_int
 
-__all__ = ["CANARY_OPTION", "CanarySettings", "add_options", "canary_kinds_list", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "CANARY_OPTION", "CanarySettings", "add_options", "canary_kinds_list", "settings_of"]
+
+TITLE = "objective canaries"  # its `--help` group's: "oracle: objective canaries"
 
 
 @dataclass(frozen=True)
 class CanarySettings:
     """Which canaries are collected and how each is built. Each field is read from the option of its name
-    (`CANARY_OPTION` names the two that differ): a new canary option is its `addoption` below and its field
+    (`CANARY_OPTION` names the three that differ): a new canary option is its `addoption` below and its field
     here."""
 
     kinds: tuple[str, ...] = CANARY_KINDS  # --canaries (none: ())
     needle_lengths: tuple[int, ...] | None = None  # None: 1K, 2K, 4K and the largest that fits the context
     needle_depths: tuple[int, ...] = DEFAULT_DEPTHS  # percent of the haystack
-    context: int | None = None  # --context: the server's context, else planned from the target
+    context: int | None = None  # --oracle-context: the server's context, else planned from the target
     repeats: int = 5  # requests of each repeat canary
     strict: bool = False  # wrong answers fail even without a reference
     haystack: str | None = None  # None: the shipped one
@@ -43,7 +47,7 @@ class CanarySettings:
     notes: tuple[str, ...] = ()
 
 
-CANARY_OPTION = {"kinds": "canaries", "strict": "canary_strict"}  # field -> option dest, where they differ
+CANARY_OPTION = {"kinds": "canaries", "strict": "canary_strict", "context": "oracle_context"}  # field -> option dest, where they differ
 NOT_OPTIONS = ("lengths_from", "notes")  # fields settled later, against the reference (`follow`)
 
 
@@ -68,7 +72,7 @@ def add_options(group) -> None:
     group.addoption("--needle-depths", metavar="PCT,...", type=int_list("--needle-depths", low=0, high=100),
                     default=",".join(map(str, DEFAULT_DEPTHS)),
                     help="needle depths in percent of the haystack (default: 0,25,50,75,100)")
-    group.addoption("--context", metavar="N", type=positive_int("--context"), default=None,
+    group.addoption("--oracle-context", metavar="N", type=positive_int("--oracle-context"), default=None,
                     help="the server's context length, to drop needle lengths that do not fit (default: the "
                          "embedded default's -c and GGUF context_length, else 8192)")
     group.addoption("--repeats", metavar="N", type=positive_int("--repeats"), default=5,

@@ -7,67 +7,20 @@ One kind, not two: ladder levels and boots share one state. Their rows against c
 pytest -n a condition first runs, once per server, the c1 baseline of the prompts other servers ran; and
 `--boots` adds the within-boot repeat (level 1) to the ladder.
 
-`--ladder` takes widths or a preset (`every:N`, `edges:N`: widths.py); the levels run give the width map (per
-width the class of outputs, oracle/compare/width_map.py).
-
-Its options and settings (options.py, widths.py), producer (producer.py), state (state.py), report sections
-(oracle/report/grid.py, oracle/report/widths.py) and this descriptor, listed once in oracle.checks.CHECKS.
+Its options and settings (options.py), producer (producer.py), state (state.py), report section
+(oracle/report/grid.py) and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.checks.conditions.options import ConditionSettings, add_options, settings_of
-from oracle.checks.conditions.producer import ConditionChecks
-from oracle.checks.conditions.state import ConditionsState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
-from oracle.report import grid as section
-from oracle.report import widths
-
 __all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState"]
 
-NAME = "conditions"
 
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.conditions import check
 
-def items(plan) -> list[CheckItem]:
-    """Ladder levels in boot 1, after the diagnostic requests; then each later boot. Under pytest -n each level
-    goes whole to one server (its waves must hit one server), dealt round-robin; all later boots go to the next
-    server dealt (a boot sequence restarts one server)."""
-    settings = plan.options.check(NAME)
-    return ([CheckItem(f"ladder[c{level}]", "ladder", level, deal=NAME) for level in settings.ladder]
-            + [CheckItem(f"boot[{boot}]", "boot", boot, order=51, deal=NAME, together=True)
-               for boot in range(2, settings.boots + 1)])
-
-
-def build(parts: CheckParts) -> Producers:
-    own = parts.state.states[NAME]
-    checks = ConditionChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.target, own=own,
-                             observers=parts.observers)
-    return Producers({"ladder": checks.ladder_check, "boot": checks.boot_check})
-
-
-def _ladder_shapes(suite: tuple[tuple[int, int], ...], level: int, mode: str) -> tuple[tuple[int, int], ...]:
-    """The requests of one ladder level: the suite at c1; else its waves (`same`: one prompt `level` times)."""
-    if not suite or level == 1:
-        return suite
-    if mode == "same":
-        return (suite[0],) * level
-    return tuple(suite[i % len(suite)] for i in range(level * -(-len(suite) // level)))
-
-
-def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """A ladder level's waves (a level above 1 estimated at the c1 rates); a later boot: the suite again."""
-    if kind == "boot":
-        return PlanPart(f"boot {key}", context.suite, note="plus the server's restart")
-    shapes = _ladder_shapes(context.suite, key, context.options.check(NAME).mode)
-    return PlanPart(f"ladder c{key}", shapes, note="at the c1 rates" if key > 1 else "")
-
-
-def terminal(state: ConditionsState) -> list[str]:
-    """The width map's lines at the end of the run."""
-    return widths.terminal_lines(state.width_map)
-
-
-CHECK = CheckDescriptor(name=NAME, title="ladders and boots", order=50, kinds=("ladder", "boot"), items=items,
-                        build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
-                        defaults=ConditionSettings(), sections=(section, widths), server_identity=("boots",),
-                        for_reference=ConditionsState.for_reference, plan_part=plan_part, terminal=terminal)
+    return getattr(check, name)

@@ -7,14 +7,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.checks.conditions.widths import ladder_value, never_tried, parse_ladder
 from oracle.option_types import ladder_arrivals, ladder_minimums, ladder_mode, positive_int
 
-__all__ = ["ConditionSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "ConditionSettings", "add_options", "settings_of"]
+
+TITLE = "ladders and boots"  # its `--help` group's: "oracle: ladders and boots"
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def add_options(group) -> None:
 def settings_of(option, context: OptionContext) -> ConditionSettings:
     if option.boots > 1 and context.urls:
         raise pytest.UsageError(f"--boots {option.boots} needs a server oracle can restart: use --launch CMD "
-                                "(or the embedded default) instead of --url")
+                                "(or the embedded default) instead of --oracle-url")
     spec = parse_ladder(option.ladder) if isinstance(option.ladder, str) else None
     ladder = spec.widths if spec is not None else tuple(option.ladder)
     unknown = [c for c, _, _ in option.ladder_min if c not in ladder]

@@ -2,32 +2,19 @@
 report, and the `coverage` item that fails closed on the conditions `--require-conditions` names.
 
 A check kind in full: its options and settings (options.py), its producer (producer.py), its state (state.py),
-its report section (oracle/report/coverage.py) and this descriptor, listed once in oracle.checks.CHECKS.
+its report section (oracle/report/coverage.py) and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.checks.coverage.options import CoverageSettings, add_options, settings_of
-from oracle.checks.coverage.producer import CoverageChecks
-from oracle.checks.coverage.state import CoverageState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
-from oracle.report import coverage as section
-
 __all__ = ["CHECK", "CoverageChecks", "CoverageSettings", "CoverageState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """With --require-conditions: after every run whose conditions it judges."""
-    return [CheckItem("coverage", "coverage")] if plan.options.check("coverage").require else []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.coverage import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = CoverageChecks(parts.plan, parts.state, parts.chunk,
-                            preemption_counter=parts.recorder.backend.capabilities.preemption_counter)
-    return Producers({"coverage": checks.coverage_check}, observe=checks.observe)
-
-
-CHECK = CheckDescriptor(name="coverage", title="condition coverage", order=60, kinds=("coverage",),
-                        items=items, build=build, state=CoverageState, add_options=add_options,
-                        settings=settings_of, defaults=CoverageSettings(), sections=(section,),
-                        plan_part=no_requests)  # judged from runs the plan counts already
+    return getattr(check, name)

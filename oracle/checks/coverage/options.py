@@ -6,13 +6,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import condition_names
 
-__all__ = ["CoverageSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "CoverageSettings", "add_options", "settings_of"]
+
+TITLE = "condition coverage"  # its `--help` group's: "oracle: condition coverage"
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,16 @@ ladder of the chunked-prefill item, and the bar.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import bounded, prefill_chunks, prefill_lengths
 
-__all__ = ["DecodePrefillSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "DecodePrefillSettings", "add_options", "settings_of"]
+
+TITLE = "decode vs prefill"  # its `--help` group's: "oracle: decode vs prefill"
 
 _dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
 

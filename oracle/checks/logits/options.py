@@ -12,11 +12,16 @@ the bars are the check's own settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import bounded, floor_dtype
 
-__all__ = ["LogitsSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "LogitsSettings", "add_options", "settings_of"]
+
+TITLE = "logits"  # its `--help` group's: "oracle: logits"
 
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)

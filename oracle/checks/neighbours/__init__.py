@@ -4,40 +4,20 @@ token array compared with its c1 record (and the reference), the overlap of each
 request's output changed when an unrelated prefill beside it grew from 9 to 10 tokens).
 
 Its option and settings (options.py), the neighbour's prompt (prompt.py), producer (producer.py), state
-(state.py) and this descriptor, listed once in oracle.checks.CHECKS. The report's identity.json key is
+(state.py) and its descriptor (check.py), listed once in oracle.checks.CHECKS. The report's identity.json key is
 `neighbours`; no page section of its own yet.
 """
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
-from oracle.checks.neighbours.options import NeighbourSettings, add_options, settings_of
-from oracle.checks.neighbours.producer import NeighbourChecks
-from oracle.checks.neighbours.prompt import NEIGHBOUR_MAX_TOKENS
-from oracle.checks.neighbours.state import NeighboursState
-
 __all__ = ["CHECK", "NeighbourChecks", "NeighbourSettings", "NeighboursState"]
 
-NAME = "neighbours"
 
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.neighbours import check
 
-def items(plan) -> list[CheckItem]:
-    """One per length, after the ladder levels (before later boots); under pytest -n each goes whole to one server
-    (its pairs must hit one server), dealt round-robin."""
-    return [CheckItem(f"neighbours[{n}]", "neighbour", n, deal=NAME) for n in plan.options.check(NAME).lengths]
-
-
-def build(parts: CheckParts) -> Producers:
-    checks = NeighbourChecks(parts.plan, parts.recorder, parts.prompts, parts.state, parts.served)
-    return Producers({"neighbour": checks.neighbour_check})
-
-
-def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """Each suite prompt with one neighbour of `key` prompt tokens beside it (estimated at the c1 rates)."""
-    shapes = tuple(s for shape in context.suite for s in (shape, (key, NEIGHBOUR_MAX_TOKENS)))
-    return PlanPart(f"neighbours {key}", shapes, note="at the c1 rates")
-
-
-CHECK = CheckDescriptor(name=NAME, title="neighbours", order=50, kinds=("neighbour",), items=items, build=build,
-                        state=NeighboursState, add_options=add_options, settings=settings_of,
-                        defaults=NeighbourSettings(), plan_part=plan_part)
+    return getattr(check, name)

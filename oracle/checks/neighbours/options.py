@@ -7,12 +7,16 @@ the unrelated requests sent beside each suite prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
 
-__all__ = ["MAX_LENGTH", "NeighbourSettings", "add_options", "neighbour_lengths", "settings_of"]
+__all__ = ["TITLE", "MAX_LENGTH", "NeighbourSettings", "add_options", "neighbour_lengths", "settings_of"]
+
+TITLE = "neighbours"  # its `--help` group's: "oracle: neighbours"
 
 MAX_LENGTH = 1 << 20  # no server holds a prompt this long; a longer value is a typo, refused before any request
 

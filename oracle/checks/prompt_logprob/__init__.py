@@ -2,30 +2,19 @@
 against the reference's; its item is collected for a backend whose capabilities declare `prompt_logprobs`.
 
 Its options (options.py), producer (producer.py), state (state.py), report section (oracle/logits/runner_report.py)
-and this descriptor, listed once in oracle.checks.CHECKS.
+and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
-from oracle.checks.prompt_logprob.options import PromptLogprobSettings, add_options, settings_of
-from oracle.checks.prompt_logprob.producer import PromptLogprobChecks
-from oracle.checks.prompt_logprob.state import PromptLogprobState
-from oracle.logits import runner_report as section
-
 __all__ = ["CHECK", "PromptLogprobChecks", "PromptLogprobSettings", "PromptLogprobState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """The backend scores the prompt itself (python runners): after the other diagnostic requests."""
-    return [CheckItem("prompt-logprob", "prompt_logprob")] if plan.capabilities.prompt_logprobs else []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.prompt_logprob import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = PromptLogprobChecks(parts.plan, parts.recorder, parts.prompts, parts.state)
-    return Producers({"prompt_logprob": checks.check})
-
-
-CHECK = CheckDescriptor(name="prompt_logprob", title="prompt log-prob", order=45, kinds=("prompt_logprob",),
-                        items=items, build=build, state=PromptLogprobState, add_options=add_options,
-                        settings=settings_of, defaults=PromptLogprobSettings(), sections=(section,))
+    return getattr(check, name)

@@ -6,11 +6,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import bounded
 
-__all__ = ["PromptLogprobSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "PromptLogprobSettings", "add_options", "settings_of"]
+
+TITLE = "prompt log-prob"  # its `--help` group's: "oracle: prompt log-prob"
 
 _nats = bounded("--prompt-logprob-max-delta", "a log-prob difference in nats", "0.01", 0, 100)
 

@@ -9,26 +9,14 @@ descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
-from oracle.checks.sampling_distribution.options import DistributionSettings, add_options, settings_of
-from oracle.checks.sampling_distribution.producer import SamplingChecks
-from oracle.checks.sampling_distribution.state import SamplingState
-from oracle.report import sampling as section
-
 __all__ = ["CHECK", "DistributionSettings", "SamplingChecks", "SamplingState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """Against a reference: its scoring requests go to the --score-url server, after the suite's logits."""
-    return [CheckItem("sampling-distribution", "sampling_distribution")] if plan.distribution_gate else []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.sampling_distribution import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = SamplingChecks(parts.plan, parts.recorder, parts.prompts, parts.state)
-    return Producers({"sampling_distribution": checks.distribution_check})
-
-
-CHECK = CheckDescriptor(name="sampling_distribution", title="sampled decoding", order=42,
-                        kinds=("sampling_distribution",), items=items, build=build, state=SamplingState,
-                        add_options=add_options, settings=settings_of, defaults=DistributionSettings(),
-                        sections=(section,))
+    return getattr(check, name)

@@ -12,11 +12,16 @@ distribution check's own settings are its bar and its scoring server.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_sampling import add_sampling_options
 
-__all__ = ["DistributionSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "DistributionSettings", "add_options", "settings_of"]
+
+TITLE = "sampled decoding"  # its `--help` group's: "oracle: sampled decoding"
 
 
 @dataclass(frozen=True)

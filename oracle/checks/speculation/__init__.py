@@ -9,27 +9,14 @@ this descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
-from oracle.checks.per_server import server_items
-from oracle.checks.speculation.options import SpeculationSettings, add_options, settings_of
-from oracle.checks.speculation.producer import SpeculationChecks
-from oracle.checks.speculation.state import SpeculationState
-from oracle.report import evidence as section
-
 __all__ = ["CHECK", "SpeculationChecks", "SpeculationSettings", "SpeculationState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """Always: the run's evidence, after every prompt's item; one per server under pytest -n."""
-    return server_items(plan, "speculation", "speculation")
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.speculation import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = SpeculationChecks(parts.plan, parts.recorder, parts.prompts, parts.state)
-    return Producers({"speculation": checks.speculation_check}, observe=checks.observe)
-
-
-CHECK = CheckDescriptor(name="speculation", title="speculation", order=20, kinds=("speculation",), items=items,
-                        build=build, state=SpeculationState, add_options=add_options, settings=settings_of,
-                        defaults=SpeculationSettings(), sections=(section,),
-                        plan_part=no_requests)  # judged from runs the plan counts already
+    return getattr(check, name)

@@ -6,10 +6,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oracle.checks.descriptor import OptionContext
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
 
-__all__ = ["SpeculationSettings", "add_options", "settings_of"]
+
+__all__ = ["TITLE", "SpeculationSettings", "add_options", "settings_of"]
+
+TITLE = "speculation"  # its `--help` group's: "oracle: speculation"
 
 
 @dataclass(frozen=True)

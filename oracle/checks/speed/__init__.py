@@ -4,32 +4,19 @@ the reference) and the `speed` item, which judges it against `--min-speedup`; an
 fill too.
 
 Its options (options.py), producer (producer.py: the primary run's `watch` and the item), state (state.py), report
-section (oracle/speed/report.py) and this descriptor, listed once in oracle.checks.CHECKS.
+section (oracle/speed/report.py) and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 """
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
-from oracle.checks.speed.options import SpeedSettings, add_options, settings_of
-from oracle.checks.speed.producer import SpeedChecks
-from oracle.checks.speed.state import InSpeedSection, SpeedState
-from oracle.speed import report as section
-
 __all__ = ["CHECK", "InSpeedSection", "SpeedChecks", "SpeedSettings", "SpeedState"]
 
 
-def items(plan) -> list[CheckItem]:
-    """With --min-speedup, against a reference: judged from the c1 run's card, after its cache evidence."""
-    on = plan.options.check("speed").min_speedup is not None and plan.mode == "gate"
-    return [CheckItem("speed", "speed")] if on else []
+def __getattr__(name: str):
+    # The descriptor and its parts load on first use (check.py): `pytest --help` and a session without
+    # --backend import only options.py (docs/architecture.md, "The plugin's cost").
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oracle.checks.speed import check
 
-
-def build(parts: CheckParts) -> Producers:
-    checks = SpeedChecks(parts.plan, parts.state)
-    return Producers({"speed": checks.speed_check}, watch=checks.watch)
-
-
-CHECK = CheckDescriptor(name="speed", title="speed", order=31, kinds=("speed",), items=items, build=build,
-                        state=SpeedState, add_options=add_options, settings=settings_of, defaults=SpeedSettings(),
-                        sections=(section,), for_reference=SpeedState.for_reference,
-                        plan_part=no_requests)  # judged from runs the plan counts already
+    return getattr(check, name)

@@ -1,6 +1,6 @@
 """The speed check's options and settings, on its own `--help` group: the speed item's bar (--min-speedup), the
 noise band of every speed verdict (--speed-noise-floor) and the power and isolation window of the timed runs
-(--power), declared, typed and cross-checked here.
+(--oracle-power), declared, typed and cross-checked here.
 
     settings = settings_of(config.option, context)   # SpeedSettings(min_speedup=1.1, noise_floor=0.05, power="auto")
 """
@@ -8,14 +8,19 @@ noise band of every speed verdict (--speed-noise-floor) and the power and isolat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import power_mode, speedup
 from oracle.speed.noise import NOISE_FLOOR
 
-__all__ = ["SpeedSettings", "add_options", "settings_of"]
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+
+__all__ = ["TITLE", "SpeedSettings", "add_options", "settings_of"]
+
+TITLE = "speed"  # its `--help` group's: "oracle: speed"
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ def add_options(g) -> None:
                      "interval; an interleaved session measures its own band (the A/A points with --speed-control, "
                      "else its pass-to-pass spread) (default: 0.05, identical configs measured up to 3.7%% apart on "
                      "an H100: docs/speed.md)")
-    g.addoption("--power", metavar="auto|off", type=power_mode, default="auto",
+    g.addoption("--oracle-power", metavar="auto|off", type=power_mode, default="auto",
                 help="auto: the speed card records the energy (RAPL, NVML, an Intel GPU's hwmon), temperature and "
                      "clocks over the timed run, and whether another process shared the server's device (then "
                      "`not isolated`: never a headline); off: none of it (default: auto)")
@@ -65,4 +70,4 @@ def settings_of(o, context: OptionContext) -> SpeedSettings:
         raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {context.workers} the "
                                 "servers run at once and share the machine: gate the speed without -n")
     floor = getattr(o, "speed_noise_floor", None)
-    return SpeedSettings(o.min_speedup, NOISE_FLOOR if floor is None else floor, o.power)
+    return SpeedSettings(o.min_speedup, NOISE_FLOOR if floor is None else floor, o.oracle_power)

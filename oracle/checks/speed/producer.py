@@ -2,7 +2,7 @@
 Producers return findings and never write the report.
 
     speed = SpeedChecks(plan, state)
-    watch = speed.watch(backend); watch.start(); ...the primary run...; watch.close()   # --power: meters, isolation
+    watch = speed.watch(backend); watch.start(); ...the primary run...; watch.close()   # --oracle-power: meters, isolation
     findings = watch.findings(result, warmup_row)                 # identity.json's `speed`: the card
     speed.speed_check().check.verdict                              # pass / fail / inconclusive
 """
@@ -52,7 +52,7 @@ class SpeedChecks:
         return CardWatch(self, backend)
 
     def window(self, backend) -> PowerWindow:
-        """The primary run's power and isolation window (--power): the meters for the run's device, unstarted."""
+        """The primary run's power and isolation window (--oracle-power): the meters for the run's device, unstarted."""
         return PowerWindow.open(self.plan.options.check("speed").power, self.state.identity, url=backend.base_url,
                                 in_process=backend.capabilities.in_process)
 
@@ -75,7 +75,7 @@ class SpeedChecks:
         drafted = any(r.drafted for r in records)
         if not history and (server_says or drafted) and not (ident.get("launch_command") or ident.get("server_args")):
             history = (f"speculative decoding is on ({server_says or 'draft counts in the responses'}) but its method "
-                       "is unknown: the server was given by --url, so oracle cannot see its flags and history-based "
+                       "is unknown: the server was given by --oracle-url, so oracle cannot see its flags and history-based "
                        "(n-gram) speculation cannot be ruled out; gate it with --launch CMD for a headline")
         reasons = diagnostics(cache_verdict=cache_verdict, warmup_requests=warmup.get("requests", 0),
                               history=history, text_only=sum(r.ids_source == IDS_FROM_TEXT for r in records))

@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.checks.descriptor import OptionContext
 from oracle.option_types import shell_command
 from oracle.redaction import MASK
-from oracle.speed.sequential import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX, Sequential
+from oracle.speed.sequential_defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX
 
-__all__ = ["DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
+if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
+    from oracle.checks.descriptor import OptionContext
+    from oracle.speed.sequential import Sequential
+
+__all__ = ["TITLE", "DEFAULT_SPEED_ROUNDS", "INTERLEAVE_SERVERS", "RECORDED", "InterleaveOptions", "add_options",
            "resolve_reference_launch", "settings_of"]
+
+TITLE = "interleaved A/B"  # its `--help` group's: "oracle: interleaved A/B"
 
 RECORDED = "recorded"  # --reference-launch recorded: the reference's own launch command, from its manifest
 INTERLEAVE_SERVERS = ("one-at-a-time", "both-up")
@@ -55,8 +61,10 @@ class InterleaveOptions:
         """The rounds a session may run: the fixed design's, or the sequential test's cap."""
         return self.rounds if self.rounds is not None else self.rounds_max
 
-    def test(self, bar: float | None) -> Sequential:
+    def test(self, bar: float | None) -> "Sequential":
         """The sequential test at --min-speedup `bar` (1.0, "faster than the reference", when none is given)."""
+        from oracle.speed.sequential import Sequential  # numpy: only when a gate judges speed
+
         return Sequential(bar=bar or 1.0, delta=self.delta, alpha=self.alpha, beta=self.beta,
                           rounds_max=self.rounds_max)
 
@@ -131,7 +139,7 @@ def add_options(g) -> None:
                      "machine, and the noise band from where their points landed (default: 0)")
     g.addoption("--interleave-servers", metavar="HOW", type=_servers, default=None,
                 help="one-at-a-time: each pass of --reference-launch on its own boot, one server up at a time; "
-                     "both-up: reference and candidate servers up together, when memory allows (a --url candidate "
+                     "both-up: reference and candidate servers up together, when memory allows (a --oracle-url candidate "
                      "needs both-up) (default: one-at-a-time)")
 
 
@@ -159,7 +167,7 @@ def settings_of(o, context: OptionContext) -> InterleaveOptions:
                                 "-n")
     servers = o.interleave_servers or INTERLEAVE_SERVERS[0]
     if context.urls and servers == "one-at-a-time":
-        raise pytest.UsageError("--reference-launch with a --url candidate: oracle cannot stop a server it did not "
+        raise pytest.UsageError("--reference-launch with a --oracle-url candidate: oracle cannot stop a server it did not "
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
     if o.speed_rounds is not None and sequential:
@@ -175,13 +183,13 @@ def settings_of(o, context: OptionContext) -> InterleaveOptions:
 
 def resolve_reference_launch(interleave: InterleaveOptions, reference) -> InterleaveOptions:
     """`recorded` becomes the reference's recorded launch command; UsageError when it has none (a reference of a
-    --url server) or its secrets were redacted when it was recorded."""
+    --oracle-url server) or its secrets were redacted when it was recorded."""
     if interleave.command != RECORDED:
         return interleave
     command = ((reference.manifest.get("identity") or {}).get("launch_command") if reference is not None else None)
     if not command:
         raise pytest.UsageError(f"--reference-launch {RECORDED}: the reference {reference.path if reference else ''} "
-                                "keeps no launch command (it was recorded against a server given by --url); give the "
+                                "keeps no launch command (it was recorded against a server given by --oracle-url); give the "
                                 "reference server's command: --reference-launch CMD")
     if MASK in command:
         raise pytest.UsageError(f"--reference-launch {RECORDED}: the recorded command had secrets redacted ({MASK}) "

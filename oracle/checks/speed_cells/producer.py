@@ -14,7 +14,7 @@ listed in the notes.
 With --reference-launch the cells run interleaved with the reference (speed/cells_ab.py, its servers in
 interleave.py), and --min-speedup X is judged on the headline decode cell's between-run interval as the
 speed item judges the suite's: fail when the whole interval is below X, inconclusive when it straddles X. With
---power each cell's repeats are metered (`meter`: a PowerWindow per cell, per side and repeat when interleaved).
+--oracle-power each cell's repeats are metered (`meter`: a PowerWindow per cell, per side and repeat when interleaved).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def speedup(block: dict, bar: float | None, floor: float = NOISE_FLOOR) -> tuple
 
 
 def meter(power: str, identity: dict):
-    """--power: an energy window (speed/power.py) around each cell's repeats, on the server the backend talks to."""
+    """--oracle-power: an energy window (speed/power.py) around each cell's repeats, on the server the backend talks to."""
     def open_window(backend) -> PowerWindow:
         return PowerWindow.open(power, identity, url=backend.base_url,
                                 in_process=backend.capabilities.in_process)

@@ -140,16 +140,16 @@ def test_cache_zero_falls_back_to_vllm_counters_only_when_the_field_is_absent():
 
 def test_a_backend_without_an_embedded_server_asks_for_url_or_launch(pytester, tiny_suite):
     for name in ("vllm-xpu", "openai", "llamacpp-x-tpu9"):  # the embedded llama-server is a CPU build
-        result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={name}", f"--suite={tiny_suite}",
+        result = pytester.runpytest("-p", "no:cacheprovider", f"--backend={name}", f"--oracle-suite={tiny_suite}",
                                     "--canaries=none", f"--report-dir=rep-{name}")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
-        result.stderr.fnmatch_lines([f"*--backend {name}: no embedded server for this backend; give --url*"])
+        result.stderr.fnmatch_lines([f"*--backend {name}: no embedded server for this backend; give --oracle-url*"])
 
 
 def test_an_unknown_platform_tag_is_refused_naming_the_nearest_and_the_form_of_ones_own(pytester, tiny_suite):
-    """A platform tag is the label a report records: a misspelt one (with --url too) is refused before anything
+    """A platform tag is the label a report records: a misspelt one (with --oracle-url too) is refused before anything
     starts; the x-NAME form records a platform oracle does not list."""
-    base = ["-p", "no:cacheprovider", f"--suite={tiny_suite}", "--canaries=none", "--url=http://127.0.0.1:9"]
+    base = ["-p", "no:cacheprovider", f"--oracle-suite={tiny_suite}", "--canaries=none", "--oracle-url=http://127.0.0.1:9"]
     result = pytester.runpytest(*base, "--backend=vllm-xup", "--report-dir=rep-xup")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--backend 'vllm-xup': unknown platform tag 'xup'; did you mean vllm-xpu?*"

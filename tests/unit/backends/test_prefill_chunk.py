@@ -1,6 +1,6 @@
 """Where each family reads its prefill chunk size: llama-server's /props when it states it, else the launch
 command's -b / -ub (flags, then LLAMA_ARG_* assignments), else llama.cpp's defaults; vLLM's
---max-num-batched-tokens, else vLLM CPU's default. A --url server's flags are not visible: unknown."""
+--max-num-batched-tokens, else vLLM CPU's default. A --oracle-url server's flags are not visible: unknown."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_llamacpp_chunk_is_the_micro_batch_capped_by_the_batch(monkeypatch):
     stated = llama({**PROPS, "n_ubatch": 64, "n_batch": 1024}).prefill_chunk(None)
     assert stated.tokens == 64 and stated.source.startswith("llama-server /props n_ubatch 64")
     url = llama().prefill_chunk(None)
-    assert url.tokens is None and "a --url server's flags are not visible" in url.source
+    assert url.tokens is None and "a --oracle-url server's flags are not visible" in url.source
     assert llama().prefill_chunk("llama-server -ub many").tokens is None
 
 

@@ -44,7 +44,7 @@ def test_a_server_that_does_not_state_its_context_keeps_the_planned_lengths_and_
     assert beyond(plain, 1_000_000) is None  # nothing dropped: sent as today
     assert unknown_note(plain).startswith("needle lengths were not checked against the server's real "
                                           "context: the server does not state its context")
-    assert "give --context N" in unknown_note(plain)
+    assert "give --oracle-context N" in unknown_note(plain)
     for odd in (0, -1, None):  # not a stated context
         assert served("llamacpp", {"/props": {"default_generation_settings": {"n_ctx": odd}}}).tokens is None
     for garbage in ("2048", True):  # another type: the answer breaks /props' schema, named (refused at start)

@@ -16,13 +16,13 @@ from oracle.canary.plan import CANARY_KINDS
 from oracle.checks.canaries import CanarySettings
 from oracle.options import gate_options
 
-URL = "--url=http://127.0.0.1:9"
+URL = "--oracle-url=http://127.0.0.1:9"
 
 
 def test_canary_options_are_typed_once_and_lists_stay_tuples(pytester):
     config = pytester.parseconfig("--backend=llamacpp", URL, "--canaries=needle,none,needle",
                                   "--needle-lengths=1K,96", "--needle-depths=0,50", "--repeats=3",
-                                  "--canary-strict", "--context=2048", "--allow-inconclusive=cache,speed")
+                                  "--canary-strict", "--oracle-context=2048", "--allow-inconclusive=cache,speed")
     options = gate_options(config)
     assert options.canary == options.check("canaries") == CanarySettings(
         kinds=("needle",), needle_lengths=(1024, 96), needle_depths=(0, 50), context=2048, repeats=3,
@@ -36,13 +36,13 @@ def test_canary_options_are_typed_once_and_lists_stay_tuples(pytester):
 
 def test_needle_plan_reads_the_typed_options(pytester):
     options = gate_options(pytester.parseconfig("--backend=llamacpp", URL, "--needle-lengths=1K,4K",
-                                                "--needle-depths=25", "--context=2048"))
-    assert needle_plan(options) == ([1024], [4096], [25], 2048, "--context")
+                                                "--needle-depths=25", "--oracle-context=2048"))
+    assert needle_plan(options) == ([1024], [4096], [25], 2048, "--oracle-context")
     canary = dataclasses.replace(options.canary, needle_lengths=None, context=None)
     unsized = dataclasses.replace(options, checks=tuple((name, canary if name == "canaries" else settings)
                                                         for name, settings in options.checks))
-    fit, dropped, depths, ctx, source = needle_plan(unsized)  # a --url server: the default context, said so
-    assert (fit, dropped, ctx) == ([1024, 2048, 4096, 8176], [], 8192) and "give --context N" in source
+    fit, dropped, depths, ctx, source = needle_plan(unsized)  # a --oracle-url server: the default context, said so
+    assert (fit, dropped, ctx) == ([1024, 2048, 4096, 8176], [], 8192) and "give --oracle-context N" in source
 
 
 @pytest.mark.parametrize("module, kind", [("test_code_result.py", "code"), ("test_needle.py", "needle"),

@@ -36,7 +36,7 @@ def test_missing_conditions_are_inconclusive_of_kind_coverage_naming_why_and_how
     check = checks(("chunked-prefill", "mixed-batch"), {"boot1-c1": C1, "boot1-c2": AT_ONCE}).coverage_check().check
     assert check.verdict == "inconclusive" and check.inconclusive_kind == "coverage"
     assert check.detail == ("chunked-prefill, mixed-batch did not happen; chunked-prefill: no prompt exceeded -ub 512 "
-                            "(longest: a, 60 tokens): add a prompt longer than 512 tokens (e.g. --suite coverage) or "
+                            "(longest: a, 60 tokens): add a prompt longer than 512 tokens (e.g. --oracle-suite coverage) or "
                             "lower -ub below 60")
     assert check.lines[3].startswith("mixed-batch did not happen in any of 2 run(s): add --ladder-arrivals staggered")
     assert check.evidence["missing"] == ["chunked-prefill", "mixed-batch"]

@@ -74,7 +74,7 @@ def _settings(ladder, **extra):
 def test_a_preset_is_one_ladder_level_per_width_priced_as_any_level():
     from types import SimpleNamespace
 
-    from oracle.checks.conditions import CHECK, plan_part
+    from oracle.checks.conditions.check import CHECK, plan_part
     from oracle.checks.descriptor import PlanContext
 
     settings = _settings("every:5")

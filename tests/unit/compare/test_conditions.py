@@ -149,7 +149,7 @@ def test_overlap_inconclusive_passes_only_when_allowed():
     (["--ladder=2", "--ladder-min=c2=3/2"], "*expected cLEVEL=EXACT/TOTAL with EXACT <= TOTAL*"),
     (["--ladder=2", "--ladder-min=c4=3/4"], "*names c4, which is not a --ladder level*"),
     (["--ladder-mode=random"], "*must be cycle*"),
-    (["--boots=2", "--url=http://127.0.0.1:1"], "*--boots 2 needs a server oracle can restart*"),
+    (["--boots=2", "--oracle-url=http://127.0.0.1:1"], "*--boots 2 needs a server oracle can restart*"),
 ])
 def test_ladder_and_boot_usage_errors(pytester, args, message):
     result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", *args)

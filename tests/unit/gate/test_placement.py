@@ -48,14 +48,14 @@ def test_identity_differences_name_each_server_value():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--url=http://127.0.0.1:1,http://127.0.0.1:2"], "*2 servers given but this run has no pytest-xdist workers: "
+    (["--oracle-url=http://127.0.0.1:1,http://127.0.0.1:2"], "*2 servers given but this run has no pytest-xdist workers: "
                                                       "add -n 2*"),
-    (["-n", "3", "--url=http://127.0.0.1:1,http://127.0.0.1:2"], "*pytest -n 3 with 2 server(s)*use -n 2*"),
-    (["-n", "2", "--url=http://127.0.0.1:1,http://127.0.0.1:1"], "*is listed twice*"),
-    (["-n", "2", "--url=http://127.0.0.1:1,127.0.0.1:2"], "*'127.0.0.1:2': must start with http://*"),
+    (["-n", "3", "--oracle-url=http://127.0.0.1:1,http://127.0.0.1:2"], "*pytest -n 3 with 2 server(s)*use -n 2*"),
+    (["-n", "2", "--oracle-url=http://127.0.0.1:1,http://127.0.0.1:1"], "*is listed twice*"),
+    (["-n", "2", "--oracle-url=http://127.0.0.1:1,127.0.0.1:2"], "*'127.0.0.1:2': must start with http://*"),
     (["--servers=missing.txt"], "*--servers missing.txt: no such file; give a file with one server URL per line*"),
     (["--servers=empty.txt"], "*the file lists no URL*"),
-    (["--servers=one.txt", "--launch=x {port}"], "*--url/--servers and --launch both given*"),
+    (["--servers=one.txt", "--launch=x {port}"], "*--oracle-url/--servers and --launch both given*"),
 ])
 def test_server_list_usage_errors(pytester, args, message):
     (pytester.path / "empty.txt").write_text("# no servers yet\n\n")

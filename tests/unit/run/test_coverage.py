@@ -40,14 +40,14 @@ def test_chunked_prefill_holds_only_past_the_chunk_and_names_the_fix():
     short = run_coverage([rec("a", 0, 1, 2, prompt=96)], chunk=chunk, preemptions=None)["chunked-prefill"]
     assert not short["held"]
     assert short["detail"] == "no prompt exceeded -ub 512 (longest: a, 96 tokens)"
-    assert short["how"] == ("add a prompt longer than 512 tokens (e.g. --suite coverage) or lower -ub below 96")
+    assert short["how"] == ("add a prompt longer than 512 tokens (e.g. --oracle-suite coverage) or lower -ub below 96")
     exactly = run_coverage([rec("a", 0, 1, 2, prompt=512)], chunk=chunk, preemptions=None)["chunked-prefill"]
     assert not exactly["held"]  # 512 tokens fit one micro-batch of 512
     long = run_coverage([rec("a", 0, 1, 2, prompt=664)], chunk=chunk, preemptions=None)["chunked-prefill"]
     assert long["held"] and long["prompts"] == ["a"] and long["how"] == ""
-    unknown = run_coverage([rec("a", 0, 1, 2, prompt=664)], chunk=PrefillChunk(None, "a --url server"),
+    unknown = run_coverage([rec("a", 0, 1, 2, prompt=664)], chunk=PrefillChunk(None, "a --oracle-url server"),
                            preemptions=None)["chunked-prefill"]
-    assert not unknown["held"] and "unknown (a --url server)" in unknown["detail"]
+    assert not unknown["held"] and "unknown (a --oracle-url server)" in unknown["detail"]
 
 
 def test_preemption_and_overlap_from_counters_and_the_level():

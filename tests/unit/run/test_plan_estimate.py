@@ -13,13 +13,13 @@ WARMUP = {"requests": 1, "prompt_tokens": 60, "completion_tokens": [64], "ttft_s
 @pytest.mark.parametrize("value, seconds", [("10m", 600), ("600s", 600), ("1.5h", 5400), ("90", 90), ("off", None),
                                             (" 2min ", 120)])
 def test_durations_read_as_seconds(value, seconds):
-    assert parse_duration("--budget", value) == seconds
+    assert parse_duration("--oracle-budget", value) == seconds
 
 
 @pytest.mark.parametrize("value", ["10x", "", "-5m", "0", "ten minutes"])
 def test_a_bad_duration_names_the_fix(value):
-    with pytest.raises(ValueError, match=r"--budget .*expected a duration above 0 such as 10m, 600s or 1h"):
-        parse_duration("--budget", value)
+    with pytest.raises(ValueError, match=r"--oracle-budget .*expected a duration above 0 such as 10m, 600s or 1h"):
+        parse_duration("--oracle-budget", value)
 
 
 def test_the_rates_are_the_warm_ups_prefill_and_decode():
@@ -50,10 +50,10 @@ def test_the_eta_is_corrected_by_what_the_finished_parts_took(monkeypatch):
 
 def test_the_plan_in_words_names_what_the_budget_dropped():
     rates = Rates.from_warmup(WARMUP)
-    plan = RunPlan(rates, [Part.of("a", [(500, 100)], rates)], budget_s=60, budget_source="--budget 1m",
+    plan = RunPlan(rates, [Part.of("a", [(500, 100)], rates)], budget_s=60, budget_source="--oracle-budget 1m",
                    dropped=[{"item": "needles 8176", "length": 8176, "estimate_s": 160.0,
                              "reason": "needle 8176 would take ~160 s"}])
     words = plan_words(plan.as_json())
     assert words.startswith("~20 s estimated (prefill 50.0 tok/s, decode 10.0 tok/s, from the warm-up)")
-    assert "budget 60 s (--budget 1m); dropped: needle 8176 would take ~160 s" in words
+    assert "budget 60 s (--oracle-budget 1m); dropped: needle 8176 would take ~160 s" in words
     assert duration_words(600) == "10.0 min" and duration_words(None) == "?"

@@ -22,8 +22,8 @@ def test_settings_round_trip_and_a_difference_is_refused_naming_both():
     assert Sampling.from_json(s.as_json()) == s and Sampling.from_json(None) is None
     assert settings_refusal(s, Sampling(0.8, 1.0, (1, 2, 3))) is None
     message = settings_refusal(s, Sampling(0.9, 1.0, (1, 2, 3)))
-    assert ("recorded with --temperature 0.8 --top-p 1 --seed 1 --seeds 3 and this gate asks for --temperature 0.9 "
-            "--top-p 1 --seed 1 --seeds 3") in message
+    assert ("recorded with --temperature 0.8 --top-p 1 --oracle-seed 1 --seeds 3 and this gate asks for --temperature 0.9 "
+            "--top-p 1 --oracle-seed 1 --seeds 3") in message
     assert "greedy (no --temperature)" in settings_refusal(None, s)
 
 

@@ -244,7 +244,7 @@ def test_nothing_readable_says_not_available_with_the_reason(tmp_path, monkeypat
                            "kernel without intel_rapl / powercap)"}
     off = PowerWindow.open("off", {"accelerator": {}}, url="http://127.0.0.1:8080", in_process=False)
     off.start()
-    assert cell_energy(*off.stop(generated_tokens=1))["reason"] == "not measured: --power off"
+    assert cell_energy(*off.stop(generated_tokens=1))["reason"] == "not measured: --oracle-power off"
     ok = {"available": True, "device": "cpu", "source": "rapl", "joules": 1.0, "window_s": 1.0, "watts_mean": 1.0,
           "generated_tokens": 10, "joules_per_token": 0.1, "temperature_c_max": None, "clock_mhz_min": None,
           "clock_mhz_max": None, "windows": 1, "isolation": "isolated"}

@@ -199,10 +199,10 @@ def test_energy_per_token_and_the_words():
                                                      "reason": "not available: no /sys/class/powercap (...)"}], 300)
     assert none["joules"] is None and none["joules_per_token"] is None
     assert none["reason"] == "not available: no /sys/class/powercap (...)"
-    off = isolation_block(device="cpu", method="--power off", others=None, window_s=None, excluded={},
-                          reason="--power off")
+    off = isolation_block(device="cpu", method="--oracle-power off", others=None, window_s=None, excluded={},
+                          reason="--oracle-power off")
     assert off["verdict"] == NOT_CHECKED and ISOLATED != NOT_CHECKED
     card = speed_card(rows(120), reasons=[], clock=BYTES_ARRIVAL, isolation=off, power=none)
     assert card["label"] == "headline"  # not checked is said, never a label
     md = "\n".join(markdown_lines(card))
-    assert "- isolation: not checked (--power off)" in md and "- power: not available: no /sys/class/powercap" in md
+    assert "- isolation: not checked (--oracle-power off)" in md and "- power: not available: no /sys/class/powercap" in md

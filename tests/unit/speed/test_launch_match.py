@@ -60,7 +60,7 @@ def test_not_speculation_flags(flag):
 
 def test_an_unknown_or_unreadable_command_is_not_compared():
     assert launch_match(BASE, None)["label"] == ("launch not compared: the reference gave no launch command (a "
-                                                 "server given by --url)")
+                                                 "server given by --oracle-url)")
     assert launch_match(None, None)["label"].startswith("launch not compared: the reference and the candidate ")
     got = launch_match(BASE + " | tee log", BASE)
     assert got["label"].startswith("launch not compared: the command holds the shell operator '|'")

@@ -140,8 +140,8 @@ def test_power_off_measures_nothing_and_says_so():
     window = PowerWindow.open("off", {"accelerator": {}}, url="http://127.0.0.1:8080", in_process=False)
     window.start()
     power, isolation = window.stop(generated_tokens=10)
-    assert power == {"mode": "off", "device": "cpu", "reason": "not measured: --power off"}
-    assert isolation["verdict"] == "not checked" and isolation["reason"] == "--power off"
+    assert power == {"mode": "off", "device": "cpu", "reason": "not measured: --oracle-power off"}
+    assert isolation["verdict"] == "not checked" and isolation["reason"] == "--oracle-power off"
 
 
 def test_a_remote_server_is_neither_metered_nor_checked_here():

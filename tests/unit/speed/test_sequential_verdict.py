@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from oracle.checks.descriptor import PlanContext
 from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
-from oracle.checks.speed_ab import expected_rounds, plan_part
+from oracle.checks.speed_ab.check import expected_rounds, plan_part
 from oracle.checks.speed_ab.options import InterleaveOptions
 from oracle.compare.verdicts import Check
 from oracle.report.header import _headline

@@ -153,7 +153,7 @@ def test_oracle_html_diff_and_repro_refuse_a_report_they_cannot_read(tmp_path, c
 
 def test_a_code_set_that_is_not_a_code_set_is_refused_before_the_server_is_asked(pytester):
     (pytester.path / "codes.json").write_text('{"items": [{"id": "c1"}]}')
-    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--url=http://127.0.0.1:9",
+    result = pytester.runpytest("-p", "no:cacheprovider", "--backend=llamacpp", "--oracle-url=http://127.0.0.1:9",
                                 "--code-set=codes.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*codes.json: not what oracle writes there: missing key level at $.items[[]0[]]; "

@@ -124,9 +124,9 @@ def test_an_interrupted_or_capped_sweep_is_partial_with_exit_2_and_keeps_what_fi
 
 def test_a_refused_point_stops_the_sweep_with_exit_4():
     refused = point(1, {}, status="usage")
-    refused["why"] = "ERROR: --suite nope: no such suite"
+    refused["why"] = "ERROR: --oracle-suite nope: no such suite"
     data = sweep([refused], code=4)
-    assert data["exit_code"] == 4 and "point 1's gate refused its options (exit 4): ERROR: --suite nope" in data["answer"]
+    assert data["exit_code"] == 4 and "point 1's gate refused its options (exit 4): ERROR: --oracle-suite nope" in data["answer"]
 
 
 def test_acceptance_and_mean_accepted_length_when_the_server_drafted():

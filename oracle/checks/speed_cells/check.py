@@ -1,0 +1,36 @@
+"""The speed_cells check's descriptor (`CHECK`) and its parts: loaded on first use of the package's names
+(oracle/checks/speed_cells/__init__.py), not with its options."""
+
+from __future__ import annotations
+
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
+from oracle.checks.speed.state import InSpeedSection
+from oracle.checks.speed_cells.options import TITLE, CellsSettings, add_options, settings_of
+from oracle.checks.speed_cells.producer import CellsCheck
+from oracle.speed import cells_report as section
+
+__all__ = ["CHECK", "CellsCheck", "CellsSettings"]
+
+
+def items(plan) -> list[CheckItem]:
+    """Their own cold requests: after the c1 run's evidence, before any diagnostic request."""
+    return [CheckItem("speed-cells", "speed_cells")] if plan.options.check("speed_cells").cells else []
+
+
+def build(parts: CheckParts) -> Producers:
+    checks = CellsCheck(parts.plan, parts.recorder, parts.prompts, parts.state, parts.served, parts.target)
+    return Producers({"speed_cells": checks.check})
+
+
+def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
+    """Each cell's warm-up and repeats, cold; interleaved with the reference (--reference-launch), both sides'."""
+    cells = context.options.check("speed_cells")
+    sides = 2 if context.options.check("speed_ab").on else 1
+    note = f"{cells.repeats} repeats and a warm-up per cell" + (", on each side (interleaved)" if sides == 2 else "")
+    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range((cells.repeats + 1) * sides)),
+                    note=note)
+
+
+CHECK = CheckDescriptor(name="speed_cells", title=TITLE, order=32, kinds=("speed_cells",), items=items,
+                        build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
+                        defaults=CellsSettings(), sections=(section,), plan_part=plan_part)
