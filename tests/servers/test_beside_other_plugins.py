@@ -1,7 +1,7 @@
 """oracle lives beside widely used pytest plugins (issue #51): in one environment with pytest-cov, pytest-benchmark,
 pytest-randomly, pytest-html, pytest-base-url, pytest-timeout and pytest-asyncio, `pytest --help` lists every
 plugin's options with no clash, and a gate runs (against the session's shared llama-server: one prompt, 4 tokens).
-A project's own `--oracle-url` (the generic name oracle gave up) now lives beside oracle too; an oracle name taken twice
+A project's own `--url` (the generic name oracle gave up) now lives beside oracle too; an oracle name taken twice
 is still the clash pytest stops at, which shows the check can fail.
 
 The environment is a venv made once per test session that sees this interpreter's site-packages (oracle and its
@@ -64,14 +64,14 @@ def _project(folder: Path, conftest: str = "") -> Path:
     return folder
 
 
-# A project's own option under a name oracle used to declare: it clashed with oracle's --oracle-url before issue #51.
-OWN_URL = "def pytest_addoption(parser):\n    parser.addoption('--oracle-url', default=None, help='the own URL')\n"
+# A project's own option under a name oracle used to declare: it clashed with oracle's --url before issue #51.
+OWN_URL = "def pytest_addoption(parser):\n    parser.addoption('--url', default=None, help='the own URL')\n"
 
 
 def test_help_shows_every_plugins_options_and_oracles_without_a_clash(plugins_python, tmp_path):
     done = _pytest(plugins_python, _project(tmp_path, OWN_URL), "--help")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for option in (*THEIR_OPTIONS, "--backend=NAME", "--oracle-url=URL", "--oracle-seed=N", "--oracle-url=URL"):
+    for option in (*THEIR_OPTIONS, "--backend=NAME", "--oracle-url=URL", "--oracle-seed=N", "--url=URL"):
         assert option in done.stdout, f"{option} is not in --help"
     plugins = _pytest(plugins_python, tmp_path, "--co", "-q").stdout + _pytest(plugins_python, tmp_path, "-VV").stdout
     for name in ("cov", "benchmark", "randomly", "html", "base-url", "timeout", "asyncio", "oracle"):
@@ -79,7 +79,7 @@ def test_help_shows_every_plugins_options_and_oracles_without_a_clash(plugins_py
 
 
 def test_an_oracle_name_taken_twice_is_the_clash_pytest_stops_at(plugins_python, tmp_path):
-    """The check can fail: a conftest that declares --oracle-url stops the session, as a plugin declaring --oracle-url
+    """The check can fail: a conftest that declares --oracle-url stops the session, as a plugin declaring --url
     stopped every session beside oracle before the rename."""
     taken = "def pytest_addoption(parser):\n    parser.addoption('--oracle-url', default=None)\n"
     done = _pytest(plugins_python, _project(tmp_path, taken), "--help")
@@ -94,7 +94,7 @@ def test_a_gate_runs_beside_them(plugins_python, shared_server, tmp_path):
     suite = write_suite(tmp_path, "one", tiny_rows()[:1])
     report = tmp_path / "report"
     done = _pytest(plugins_python, project, "-p", "no:hypothesispytest", "--backend=llamacpp",
-                   f"--oracle-url={shared_server.url}", "--oracle-url=http://the-projects-own.example",
+                   f"--oracle-url={shared_server.url}", "--url=http://the-projects-own.example",
                    f"--oracle-suite={suite}", "--max-tokens=4", "--canaries=none", *NO_WARMUP,
                    f"--report-dir={report}", "--timeout=300")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
