@@ -48,6 +48,12 @@ os.environ.setdefault("ORACLE_CACHE_DIR", str(cache_dir()))
 # gates use once, out here (the server stacks are loaded so in tests/servers/conftest.py).
 import numpy.fft  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
+# The gate's machinery, which the plugin imports only once --backend is given (issue #51), loaded once out here
+# too: a pytester run would import it anew and drop it afterwards, while what it handed out stays behind (a
+# msgspec shape class then resolves its annotations in a module no longer loaded: "NameError: name 'CaseShape' is
+# not defined" at the next gate's reference), and each in-process gate would pay the imports again.
+import oracle.checks.registry  # noqa: E402,F401
+import oracle.plugin_hooks  # noqa: E402,F401
 # Hypothesis's pytest plugin imports hypothesis itself at the end of every session (its terminal summary): in a
 # pytester run that is ~1.2 s of imports and assertion rewriting, thrown away with the run's modules, for each of
 # the hundreds of in-process gates. Loaded once out here, it stays. Hypothesis is in the test extra only: a gate

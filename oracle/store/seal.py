@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle.store.identity import file_sha256
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.shapes import REPORT_FIX
 
@@ -49,14 +50,6 @@ class SealStatus:
         return self.status == "sealed"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def content_digest(report: dict) -> str:
     """The sha256 of a report's content (canonical JSON) without the seal's own hash: reformatting keeps it, any
     changed value changes it."""
@@ -85,7 +78,7 @@ def _files(folder: Path) -> dict[str, Path]:
 def seal_of(folder: Path, report: dict, *, reference: dict | None, judged_under: dict) -> dict:
     """The seal of a run's last write: its files' hashes, its reference, what it was judged under and the hash
     of the report's content with this seal in it (report is not changed)."""
-    files = {rel: _sha256(p) for rel, p in _files(folder).items() if not _later(rel)}
+    files = {rel: file_sha256(p) for rel, p in _files(folder).items() if not _later(rel)}
     seal = {"files": files, "reference": reference, "judged_under": judged_under, "later": list(LATER)}
     seal[SELF_KEY] = content_digest(dict(report, **{SEAL_KEY: seal}))
     return seal
@@ -112,7 +105,7 @@ def verify_seal(folder: Path, report: dict | None = None) -> SealStatus:
             raise SealError(f"{path}: its seal is not one oracle writes; {SEAL_FIX}")
         if rel not in found:
             raise SealError(f"{folder / rel}: missing (the seal lists it); {SEAL_FIX}")
-        if _sha256(found[rel]) != digest:
+        if file_sha256(found[rel]) != digest:
             raise SealError(f"{folder / rel}: changed after the run (its sha256 is not the seal's); {SEAL_FIX}")
     extra = [rel for rel in found if rel not in seal["files"]]
     added = [rel for rel in extra if not _later(rel)]
