@@ -9,7 +9,9 @@ list: the dependencies change by design, and CI is another machine), and what la
 the speed card (`speed`, also per ladder level), Wilson intervals (`confidence`), the warm-up request, the run plan
 (`identity.plan`) and the report's schema version, and the canaries compared token for token with the reference
 (each such canary's `ID:tokens` check, kind `canary-tokens`, taken out of `checks` and `summary.checks_passed`; its
-row's `tokens_vs_reference` and `completion_sha256`; `canary_completions`). One value of `fault.json` was changed by design: the planted
+row's `tokens_vs_reference` and `completion_sha256`; `canary_completions`), the width map and near-tie density
+(`width_map`, `near_tie_density`, a split table's `splits`, a level's `c1_sha256`), `neighbours`, the report's
+`seal`, the machine's name (`identity.machine`) and the reference's `manifest_sha256`. One value of `fault.json` was changed by design: the planted
 fault's record text and its hash (`records.finished`), since the proxy streams the changed token's own text with its id (ids and
 text that disagree are a broken answer now, a fault of another kind).
 """
@@ -41,7 +43,11 @@ _ADDED_FIELDS = {"speed", "confidence", "warmup", "schema_version", "served_cont
                  "server_timings", "contaminated", "chunked_prefill", "prompt_logprob", "logit_cosine",
                  "logit_cosine_min", "logit_cosine_ids", "sampling", "token_match", "logit_cosine_raw",
                  "logit_cosine_raw_min", "plan", "canary_completions", "tokens_vs_reference",
-                 "completion_sha256"}
+                 "completion_sha256",
+                 # issues #49-#55: the width map and near-tie density, the neighbours' block, the report's seal,
+                 # the machine's name, the reference's manifest hash
+                 "width_map", "near_tie_density", "splits", "c1_sha256", "neighbours", "seal", "machine",
+                 "manifest_sha256"}
 # Changed after the fixtures were written, by design: the embedded llama-server runs with --no-repack (its AMX
 # weight buffers crash it at load on hosts whose CPU reports AMX inside a VM that does not run it).
 _ADDED_WORDS = re.compile(r" --no-repack\b")
