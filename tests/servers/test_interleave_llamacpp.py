@@ -15,6 +15,7 @@ two threads, 16 tok/s with one), which would make every pass, and the module, te
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
