@@ -201,7 +201,11 @@ def test_two_threads_against_a_reference_recorded_with_one_pass_the_sequential_t
 
     Two threads are faster only where two cores are free: on this project's 2-core host at a load average of ~24 the
     -t 2 server made 0.4-0.5 tok/s against 17-33 tok/s for -t 1 (its threads wait on each other whenever one is
-    descheduled), and each of its passes took ~2.5 minutes: CI's host runs one test at a time, where it holds."""
+    descheduled), and each of its passes took ~2.5 minutes. On such a host the test says so and skips."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores - 1:
+        pytest.skip(f"two threads need two free cores: load average {load:.1f} on {cores} cores (measured here: -t 2 "
+                    "at 0.4 tok/s against -t 1 at 17 tok/s)")
     result = gate_run(f"--launch={launch_line(llama_tools, model_path, '-t 2')}", f"--reference={launched_reference}",
                       "--reference-launch=recorded", ROUNDS_MAX, "--min-speedup=1.0", suite=ab_suite,
                       max_tokens=MAX_TOKENS, report="threads")
