@@ -16,6 +16,7 @@ from typing import Sequence
 
 import pytest
 
+from oracle.redaction import public_text
 from oracle.report.html import render_html
 from oracle.report.markdown import markdown
 from oracle.report.state import REPORT_SCHEMA_VERSION, ReportState
@@ -76,12 +77,20 @@ def write_report(folder: Path, state: ReportState, sections: Sequence[ModuleType
     data = state.as_json()
     atomic_write_text(folder / "identity.md", markdown(data, sections))
     if state.closed:
-        data[SEAL_KEY] = seal_of(folder, data, reference=state.sealing.get("reference"),
-                                 judged_under=state.sealing.get("judged_under") or {})
+        # The seal covers what the file holds: secrets masked (atomic_write_text writes the public text), else a
+        # report whose launch command held a secret would read as edited after the run.
+        data = _public(data)
+        data[SEAL_KEY] = seal_of(folder, data, reference=_public(state.sealing.get("reference")),
+                                 judged_under=_public(state.sealing.get("judged_under") or {}))
     atomic_write_text(folder / "identity.json", json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
     if state.closed or state.interruption:
         write_html(folder, sections, data)
     return data
+
+
+def _public(value):
+    """`value` as the report's file will hold it: every secret masked (`public_text`), through JSON."""
+    return json.loads(public_text(json.dumps(value, default=str)))
 
 
 def write_html(folder: Path, sections: Sequence[ModuleType], data: dict | None = None) -> Path:
