@@ -17,7 +17,8 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from fuzz import COMMAND_BAD_INPUT, Outcome, json_values, oracle_command, problems, tree_digest
+from fuzz import (COMMAND_BAD_INPUT, Outcome, _set_in_list_or_dict, json_values, oracle_command, problems,
+                  tree_digest)
 from oracle.store.reference import load_reference, manifest_digest
 from oracle.store.seal import SEAL_KEY, SELF_KEY, content_digest, seal_of
 
@@ -67,13 +68,6 @@ class SealedCase:
         return f"SealedCase({self.kind}: {self.what})"
 
 
-def _set(data, path: tuple, value) -> None:
-    *head, last = path
-    for key in head:
-        data = data[key]
-    data[last] = value
-
-
 @st.composite
 def sealed_report_cases(draw) -> SealedCase:
     kind = draw(st.sampled_from(["edit", "file", "forged"]))
@@ -109,7 +103,7 @@ def sealed_report_cases(draw) -> SealedCase:
             value2 = [value]  # an edit always changes something
         else:
             value2 = value
-        _set(data, path, value2)
+        _set_in_list_or_dict(data, path, value2)
         if kind == "forged":
             data[SEAL_KEY][SELF_KEY] = content_digest(data)
         p.write_text(json.dumps(data))
