@@ -1,6 +1,6 @@
 """The sequential speed test's A/A false-claim rate, from one config's alternating passes measured elsewhere (a device).
 
-    python benchmarks/aa_calibrate.py PASSES [--bar 1.0] [--delta 0.03] [--alpha 0.05] [--beta 0.05] [--rounds-max 8]
+    python benchmarks/aa_calibrate.py PASSES [PASSES ...] [--bar 1.0] [--delta 0.03] [--alpha 0.05] [--beta 0.05] [--rounds-max 8]
                                      [--json OUT]
 
 PASSES is a file of one config's pass rates (tok/s) in the order they were measured: a JSON list of numbers, one number
@@ -9,16 +9,19 @@ are paired into ABBA rounds (round 1 = passes 1, 2 as A, B; round 2 = passes 3, 
 sequential test run one after another over the rounds, each until it decides or reaches the cap
 (`oracle.speed.sequential.aa_calibration`). Prints the false-claim rate (sessions that passed: the config declared
 faster than itself) with its Wilson 95% interval, the decisions, the mean rounds and the farthest A/A point; exit 0
-when it ran (the figure is a measurement, not a bar), 4 on an unreadable file.
+when it ran (the figure is a measurement, not a bar), 4 on an unreadable file. Several files (e.g. one per device run)
+form their sessions apart (no session spans two runs) and the counts are summed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
+from oracle.compare.confidence import count_json, count_words
 from oracle.speed.sequential import Sequential, aa_calibration
 
 
@@ -35,9 +38,25 @@ def read_passes(path: Path) -> list[float]:
     return [float(p["median"]) for p in passes if p.get("median")]
 
 
+def combined(runs: list[dict], test: Sequential) -> dict:
+    """Several runs' A/A sessions as one count: each run's sessions were formed apart."""
+    sessions = [s for run in runs for s in run["sessions"]]
+    passed = sum(s["decision"] == "pass" for s in sessions)
+    counts = {d: sum(s["decision"] == d for s in sessions) for d in ("pass", "fail", "inconclusive")}
+    points = [abs(math.log(s["ratio"])) for s in sessions]
+    n_passes, n_rounds = sum(r["passes"] for r in runs), sum(r["rounds"] for r in runs)
+    return {"passes": n_passes, "rounds": n_rounds, "sessions": sessions, "decisions": counts,
+            "false_claim_rate": count_json(passed, len(sessions)),
+            "largest_point": round(math.exp(max(points)) - 1, 5) if points else None,
+            "mean_rounds": round(sum(s["rounds"] for s in sessions) / len(sessions), 3) if sessions else None,
+            "words": (f"A/A sequential sessions over {len(runs)} runs: {passed} of {len(sessions)} passed (false-claim "
+                      f"rate {count_words(passed, len(sessions))}, nominal {test.alpha:g}); decisions {counts}; "
+                      f"{n_passes} passes, {n_rounds} rounds")}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("passes", type=Path)
+    ap.add_argument("passes", type=Path, nargs="+")
     ap.add_argument("--bar", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=0.03)
     ap.add_argument("--alpha", type=float, default=0.05)
@@ -45,18 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds-max", type=int, default=8)
     ap.add_argument("--json", type=Path, default=None, help="also write the sessions and counts here")
     a = ap.parse_args(argv)
-    try:
-        rates = read_passes(a.passes)
-    except (OSError, ValueError, AttributeError, KeyError, TypeError) as exc:
-        print(f"aa_calibrate: {a.passes}: {exc}; give a JSON list of pass rates, one number a line, or an "
-              "identity.json with speed.interleave.passes", file=sys.stderr)
-        return 4
     test = Sequential(bar=a.bar, delta=a.delta, alpha=a.alpha, beta=a.beta, rounds_max=a.rounds_max)
-    out = aa_calibration(rates, test=test)
+    runs = []
+    for path in a.passes:
+        try:
+            rates = read_passes(path)
+        except (OSError, ValueError, AttributeError, KeyError, TypeError) as exc:
+            print(f"aa_calibrate: {path}: {exc}; give a JSON list of pass rates, one number a line, or an "
+                  "identity.json with speed.interleave.passes", file=sys.stderr)
+            return 4
+        runs.append(aa_calibration(rates, test=test))
+    out = runs[0] if len(runs) == 1 else combined(runs, test)
+    for path, run in zip(a.passes, runs) if len(runs) > 1 else ():
+        print(f"{path}: {run['words']}")
     print(out["words"])
     print(f"mean rounds per session {out['mean_rounds']}; farthest A/A point +-{(out['largest_point'] or 0):.2%}")
     if a.json is not None:
-        a.json.write_text(json.dumps(out, indent=1))
+        a.json.write_text(json.dumps(out if len(runs) == 1 else {**out, "runs": runs}, indent=1))
     return 0
 
 

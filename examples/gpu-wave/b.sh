@@ -59,7 +59,7 @@ L="exec $S -m $M -ngl 99 -np 66 -c 135168 --metrics --host 127.0.0.1 --port {por
 L1="exec $S -m $M -ngl 99 -np 1 -c 8192 --metrics --host 127.0.0.1 --port {port}"
 PT="python3 -m pytest -p no:cacheprovider -p no:oracle -p oracle.plugin --request-timeout 120 --canaries=none"
 R=$KEEP/reports
-rm -rf "$R" "$KEEP/ref" "$KEEP/work"; mkdir -p "$R" "$KEEP/work"
+mkdir -p "$R" "$KEEP/work"
 # six prompts of the default suite that run past 101 tokens (the speed card's headline needs >= 5 of >= 101)
 python3 - "$REPO/prompts/default.jsonl" > "$KEEP/speed-suite.jsonl" <<'PY'
 import json, sys
@@ -105,13 +105,19 @@ EOF
 }
 
 
-run 1-record     45 $PT --backend=llamacpp-cuda --launch "$L" --record "$KEEP/ref"
-run 2-width      150 $PT --backend=llamacpp-cuda --launch "$L" --reference "$KEEP/ref" --ladder edges:65
-run 3-aa-record  30 $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --record "$KEEP/ref-aa"
-run 4-aa-passes  ${AA_CAP:-210} $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --reference "$KEEP/ref-aa" --reference-launch recorded --interleave-servers both-up --speed-rounds ${AA_ROUNDS:-50} --min-speedup 1.0
-run 5-hf-record  80 $PT --backend=hf-cpu --oracle-model "$M" --dtype float32 --max-tokens 48 --record "$KEEP/ref-hf" --reference-kind f16
-run 6-hf-bf16    150 $PT --backend=hf-cuda --oracle-model "$M" --dtype bfloat16 --max-tokens 48 --reference "$KEEP/ref-hf" --localize
-[ -f "$R/4-aa-passes/identity.json" ] && python3 "$REPO/benchmarks/aa_calibrate.py" "$R/4-aa-passes/identity.json" --json "$R/aa-calibration.json" | tee -a "$SUMMARY"
+# STEPS picks the runs of this call (default: all); the A/A steps can repeat on a warm machine (call 3).
+STEPS=" ${STEPS:-record width aa-record aa hf} "
+want() { case "$STEPS" in *" $1 "*) return 0;; esac; return 1; }
+WIDTHS=${WIDTHS:-edges:65}
+want record    && run 1-record     45 $PT --backend=llamacpp-cuda --launch "$L" --record "$KEEP/ref" ${EXTRA:-}
+want width     && run 2-width      ${WIDTH_CAP:-150} $PT --backend=llamacpp-cuda --launch "$L" --reference "$KEEP/ref" --ladder $WIDTHS ${EXTRA:-}
+want hf        && run 5-hf-record  80 $PT --backend=hf-cpu --oracle-model "$M" --dtype float32 --max-tokens 48 --record "$KEEP/ref-hf" --reference-kind ${HF_KIND:-f16}
+want hf        && run 6-hf-bf16    ${HF_CAP:-150} $PT --backend=hf-cuda --oracle-model "$M" --dtype bfloat16 --max-tokens 48 --reference "$KEEP/ref-hf" --localize
+want aa-record && run 3-aa-record  30 $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --record "$KEEP/ref-aa"
+for i in ${AA_RUNS:-1}; do
+  want aa && run 4-aa-passes-$i  ${AA_CAP:-210} $PT --backend=llamacpp-cuda --launch "$L1" --oracle-suite "$KEEP/speed-suite.jsonl" --max-tokens 105 --reference "$KEEP/ref-aa" --reference-launch recorded --interleave-servers both-up --speed-rounds ${AA_ROUNDS:-50} --min-speedup 1.0
+  [ -f "$R/4-aa-passes-$i/identity.json" ] && python3 "$REPO/benchmarks/aa_calibrate.py" "$R/4-aa-passes-$i/identity.json" --json "$R/aa-calibration-$i.json" | tee -a "$SUMMARY"
+done
 log "pack"
 tar czf "$OUT/reports.tar.gz" -C "$KEEP" reports
 ls -l "$OUT"
