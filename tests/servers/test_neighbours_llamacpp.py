@@ -1,5 +1,6 @@
 """--neighbours and --oracle-compare logprobs on the real llama-server: a token changed only beside a neighbour of
-one prompt length, and one logprob moved by one float32 ulp with the tokens unchanged."""
+one prompt length, and one logprob moved by one float32 ulp with the tokens unchanged (in every answer, and only at
+ladder level c2)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,29 @@ def test_one_logprob_moved_by_one_float32_ulp_is_logprobs_moved_only_under_compa
     md = (allowed.folder / "identity.md").read_text().splitlines()[0]
     n = len(tokens_items)
     assert f"logprobs moved in {n} items ({n} passed by --allow-logprobs-moved)" in md, md
+
+
+def test_one_logprob_moved_only_at_ladder_c2_is_logprobs_moved_naming_c2_only_under_compare_logprobs(
+        gate_run, two_slots, read_report):
+    """The same ulp, planted only while two requests are in flight (ladder level c2 on the -np 2 server): the
+    level's tokens equal c1's, its logprobs do not. Under --oracle-compare logprobs ladder[c2] is logprobs-moved
+    (exit 1) and c1 exact; under --oracle-compare tokens the same fault passes."""
+    fault = nudge_one_logprob(position=3, width=2)
+    with FaultProxy(two_slots.url, rewrite_chunk=fault) as proxy:
+        moved = gate_run(f"--oracle-url={proxy.url}", "--ladder=1,2", "--oracle-compare=logprobs", report="c2-moved",
+                         max_tokens=8)
+        tokens = gate_run(f"--oracle-url={proxy.url}", "--ladder=1,2", "--oracle-compare=tokens", report="c2-tokens",
+                          max_tokens=8)
+    assert moved.ret == 1, moved.stdout.str()[-3000:]
+    rep = read_report(moved.folder)
+    outcome = {c["id"]: (c["verdict"], c["outcome"]) for c in rep["checks"]}
+    assert outcome["ladder[c1]"] == ("exact", "passed"), rep["ladder"]["c1"]
+    assert outcome["ladder[c2]"] == ("logprobs-moved", "failed"), rep["ladder"]["c2"]
+    c2 = rep["ladder"]["c2"]
+    assert c2["counts"]["logprobs-moved"] == c2["records"] == 4 and c2["first_divergences"] == [], c2
+    assert c2["overlap"]["reached"] == 2, c2["overlap"]
+    moved.stdout.fnmatch_lines(["*ladder[[]c2[]]: logprobs-moved: c2: 0/4 exact, 4 logprobs-moved (tokens equal)*",
+                                "*vs c1: logprobs moved at 1 of * values; largest * nats * at token 3*"])
+    assert tokens.ret == 0, tokens.stdout.str()[-3000:]
+    checks = {c["id"]: c["verdict"] for c in read_report(tokens.folder)["checks"]}
+    assert checks["ladder[c1]"] == checks["ladder[c2]"] == "exact", checks
