@@ -6,9 +6,20 @@ from __future__ import annotations
 
 import pytest
 
+from browser import headless_chromium
 from proxy import FaultProxy, change_token_beside, nudge_one_logprob
 
 pytestmark = pytest.mark.slow
+
+# The Neighbours section as Chromium lays it out: its heading's and picture's boxes, the picture's cells, the table.
+SECTION = """
+const box = e => e ? [e.getBoundingClientRect().width, e.getBoundingClientRect().height] : null;
+const svg = document.querySelector("svg[aria-label='neighbour lengths']");
+const table = document.querySelector('h2#neighbours ~ table');
+return {heading: box(document.querySelector('h2#neighbours')), picture: box(svg),
+        cells: svg ? [...svg.querySelectorAll('g > title')].map(t => t.textContent) : [],
+        rows: table ? [...table.rows].slice(1).map(r => [...r.cells].map(c => c.innerText)) : []};
+"""
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +60,18 @@ def test_a_token_changed_only_beside_a_9_token_neighbour_is_caught_and_named_wit
     # The neighbours' records are never saved; the prompts' are, under their condition.
     assert sorted(p.stem for p in (result.folder / "records" / "boot1-c2-n9").glob("*.npz")) == \
         sorted(rep["neighbours"]["9"]["overlap"])
+    # identity.html in real Chromium: the section and its picture (no ladder: the neighbour row alone) are shown.
+    with headless_chromium() as browser:
+        browser.get((result.folder / "identity.html").resolve().as_uri())
+        page = browser.execute_script(SECTION)
+    assert page["heading"][1] > 0 and page["picture"][0] > 0 and page["picture"][1] > 0, page
+    assert [c.split(":")[0] for c in page["cells"]] == ["beside 1 tokens", "beside 9 tokens", "beside 9000 tokens"]
+    assert page["cells"][1].startswith("beside 9 tokens: class B, 3/3 records split from c1"), page["cells"]
+    table = {r[0]: r for r in page["rows"]}
+    assert table["1 token"][1:3] == ["exact", "3/3"] and table["1 token"][5] == "A", table
+    assert table["9 tokens"][1:3] == ["divergent", "0/3"] and table["9 tokens"][5].startswith("B"), table
+    assert f"{first['prompt']} at token {first['position']} (divergent)" in table["9 tokens"][6], table
+    assert table["9000 tokens"][1] == "dropped", table
     # Without --neighbours no 9-token request is ever sent: the same server and fault pass.
     assert without.ret == 0, without.stdout.str()[-3000:]
     assert len(fault.changed) == 3

@@ -97,7 +97,7 @@ def _split_line(row: dict, length: int) -> str:
         if side is None or side["verdict"] == EXACT:
             continue
         if side["verdict"] == LOGPROBS_MOVED:  # tokens equal (--oracle-compare logprobs): no position of a split
-            parts.append(f"logprobs moved vs {name} ({side['reason']})")
+            parts.append(f"vs {name}: {side['reason']}")
             continue
         where = f"token {side['first_divergence']}" if side["first_divergence"] is not None else "finish reason"
         parts.append(f"{side['verdict']} at {where} vs {name}")
