@@ -9,17 +9,23 @@ record's completion sha256) in, a `WidthMap` out.
     wm = width_map({3: rows_c3, 4: rows_c4}, proven={3: True, 4: True}, near_tie_nats=0.5, ladder="every:4")
     wm.first_parting            # 3
     wm.as_json()["widths"][2]   # {"width": 3, "class": "B", "proven": True, "tie_flips": 0, ...}
+    outputs_of(rows_beside_9, near_tie_nats=0.5)   # a neighbour run's outputs: {"outputs": "3f9a...", ...}
+
+Each class carries `outputs`, a digest of its prompts' complete token arrays, so another run of the same prompts
+(a neighbour length: oracle/checks/neighbours) that gives the same arrays is shown in the same class.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from string import ascii_uppercase
 from typing import Mapping, Sequence
 
 from oracle.compare.near_ties import CONFIDENT, TIE, flip_kind
 
-__all__ = ["WidthClass", "WidthEntry", "WidthMap", "class_label", "width_map", "width_words"]
+__all__ = ["WidthClass", "WidthEntry", "WidthMap", "class_label", "outputs_of", "width_map", "width_words"]
 
 C1_RUN = "c1 run"  # width 1 when the ladder has no level 1: the run every level is compared with
 
@@ -46,9 +52,11 @@ class WidthClass:
     label: str
     widths: tuple[int, ...]
     first_splits: dict[str, int | None] = field(default_factory=dict)  # prompt -> first split vs c1 (None: finish)
+    outputs: str = ""  # digest of its prompts' completion sha256s (_digest)
 
     def as_json(self) -> dict:
-        return {"class": self.label, "widths": list(self.widths), "prompts": dict(self.first_splits)}
+        return {"class": self.label, "widths": list(self.widths), "prompts": dict(self.first_splits),
+                "outputs": self.outputs}
 
 
 @dataclass(frozen=True)
@@ -82,11 +90,34 @@ def _signature(rows: Sequence[dict], prompts: set[str]) -> tuple:
     return tuple(sorted((p, tuple(sorted(s))) for p, s in arrays.items()))
 
 
+def _digest(signature: tuple) -> str:
+    """16 hex digits naming a signature (prompt -> its arrays' sha256s): equal outputs, equal digest."""
+    return hashlib.sha256(json.dumps(signature).encode()).hexdigest()[:16]
+
+
+def _flips(rows: Sequence[dict], near_tie_nats: float) -> tuple[int, int, int]:
+    """(records split from c1, tie flips, confident flips) among rows; logprobs moved with the arrays equal is no
+    split (--oracle-compare logprobs)."""
+    split_rows = [r for r in rows if r["vs_c1"]["verdict"] not in ("exact", "logprobs-moved")]
+    kinds = [flip_kind(r["vs_c1"]["margin_nats"], r["vs_c1"]["reason"], near_tie_nats) for r in split_rows
+             if r["vs_c1"]["first_divergence"] is not None]
+    return len(split_rows), kinds.count(TIE), kinds.count(CONFIDENT)
+
+
+def outputs_of(rows: Sequence[dict], *, near_tie_nats: float) -> dict:
+    """Another run of the suite's prompts beside c1 (a neighbour length): its outputs' digest (a width class with
+    the same digest gave the same arrays), whether every array is its c1 record's, and its flips."""
+    split, ties, confident = _flips(rows, near_tie_nats)
+    return {"outputs": _digest(_signature(rows, {r["prompt"] for r in rows})),
+            "same_as_c1": all(r["completion_sha256"] == r["c1_sha256"] for r in rows),
+            "split_records": split, "tie_flips": ties, "confident_flips": confident}
+
+
 def _splits(rows: Sequence[dict]) -> dict[str, int | None]:
     """prompt -> its earliest first divergence vs c1 over the rows that differ from c1."""
     out: dict[str, int | None] = {}
     for r in rows:
-        if r["vs_c1"]["verdict"] == "exact":
+        if r["vs_c1"]["verdict"] in ("exact", "logprobs-moved"):  # arrays equal to c1
             continue
         first = r["vs_c1"]["first_divergence"]
         prior = out.get(r["prompt"], first)
@@ -105,6 +136,7 @@ def width_map(levels: Mapping[int, Sequence[dict]], *, proven: Mapping[int, bool
         common &= {r["prompt"] for r in rows}
     base_sig = tuple(sorted((p, (sha,)) for p, sha in base.items() if p in common))
     labels: dict[tuple, str] = {base_sig: "A"}
+    digests = {"A": _digest(base_sig)}
     members: dict[str, list[int]] = {"A": []}
     splits: dict[str, dict[str, int | None]] = {"A": {}}
     entries = []
@@ -117,17 +149,15 @@ def width_map(levels: Mapping[int, Sequence[dict]], *, proven: Mapping[int, bool
         sig = _signature(rows, common)
         if sig not in labels:
             labels[sig] = class_label(len(labels))
+            digests[labels[sig]] = _digest(sig)
             members[labels[sig]] = []
             splits[labels[sig]] = {p: f for p, f in _splits(rows).items() if p in common}
         label = labels[sig]
         members[label].append(w)
-        split_rows = [r for r in rows if r["vs_c1"]["verdict"] != "exact"]
-        kinds = [flip_kind(r["vs_c1"]["margin_nats"], r["vs_c1"]["reason"], near_tie_nats) for r in split_rows
-                 if r["vs_c1"]["first_divergence"] is not None]
-        entries.append(WidthEntry(w, label, bool(proven.get(w, True)), len(rows), len(split_rows), kinds.count(TIE),
-                                  kinds.count(CONFIDENT)))
+        split, ties, confident = _flips(rows, near_tie_nats)
+        entries.append(WidthEntry(w, label, bool(proven.get(w, True)), len(rows), split, ties, confident))
     entries.sort(key=lambda e: e.width)
-    classes = tuple(WidthClass(label, tuple(sorted(members[label])), splits[label]) for label in members
+    classes = tuple(WidthClass(label, tuple(sorted(members[label])), splits[label], digests[label]) for label in members
                     if members[label] or label == "A")
     return WidthMap(ladder, tuple(entries), classes, tuple(never_tried))
 

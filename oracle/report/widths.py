@@ -1,17 +1,18 @@
 """The width map section: per width the class of outputs (class A is the c1 run every width is compared with),
 the first width that parts from c1, per class its prompts and first split positions, and the widths a plain
 `--ladder` list never tried; in identity.html one picture (width on the x axis, class as colour, near-ties
-marked); the same few lines for the terminal (`terminal_lines`).
+marked; under it, with `--neighbours`, a row per neighbour length in the same classes); the same few lines for
+the terminal (`terminal_lines`).
 
     lines = markdown(data); page = html(data); terminal_lines(data["width_map"])
 """
 
 from __future__ import annotations
 
-from oracle.compare.width_map import width_words
+from oracle.compare.width_map import class_label, width_words
 from oracle.report.page import e
 
-__all__ = ["PLACE", "html", "markdown", "terminal_lines"]
+__all__ = ["PLACE", "html", "markdown", "neighbour_classes", "neighbour_proven", "picture", "terminal_lines"]
 
 PLACE = 25  # page order (report/sections.py): after the verdict grid and the ladder's table
 
@@ -80,12 +81,55 @@ def markdown(data: dict) -> list[str]:
     return lines + ([f"- {never}"] if never else [])
 
 
-def _picture(wm: dict) -> str:
-    """Inline SVG: one cell per width tried (x: width, in order; a hatched gap where widths were skipped), its
-    class as colour and letter; ≈ above a width with a tie flip; a dashed outline where the overlap is unproven."""
-    cell, gap, top = 26, 10, 18
-    x, parts, ticks = 40, [], []
-    previous = 0
+def neighbour_classes(wm: dict | None, neighbours: dict) -> dict[str, str | None]:
+    """Neighbour length -> its class: A when every array is its c1 record's, a width's class when its arrays are that
+    class's (the same `outputs` digest), else a class of its own, lettered after the widths'; None where the length
+    was not run (dropped) or the report predates the digest."""
+    known = {c.get("outputs"): c["class"] for c in (wm or {}).get("classes", []) if c.get("outputs")}
+    taken = len((wm or {}).get("classes", [])) or 1  # A is the c1 run's even without a ladder
+    out: dict[str, str | None] = {}
+    for length, row in neighbours.items():
+        digest = row.get("outputs")
+        if "records" not in row:  # dropped, not run
+            out[length] = None
+        elif row.get("same_as_c1", not any(s["verdict"] != "logprobs-moved" for s in row.get("splits") or [])):
+            out[length] = "A"
+        elif digest is None:  # a report from before the digest: which outputs, unknown
+            out[length] = None
+        else:
+            if digest not in known:
+                known[digest], taken = class_label(taken), taken + 1
+            out[length] = known[digest]
+    return out
+
+
+def neighbour_proven(row: dict) -> bool:
+    """Every prompt's neighbour generated while the prompt decoded (reached 2)."""
+    return all(reached >= 2 for reached in (row.get("overlap") or {}).values())
+
+
+def _cell(x: float, y: float, cell: int, label: str | None, tip: str, *, proven: bool, tie: bool) -> str:
+    """One class cell (colour and letter), its tip, ≈ above it for a tie flip, dashed where unproven; a hatched
+    cell without a class."""
+    if label is None:
+        return (f"<g><title>{e(tip)}</title><rect x='{x}' y='{y}' width='{cell}' height='{cell}' "
+                "fill='url(#untried)' stroke='#bbb'/></g>")
+    dash = "" if proven else " stroke-dasharray='3 2' fill-opacity='0.45'"
+    out = (f"<g><title>{e(tip)}</title><rect x='{x}' y='{y}' width='{cell}' height='{cell}' "
+           f"fill='{_colour(label)}' stroke='#333'{dash}/><text x='{x + cell / 2}' y='{y + 17}' font-size='12' "
+           f"text-anchor='middle'>{e(label)}</text></g>")
+    if tie:
+        out += f"<text x='{x + cell / 2}' y='{y - 4}' font-size='13' text-anchor='middle'>≈</text>"
+    return out
+
+
+def _tick(x: float, y: float, text) -> str:
+    return f"<text x='{x}' y='{y}' font-size='11' text-anchor='middle'>{e(text)}</text>"
+
+
+def _width_row(wm: dict, x0: int, top: int, cell: int) -> tuple[list[str], int]:
+    """The widths' cells (x: width, in order; a hatched gap where widths were skipped) and their ticks."""
+    gap, x, parts, previous = 10, x0, [], 0
     for w in wm["widths"]:
         if w["width"] > previous + 1:  # widths never tried between two tried ones
             parts.append(f"<rect x='{x}' y='{top}' width='{gap}' height='{cell}' fill='url(#untried)' "
@@ -93,25 +137,56 @@ def _picture(wm: dict) -> str:
                          "never tried</title></rect>")
             x += gap + 2
         previous = w["width"]
-        dash = "" if w["proven"] else " stroke-dasharray='3 2' fill-opacity='0.45'"
         tip = (f"c{w['width']}: class {w['class']}, {w['split_records']}/{w['records']} records split from c1, "
                f"{w['tie_flips']} tie flip(s), {w['confident_flips']} confident" + ("" if w["proven"] else
                                                                                   ", overlap not proven"))
-        parts.append(f"<g><title>{e(tip)}</title><rect x='{x}' y='{top}' width='{cell}' height='{cell}' "
-                     f"fill='{_colour(w['class'])}' stroke='#333'{dash}/>"
-                     f"<text x='{x + cell / 2}' y='{top + 17}' font-size='12' text-anchor='middle'>"
-                     f"{e(w['class'])}</text></g>")
-        if w["tie_flips"]:
-            parts.append(f"<text x='{x + cell / 2}' y='{top - 4}' font-size='13' text-anchor='middle'>≈</text>")
-        ticks.append(f"<text x='{x + cell / 2}' y='{top + cell + 14}' font-size='11' text-anchor='middle'>"
-                     f"{w['width']}</text>")
+        parts.append(_cell(x, top, cell, w["class"], tip, proven=w["proven"], tie=bool(w["tie_flips"])))
+        parts.append(_tick(x + cell / 2, top + cell + 14, w["width"]))
         x += cell + 2
-    width = x + 20
-    return (f"<svg width='{width}' height='{top + cell + 34}' role='img' aria-label='width map'>"
+    return parts, x
+
+
+def _neighbour_row(wm: dict | None, neighbours: dict, x0: int, top: int, cell: int) -> tuple[list[str], int]:
+    """One cell per neighbour length (x: the neighbour's prompt tokens, ascending), its class as colour."""
+    classes = neighbour_classes(wm, neighbours)
+    x, parts = x0, []
+    for length, row in neighbours.items():
+        label = classes[length]
+        if label is None:
+            tip = f"beside {length} tokens: {row.get('verdict')}: {row.get('detail', 'no class recorded')}"
+        else:
+            tip = (f"beside {length} tokens: class {label}, {row.get('split_records', 0)}/{row.get('records')} "
+                   f"records split from c1, {row.get('tie_flips', 0)} tie flip(s), {row.get('confident_flips', 0)} "
+                   "confident" + ("" if neighbour_proven(row) else ", overlap not proven"))
+        parts.append(_cell(x, top, cell, label, tip, proven=neighbour_proven(row), tie=bool(row.get("tie_flips"))))
+        parts.append(_tick(x + cell / 2, top + cell + 14, length))
+        x += cell + 2
+    return parts, x
+
+
+def picture(wm: dict | None, neighbours: dict | None) -> str:
+    """Inline SVG: a row of class cells per width tried (the width map) and, under it, a row per neighbour length
+    (`--neighbours`: the same classes, so a neighbour that gives a width's outputs shares its colour); ≈ above a
+    cell with a tie flip, a dashed outline where the overlap is unproven, hatching where nothing ran."""
+    cell, top, band = 26, 18, 26 + 46  # a row's ticks, then room for the next row's ≈ marks
+    x0 = 72 if neighbours else 40
+    body, right, y = [], 0, top
+    if wm:
+        parts, right = _width_row(wm, x0, y, cell)
+        body += [f"<text x='0' y='{y + 17}' font-size='11'>class</text>",
+                 f"<text x='0' y='{y + cell + 14}' font-size='11'>width</text>", *parts]
+        y += band
+    if neighbours:
+        parts, end = _neighbour_row(wm, neighbours, x0, y, cell)
+        right = max(right, end)
+        body += [f"<text x='0' y='{y + 17}' font-size='11'>class</text>",
+                 f"<text x='0' y='{y + cell + 14}' font-size='11'>neighbour</text>", *parts]
+        y += band
+    label = "width map" + (" and neighbour lengths" if wm and neighbours else "") if wm else "neighbour lengths"
+    return (f"<svg width='{right + 20}' height='{y}' role='img' aria-label='{label}'>"
             "<defs><pattern id='untried' width='4' height='4' patternUnits='userSpaceOnUse'>"
             "<path d='M0,4 l4,-4' stroke='#999' stroke-width='1'/></pattern></defs>"
-            f"<text x='0' y='{top + 17}' font-size='11'>class</text>{''.join(parts)}"
-            f"<text x='0' y='{top + cell + 14}' font-size='11'>width</text>{''.join(ticks)}</svg>")
+            f"{''.join(body)}</svg>")
 
 
 def html(data: dict) -> str:
@@ -125,6 +200,8 @@ def html(data: dict) -> str:
             "<p>Each cell a width the ladder ran; widths whose complete token arrays are equal for every prompt share "
             "a class (colour and letter); A is the c1 run. ≈ marks a width with a tie flip (margin at the split "
             f"below {wm.get('near_tie_nats', 0.5):g} nats); a faded, dashed cell a width whose overlap was not "
-            "proven; hatching, widths never tried.</p>"
-            f"{_picture(wm)}<p><b>{e(_first_words(wm))}</b></p><ul>{items}</ul>"
+            "proven; hatching, widths never tried."
+            + (" The lower row: each <code>--neighbours</code> length, its class among the same colours (A: the "
+               "outputs of the c1 run; hatched: not run)." if data.get("neighbours") else "") + "</p>"
+            f"{picture(wm, data.get('neighbours'))}<p><b>{e(_first_words(wm))}</b></p><ul>{items}</ul>"
             + (f"<p><b>{e(never)}</b></p>" if never else ""))

@@ -434,15 +434,16 @@ def change_token_beside(*, prompt_length: int, delta: int = 1):
     return rewrite
 
 
-def nudge_one_logprob(*, position: int):
+def nudge_one_logprob(*, position: int, width: int | None = None):
     """Chunk rewriter: move the second top-k logprob streamed at completion `position` of every request up by one
-    float32 ulp (numpy.nextafter on its float32 value); tokens and every other logprob untouched."""
+    float32 ulp (numpy.nextafter on its float32 value); tokens and every other logprob untouched. With `width`,
+    only in a request that sees exactly that many requests in flight when it gets there (a ladder level's)."""
     import numpy as np
 
     def rewrite(chunk: dict, ctx: dict) -> dict:
         probs = chunk.get("completion_probabilities") or []
         start = ctx["tokens_seen"]
-        if start <= position < start + len(probs):
+        if start <= position < start + len(probs) and (width is None or ctx["proxy"].in_flight == width):
             tops = probs[position - start].get("top_logprobs") or []
             if len(tops) > 1:
                 tops[1]["logprob"] = float(np.nextafter(np.float32(tops[1]["logprob"]), np.float32(np.inf)))

@@ -5,7 +5,8 @@ request's output changed when an unrelated prefill beside it grew from 9 to 10 t
 
 Its option and settings (options.py), the neighbour's prompt (prompt.py), producer (producer.py), state
 (state.py) and its descriptor (check.py), listed once in oracle.checks.CHECKS. The report's identity.json key is
-`neighbours`; no page section of its own yet.
+`neighbours`; its section in identity.md/html oracle/report/neighbours.py (the picture's neighbour row:
+oracle/report/widths.py).
 """
 
 from __future__ import annotations

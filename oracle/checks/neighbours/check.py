@@ -8,6 +8,7 @@ from oracle.checks.neighbours.options import TITLE, NeighbourSettings, add_optio
 from oracle.checks.neighbours.producer import NeighbourChecks
 from oracle.checks.neighbours.prompt import NEIGHBOUR_MAX_TOKENS
 from oracle.checks.neighbours.state import NeighboursState
+from oracle.report import neighbours as section
 
 __all__ = ["CHECK", "NeighbourChecks", "NeighbourSettings", "NeighboursState"]
 
@@ -25,6 +26,11 @@ def build(parts: CheckParts) -> Producers:
     return Producers({"neighbour": checks.neighbour_check})
 
 
+def terminal(state: NeighboursState) -> list[str]:
+    """Each length's line at the end of the run (report/neighbours.py)."""
+    return section.terminal_lines(state.lengths)
+
+
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
     """Each suite prompt with one neighbour of `key` prompt tokens beside it (estimated at the c1 rates)."""
     shapes = tuple(s for shape in context.suite for s in (shape, (key, NEIGHBOUR_MAX_TOKENS)))
@@ -33,4 +39,4 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
 
 CHECK = CheckDescriptor(name=NAME, title=TITLE, order=50, kinds=("neighbour",), items=items, build=build,
                         state=NeighboursState, add_options=add_options, settings=settings_of,
-                        defaults=NeighbourSettings(), plan_part=plan_part)
+                        defaults=NeighbourSettings(), plan_part=plan_part, sections=(section,), terminal=terminal)

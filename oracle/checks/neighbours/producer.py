@@ -12,7 +12,8 @@ from __future__ import annotations
 from oracle.checks.descriptor import Finding, not_run
 from oracle.checks.neighbours.prompt import NEIGHBOUR_MAX_TOKENS, neighbour_id, neighbour_prompt
 from oracle.compare.conditions import compare_condition, condition_check, first_split
-from oracle.compare.verdicts import DIVERGENT, DROPPED, EXACT, INCONCLUSIVE, Check
+from oracle.compare.verdicts import DIVERGENT, DROPPED, EXACT, INCONCLUSIVE, LOGPROBS_MOVED, Check
+from oracle.compare.width_map import outputs_of
 from oracle.run.runner import one_at_a_time
 from oracle.store.records import PRIMARY, Condition, Record
 
@@ -83,6 +84,8 @@ class NeighbourChecks:
                "records": len(rows), "overlap": overlap, "wall_s": round(result.wall_s, 3),
                "splits": [{"prompt": r["prompt"], "position": first_split(r), "verdict": r["verdict"]}
                           for r in rows if r["verdict"] != EXACT]}
+        row["exact_vs_c1"] = sum(r["vs_c1"]["verdict"] == EXACT for r in rows)
+        row |= outputs_of(rows, near_tie_nats=self.plan.options.near_tie_nats)  # its class in the width map's picture
         return Finding(check, {"neighbours": {str(length): row},
                                "runs": [result.log_row(neighbour=length, overlap=overlap)]})
 
@@ -92,6 +95,9 @@ def _split_line(row: dict, length: int) -> str:
     parts = []
     for name, side in (("c1", row["vs_c1"]), ("the reference", row["vs_reference"])):
         if side is None or side["verdict"] == EXACT:
+            continue
+        if side["verdict"] == LOGPROBS_MOVED:  # tokens equal (--oracle-compare logprobs): no position of a split
+            parts.append(f"vs {name}: {side['reason']}")
             continue
         where = f"token {side['first_divergence']}" if side["first_divergence"] is not None else "finish reason"
         parts.append(f"{side['verdict']} at {where} vs {name}")

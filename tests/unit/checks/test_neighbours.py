@@ -51,3 +51,14 @@ def test_the_run_plan_prices_each_prompt_with_its_neighbour():
     part = CHECK.plan_part("neighbour", 64, PlanContext(suite=((30, 16), (40, 8)), options=None, reference=False))
     assert part.name == "neighbours 64"
     assert part.shapes == ((30, 16), (64, NEIGHBOUR_MAX_TOKENS), (40, 8), (64, NEIGHBOUR_MAX_TOKENS))
+
+
+def test_a_split_line_names_the_length_and_position_and_a_moved_logprob_says_so():
+    from oracle.checks.neighbours.producer import _split_line
+
+    side = {"verdict": "divergent", "first_divergence": 3}
+    moved = {"verdict": "logprobs-moved", "first_divergence": None, "reason": "logprobs moved at 1 of 40 values"}
+    assert _split_line({"prompt": "p", "vs_c1": side, "vs_reference": None}, 9) == \
+        "p beside a 9-token neighbour: divergent at token 3 vs c1"
+    assert _split_line({"prompt": "p", "vs_c1": moved, "vs_reference": {"verdict": "exact"}}, 9) == \
+        "p beside a 9-token neighbour: vs c1: logprobs moved at 1 of 40 values"

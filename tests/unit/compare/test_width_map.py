@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracle.compare.width_map import class_label, width_map, width_words
+from oracle.compare.width_map import class_label, outputs_of, width_map, width_words
 
 NATS = 0.5
 
@@ -25,8 +25,8 @@ def test_a_fault_at_one_width_is_its_own_class_and_the_first_to_part():
     assert [(e.width, e.klass) for e in wm.entries] == [(1, "A"), (2, "A"), (3, "B"), (4, "A")]
     assert wm.first_parting == 3
     data = wm.as_json()
-    assert data["classes"] == [{"class": "A", "widths": [1, 2, 4], "prompts": {}},
-                               {"class": "B", "widths": [3], "prompts": {"a": 3}}]
+    assert [{k: v for k, v in c.items() if k != "outputs"} for c in data["classes"]] == [
+        {"class": "A", "widths": [1, 2, 4], "prompts": {}}, {"class": "B", "widths": [3], "prompts": {"a": 3}}]
     assert data["widths"][2] | {} == {"width": 3, "class": "B", "proven": True, "records": 2, "split_records": 1,
                                       "tie_flips": 0, "confident_flips": 1, "source": "ladder"}
 
@@ -60,3 +60,23 @@ def test_words_and_labels():
     assert width_words([3, 5, 6, 7]) == "3, 5, 6, 7"
     assert width_words([3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15]) == "3, 5, 6, 7, 9-15"
     assert [class_label(i) for i in (0, 1, 25, 26)] == ["A", "B", "Z", "C27"]
+
+
+def test_a_neighbour_run_with_a_widths_arrays_has_that_classs_outputs_digest():
+    """The width map's picture gives a neighbour length the class whose arrays it gave (the same digest)."""
+    wm = width_map({2: level("a1", "b1"), 3: level("a2", "b1")}, proven={}, near_tie_nats=NATS).as_json()
+    digests = {c["class"]: c["outputs"] for c in wm["classes"]}
+    beside = outputs_of(level("a2", "b1"), near_tie_nats=NATS)
+    assert beside == {"outputs": digests["B"], "same_as_c1": False, "split_records": 1, "tie_flips": 0,
+                      "confident_flips": 1}
+    assert outputs_of(level("a1", "b1"), near_tie_nats=NATS)["outputs"] == digests["A"]
+    other = outputs_of(level("a1", "b7"), near_tie_nats=NATS)
+    assert other["outputs"] not in digests.values() and other["same_as_c1"] is False
+
+
+def test_logprobs_moved_with_the_arrays_equal_is_no_split():
+    moved = level("a1", "b1")
+    moved[0]["vs_c1"]["verdict"] = "logprobs-moved"
+    wm = width_map({2: moved}, proven={}, near_tie_nats=NATS)
+    assert wm.entries[1].klass == "A" and wm.entries[1].split_records == 0 and wm.classes[0].first_splits == {}
+    assert outputs_of(moved, near_tie_nats=NATS)["split_records"] == 0
