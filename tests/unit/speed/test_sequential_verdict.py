@@ -49,7 +49,7 @@ def test_a_clear_speed_up_passes_after_two_rounds_with_its_llr_path_shown():
     assert check.evidence["sequential"]["path"][0]["round"] == 2
     assert check.lines[0].startswith("  LLR by round: r2 ")  # the terminal's lines under the item
     shown = "\n".join(markdown_lines({**CARD, "vs_reference": versus}))
-    assert "- LLR by round: r2 " in shown and "bounds [-2.94, 2.94]" in shown
+    assert "- LLR by round: r2 " in shown and "bounds [-3.66, 3.66]" in shown
     assert "- sequential test: pass after 2 rounds" in shown
 
 
