@@ -6,7 +6,10 @@ the run plan prices the interleaved rounds; a PASS that allowed near-ties says s
 from __future__ import annotations
 
 import math
+import re
 from types import SimpleNamespace
+
+import pytest
 
 from oracle.checks.descriptor import PlanContext
 from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
@@ -16,7 +19,7 @@ from oracle.compare.verdicts import Check
 from oracle.report.header import _headline
 from oracle.speed.interleave import Measurement, interleaved_comparison
 from oracle.speed.noise import spread_band
-from oracle.speed.report import markdown_lines
+from oracle.speed.report import headline, markdown_lines, speed_words
 from oracle.speed.sequential import Sequential
 
 CARD = {"label": "headline", "reasons": [], "token_times": "bytes-arrival", "condition": "boot1-c1",
@@ -94,3 +97,15 @@ def test_a_pass_that_allowed_near_ties_says_so_in_its_headline():
     assert _headline(data) == "PASS: 9/12 exact, 3 near-ties allowed"
     data["checks"] = checks[:9] + [Check("tokens[q]", "tokens", "near-tie", outcome="failed").as_dict()]
     assert _headline({**data, "verdict": "fail", "summary": {"exact": [9, 10]}}) == "FAIL: 9/10 exact"
+
+
+def test_the_headline_and_the_items_detail_give_one_ratio_definition():
+    """Issue 53: `0.99x slower [0.88, 1.12]` beside medians that favoured the candidate. The headline's speed part and
+    the speed item's detail are the same words, and the figures they show are the ratio's own terms: the quotient of
+    the geometric means shown is the point."""
+    versus = comparison([1.30, 1.21, 1.26])
+    said = speed_words(versus)
+    assert headline({**CARD, "vs_reference": versus}) == said
+    assert gate(versus).detail.startswith(said + "; --min-speedup 1: sequential test: "), gate(versus).detail
+    shown = re.search(r"geometric mean ([\d.]+) vs ([\d.]+) tok/s", said)
+    assert shown and float(shown[1]) / float(shown[2]) == pytest.approx(versus["median"], rel=2e-3), said
