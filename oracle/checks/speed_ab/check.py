@@ -12,7 +12,8 @@ from oracle.checks.speed_ab.producer import InterleaveChecks
 from oracle.speed import interleave_report as section
 from oracle.speed.sequential import MIN_ROUNDS
 
-__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions"]
+__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions", "boot_words", "expected_rounds", "plan_part",
+           "server_boots"]
 
 
 def items(plan) -> list[CheckItem]:
@@ -32,9 +33,25 @@ def expected_rounds(ab: InterleaveOptions) -> int:
     return ab.rounds if ab.rounds is not None else math.ceil((MIN_ROUNDS + ab.rounds_max) / 2)
 
 
+def server_boots(servers: str, passes: int, extra_servers: int) -> int:
+    """The boots an interleaved session waits on: one-at-a-time, one per pass and the candidate's return after
+    them; both-up, each server oracle starts beside the running candidate (the reference, an A/A control's), once."""
+    return passes + 1 if servers == "one-at-a-time" else extra_servers
+
+
+def boot_words(boots: int, boot_s: float | None) -> str:
+    """'8 server boots at 31.2 s each (this run's boot)', or why they are not priced."""
+    if not boots:
+        return ""
+    if boot_s is None:
+        return f"; {boots} server boot(s), not priced (this run's server was not launched by oracle: no boot measured)"
+    return f"; {boots} server boot(s) at {boot_s:.3g} s each (this run's boot)"
+
+
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """Both sides' passes over the suite for each round, the A/A control's sessions alike, and a warm-up per boot
-    (one-at-a-time: every pass; both-up: every server once), at the warm-up's rates."""
+    """Both sides' passes over the suite for each round, the A/A control's sessions alike, a warm-up per boot
+    (one-at-a-time: every pass; both-up: every server once), at the warm-up's rates, and the server boots at this
+    run's own boot time."""
     ab = context.options.check("speed_ab")
     rounds = expected_rounds(ab)
     sessions = 1 + ab.control
@@ -42,12 +59,13 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
     warm = max(context.suite, key=lambda s: s[0] + s[1], default=(0, 0))
     warmups = context.options.warmup * (passes if ab.servers == "one-at-a-time" else 2 + (1 if ab.control else 0))
     shapes = tuple(shape for _ in range(passes) for shape in context.suite) + (warm,) * warmups
+    boots = server_boots(ab.servers, passes, 1 + (1 if ab.control else 0))
     design = (f"{ab.rounds} ABBA rounds" if ab.rounds is not None
               else f"sequential test: ~{rounds} ABBA rounds expected, at most {ab.rounds_max} "
                    f"(up to {ab.rounds_max / rounds:.1f}x this estimate)")
     control = f", {ab.control} A/A control session(s) alike" if ab.control else ""
-    boots = "; a server boot per pass, not priced" if ab.servers == "one-at-a-time" else ""
-    return PlanPart("interleaved A/B", shapes, note=f"{design}{control}; reference and candidate each pass{boots}")
+    return PlanPart("interleaved A/B", shapes, extra_s=boots * (context.boot_s or 0.0),
+                    note=f"{design}{control}; reference and candidate each pass{boot_words(boots, context.boot_s)}")
 
 
 def resolve(settings: InterleaveOptions, reference) -> InterleaveOptions:

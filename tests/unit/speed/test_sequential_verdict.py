@@ -1,7 +1,7 @@
 """The speed item under the sequential test (replayed round medians, no server): a clear speed-up passes with its LLR
 path in the report, an identical config fails worded `same speed` within the session's measured band, a close call
 at the cap is inconclusive with its rounds and LLR; the band without a control is the session's pass-to-pass spread;
-the run plan prices the interleaved rounds; a PASS that allowed near-ties says so in its headline."""
+the run plan prices the interleaved rounds, controls, boots and cells; a PASS that allowed near-ties says so in its headline."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from oracle.checks.descriptor import PlanContext
 from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
 from oracle.checks.speed_ab.check import expected_rounds, plan_part
 from oracle.checks.speed_ab.options import InterleaveOptions
+from oracle.checks.speed_cells.check import plan_part as cells_plan_part
 from oracle.compare.verdicts import Check
 from oracle.report.header import _headline
+from oracle.run.plan_estimate import Part, Rates, duration_words
 from oracle.speed.interleave import Measurement, interleaved_comparison
 from oracle.speed.noise import spread_band
 from oracle.speed.report import headline, markdown_lines, speed_words
@@ -78,16 +80,37 @@ def test_a_close_call_at_the_cap_is_inconclusive_with_its_rounds_and_llr():
     assert check.evidence["not_judged"].startswith("the sequential test reached its cap of 8 rounds undecided (LLR ")
 
 
-def test_the_run_plan_prices_interleaved_rounds_and_controls():
-    options = SimpleNamespace(warmup=1, check=lambda name: ab)
+def test_the_run_plan_prices_interleaved_rounds_controls_boots_and_cells():
+    """Issue 53: the plan said "about 5 s in all" for a 6-minute A/A gate. Its `interleaved A/B` line prices both
+    sides' passes over the sequential test's expected rounds (and says the most it may take), the A/A control's
+    sessions alike, a warm-up per boot and, one server at a time, a boot per pass at this run's own boot time; the
+    `speed cells` line its repeats on each side and a warm-up per cell and boot."""
     ab = InterleaveOptions(command="x {port}")
-    context = PlanContext(((100, 24), (80, 24)), options, True)
+    cells = SimpleNamespace(cells=[(512, 128)], repeats=3)
+    options = SimpleNamespace(warmup=1, check=lambda name: {"speed_ab": ab, "speed_cells": cells}[name])
+    rates = Rates(prefill_tps=1000.0, decode_tps=100.0, source="test")
+    context = PlanContext(((100, 24), (80, 24)), options, True, boot_s=30.0)
     part = plan_part("speed_ab", None, context)
     assert expected_rounds(ab) == 5 and len(part.shapes) == 2 * 5 * 2 + 2 * 5  # 10 passes of 2 prompts, a warm-up each
-    assert "sequential test: ~5 ABBA rounds expected, at most 8" in part.note and "boot per pass" in part.note
+    requests_s = sum(rates.seconds(p, g) for p, g in part.shapes)
+    line = Part.of(part.name, list(part.shapes), rates, note=part.note, extra_s=part.extra_s).line()
+    assert part.extra_s == 11 * 30.0  # a boot per pass and the candidate's return
+    assert line == (f"  interleaved A/B: 30 requests, 2800 prompt + 720 generated tokens, "
+                    f"~{duration_words(requests_s + 330.0)} (sequential test: ~5 ABBA rounds expected, at most 8 "
+                    "(up to 1.6x this estimate); reference and candidate each pass; 11 server boot(s) at 30 s each "
+                    "(this run's boot))"), line
     ab = InterleaveOptions(command="x {port}", rounds=4, control=2, servers="both-up")
     part = plan_part("speed_ab", None, context)
     assert len(part.shapes) == 3 * 2 * 4 * 2 + 3 and "4 ABBA rounds, 2 A/A control session(s) alike" in part.note
+    assert part.extra_s == 2 * 30.0 and "; 2 server boot(s) at 30 s each" in part.note  # the reference's, the control's
+    unlaunched = plan_part("speed_ab", None, PlanContext(((100, 24),), options, True))
+    assert unlaunched.extra_s == 0 and "2 server boot(s), not priced (this run's server was not launched" in unlaunched.note
+    # the cells, one server at a time: each side's repeat on a boot of its own, a warm-up per cell on each
+    ab = InterleaveOptions(command="x {port}")
+    cell_part = cells_plan_part("speed_cells", None, context)
+    assert len(cell_part.shapes) == 3 * 2 + 3 * 2 and cell_part.extra_s == (2 * 3 + 1) * 30.0
+    assert cell_part.note == ("3 repeats and 6 warm-up(s) per cell, on each side (interleaved); 7 server boot(s) at "
+                              "30 s each (this run's boot)")
 
 
 def test_a_pass_that_allowed_near_ties_says_so_in_its_headline():
