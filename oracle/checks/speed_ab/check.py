@@ -10,10 +10,10 @@ from oracle.checks.speed.state import InSpeedSection
 from oracle.checks.speed_ab.options import TITLE, InterleaveOptions, add_options, resolve_reference_launch, settings_of
 from oracle.checks.speed_ab.producer import InterleaveChecks
 from oracle.speed import interleave_report as section
+from oracle.speed.boot_cost import boot_words, server_boots
 from oracle.speed.sequential import MIN_ROUNDS
 
-__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions", "boot_words", "expected_rounds", "plan_part",
-           "server_boots"]
+__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions", "expected_rounds", "plan_part"]
 
 
 def items(plan) -> list[CheckItem]:
@@ -31,21 +31,6 @@ def expected_rounds(ab: InterleaveOptions) -> int:
     """The rounds the plan prices: the fixed design's; in the sequential test midway between its fewest (2) and its
     cap (simulated: an identical config at 1% pass-to-pass CV stops after ~5 of 8, a clear speed-up after 2-3)."""
     return ab.rounds if ab.rounds is not None else math.ceil((MIN_ROUNDS + ab.rounds_max) / 2)
-
-
-def server_boots(servers: str, passes: int, extra_servers: int) -> int:
-    """The boots an interleaved session waits on: one-at-a-time, one per pass and the candidate's return after
-    them; both-up, each server oracle starts beside the running candidate (the reference, an A/A control's), once."""
-    return passes + 1 if servers == "one-at-a-time" else extra_servers
-
-
-def boot_words(boots: int, boot_s: float | None) -> str:
-    """'8 server boots at 31.2 s each (this run's boot)', or why they are not priced."""
-    if not boots:
-        return ""
-    if boot_s is None:
-        return f"; {boots} server boot(s), not priced (this run's server was not launched by oracle: no boot measured)"
-    return f"; {boots} server boot(s) at {boot_s:.3g} s each (this run's boot)"
 
 
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:

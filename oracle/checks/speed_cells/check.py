@@ -8,6 +8,7 @@ from oracle.checks.speed.state import InSpeedSection
 from oracle.checks.speed_cells.options import TITLE, CellsSettings, add_options, settings_of
 from oracle.checks.speed_cells.producer import CellsCheck
 from oracle.speed import cells_report as section
+from oracle.speed.boot_cost import boot_words, server_boots
 
 __all__ = ["CHECK", "CellsCheck", "CellsSettings"]
 
@@ -26,8 +27,6 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
     """Each cell's repeats, cold, and its warm-ups; interleaved with the reference (--reference-launch), both
     sides', a warm-up per cell on each boot (one-at-a-time: a boot per side and repeat), the boots at this run's
     own boot time."""
-    from oracle.checks.speed_ab.check import boot_words, server_boots  # the A/B's boot count and words
-
     cells, ab = context.options.check("speed_cells"), context.options.check("speed_ab")
     sides = 2 if ab.on else 1
     one_at_a_time = ab.on and ab.servers == "one-at-a-time"
