@@ -62,6 +62,7 @@ class PlanContext:
     suite: tuple[tuple[int, int], ...]
     options: Any
     reference: bool
+    boot_s: float | None = None  # one boot of the run's server, as measured (None: oracle did not launch it)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class PlanPart:
     shapes: tuple[tuple[int, int], ...] = ()
     note: str = ""
     once: bool = False
+    extra_s: float = 0.0  # seconds beyond its requests' (the server boots it waits on), added to its estimate
 
 
 def no_requests(kind: str, key, context: PlanContext) -> None:

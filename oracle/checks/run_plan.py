@@ -43,10 +43,12 @@ class _Parts:
         self.notes: dict[str, str] = {}
         self.unknown: set[str] = set()
         self.items: dict[str, str] = {}  # nodeid -> part name
+        self.extra: dict[str, float] = {}  # part name -> seconds beyond its requests' (server boots)
 
     def add(self, name: str, nodeid: str, shapes: list[tuple[int, int]] = (), note: str = "",
-            estimated: bool = True) -> None:
+            estimated: bool = True, extra_s: float = 0.0) -> None:
         self.shapes.setdefault(name, []).extend(shapes)
+        self.extra[name] = self.extra.get(name, 0.0) + extra_s
         if note:
             self.notes[name] = note
         if not estimated:
@@ -56,7 +58,7 @@ class _Parts:
     def parts(self) -> list[Part]:
         out = []
         for name, shapes in self.shapes.items():
-            part = Part.of(name, shapes, self.rates, note=self.notes.get(name, ""))
+            part = Part.of(name, shapes, self.rates, note=self.notes.get(name, ""), extra_s=self.extra.get(name, 0.0))
             if name in self.unknown:
                 part.estimate_s = None
             out.append(part)
@@ -74,7 +76,7 @@ def _gate_item(parts: _Parts, item, context: PlanContext) -> None:
     part = check.plan_part(spec.kind, spec.key, context)
     if part is not None:
         parts.add(part.name, item.nodeid, [] if part.once and part.name in parts.shapes else list(part.shapes),
-                  note=part.note)
+                  note=part.note, extra_s=part.extra_s)
 
 
 def _canary_item(gate, parts: _Parts, item) -> tuple[int, int] | None:
@@ -129,7 +131,8 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     rates = Rates.from_warmup(warmup)
     parts = _Parts(rates)
     mine = [p for p in gate.prompts.rendered if gate.owned is None or p.id in gate.owned]
-    context = PlanContext(tuple((len(p.ids), _generated(gate, p)) for p in mine), o, gate.plan.reference is not None)
+    context = PlanContext(tuple((len(p.ids), _generated(gate, p)) for p in mine), o, gate.plan.reference is not None,
+                          boot_s=getattr(gate.target, "boot_s", None))
     needles: dict[str, tuple[int, int]] = {}  # nodeid -> (length, depth)
     for item in items:
         spec = getattr(item, "spec", None)

@@ -201,7 +201,8 @@ def interleaved_comparison(pairs: list[tuple[Measurement, Measurement]], *, diag
         out.update(ratio)
         out["prompts"] = min(m[2] for m in medians if m)
         if test is not None:
-            out["sequential"] = test.run([math.log(m[0] / m[1]) for m in medians if m and m[0] > 0 and m[1] > 0])
+            both = [(math.log(m[0]), math.log(m[1])) for m in medians if m and m[0] > 0 and m[1] > 0]
+            out["sequential"] = test.run([c - r for c, r in both], [c + r for c, r in both])  # sequential.round_logs
     if figure != "conventional_tok_s":
         out["notes"].append("the suite's completions are under 101 tokens: each pass's rate is the post-first decode "
                             "rate (n-1)/(tn-t1), not the conventional 99/(t100-t1)")

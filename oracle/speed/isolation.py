@@ -297,13 +297,14 @@ def isolation_block(*, device: str, method: str, others: list[dict] | None, wind
     """speed.isolation: the verdict, the other processes (named), the host's own accounting (`host.py`: CPU time
     outside the server and oracle, short-lived processes), how they were found, what was left out. `name`: the
     device's model ('NVIDIA H100 80GB HBM3'), named in the words in place of its kind."""
-    if others is None:
+    window = None if window_s is None else round(window_s, 3)
+    if others is None:  # the window is stated here too: what went unchecked, and over how long
         return {"verdict": NOT_CHECKED, "device": device, "method": method, "reason": reason, "others": [],
-                "excluded": excluded}
+                "window_s": window, "excluded": excluded}
     crowded = host_crowded(host)
     block = {"verdict": NOT_ISOLATED if others or crowded else ISOLATED, "device": device, "device_name": name or device,
              "method": method,
-             "others": others, "window_s": None if window_s is None else round(window_s, 3), "excluded": excluded}
+             "others": others, "window_s": window, "excluded": excluded}
     if host is not None:
         block["host"] = host
     if device == "cpu":

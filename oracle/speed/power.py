@@ -201,7 +201,7 @@ class PowerWindow:
         window_s = time.monotonic() - self._t0 if self._t0 is not None else None
         excluded = {"server": sorted(self.server), "server_found": found, "oracle": sorted(self.oracle)}
         if not self.server:
-            return isolation_block(device=self.device, method="-", others=None, window_s=None, excluded=excluded,
+            return isolation_block(device=self.device, method="-", others=None, window_s=window_s, excluded=excluded,
                                    reason=found if not found.endswith("(a proxy inside it)") else
                                    f"{found}, and no server it forwards to was seen")
         if self.device == CPU:
@@ -211,10 +211,10 @@ class PowerWindow:
             return isolation_block(device=CPU, method=method, others=others, window_s=self.cpu.window_s,
                                    excluded=excluded, host=host, host_words=host_words)
         if self.device == NVIDIA and not (self.nv is not None or shutil.which("nvidia-smi")):
-            return isolation_block(device=NVIDIA, method="-", others=None, window_s=None, excluded=excluded,
+            return isolation_block(device=NVIDIA, method="-", others=None, window_s=window_s, excluded=excluded,
                                    reason="neither pynvml nor nvidia-smi can list the GPU's compute processes")
         if self.device == INTEL_GPU and not shutil.which("xpu-smi"):
-            return isolation_block(device=INTEL_GPU, method="-", others=None, window_s=None, excluded=excluded,
+            return isolation_block(device=INTEL_GPU, method="-", others=None, window_s=window_s, excluded=excluded,
                                    reason="no xpu-smi on this host to list the GPU's processes")
         others, scope = gpu_others(list(self.gpu_seen.values()), server=self.server, oracle=self.oracle)
         method = ("NVML compute processes and per-process utilization samples" if self.nv is not None

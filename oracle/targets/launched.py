@@ -104,6 +104,7 @@ class LaunchedServer:
         self.port: int | None = None
         self.process: subprocess.Popen | None = None
         self.log_path: Path | None = None
+        self.ready_s: float | None = None  # the last boot's time from the command to a healthy server
 
     @property
     def url(self) -> str:
@@ -132,7 +133,8 @@ class LaunchedServer:
                                         preexec_fn=_die_with_parent)
         _RUNNING.add(self)
         log.close()
-        deadline = time.monotonic() + self.health_timeout_s
+        started = time.monotonic()
+        deadline = started + self.health_timeout_s
         pause = HEALTH_POLL_FIRST_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -140,6 +142,7 @@ class LaunchedServer:
                 self.stop()  # whatever it started in its process group goes with it
                 raise LaunchError(self._exited(code))
             if healthy(self.url):
+                self.ready_s = time.monotonic() - started  # the run plan prices the boots of later items by it
                 return
             time.sleep(pause)
             pause = min(pause * 1.5, HEALTH_POLL_MAX_S)
@@ -228,6 +231,11 @@ class LaunchedTarget:
     def log_path(self) -> Path | None:
         """The current boot's server log."""
         return self.server.log_path
+
+    @property
+    def boot_s(self) -> float | None:
+        """How long the last boot took to a healthy server (the run plan's price of a boot)."""
+        return self.server.ready_s
 
     def _healthy(self, url: str) -> bool:
         # One client per URL for the whole health poll (a restart gets a new port, so a new client).

@@ -36,6 +36,9 @@ SMOKE = {
     "aa_calibrate.py": ([str(BENCHMARKS / "fixtures" / "aa_passes_simulated.json")],  # 40 simulated passes, 1% CV
                         [r"^A/A sequential sessions: \d+ of \d+ passed \(false-claim rate \d+/\d+ \(",
                          r"^mean rounds per session [\d.]+; farthest A/A point"]),
+    "sequential_simulation.py": (["--runs", "20"],
+                                 [r"^1x cv 8% control 0: pass \d+/20 \(Wilson 95% [\d.]+-[\d.]+\)",
+                                  r"^1\.5x cv 8% control 1: pass 20/20 .*; <= 2 rounds [\d.]+%"]),
     "chaos.py": (["--rounds", "1", "--seed", "0", "--max-tokens", "8"],
                  [r"^faults injected: 1 \(server-kill 1\)$", r"^runs stopped cleanly: 1 of 1$",
                   r"^records lost: 0$", r"^servers left running: 0$", r"^input folders changed: 0$",

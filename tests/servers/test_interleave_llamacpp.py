@@ -130,6 +130,24 @@ def interleaved_cells(rep: dict) -> dict:
     return block
 
 
+def test_the_plan_prices_the_interleaved_session_and_its_cells_with_this_runs_boot(gate_run, launch, ab_suite,
+                                                                                  launched_reference):
+    """Issue 53: the plan said "about 5 s in all" for a 6-minute A/A gate. --oracle-plan (after the warm-up, nothing
+    more sent) prices the sequential test's expected rounds (3 of at most 4 here) of both sides' passes, a warm-up and
+    a server boot per pass one server at a time, at the boot this run just measured, and the cells' repeats alike."""
+    result = gate_run(f"--launch={launch}", f"--reference={launched_reference}", "--reference-launch=recorded",
+                      ROUNDS_MAX, *CELLS, "--oracle-plan", "--oracle-budget=off", suite=ab_suite,
+                      max_tokens=MAX_TOKENS, report="plan")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines([
+        "  interleaved A/B: 18 requests, * generated tokens, ~* (sequential test: ~3 ABBA rounds expected, at most 4 "
+        "(up to 1.3x this estimate); reference and candidate each pass; 7 server boot(s) at * s each (this run's "
+        "boot))",
+        "  speed cells: 24 requests, * ~* (3 repeats and 6 warm-up(s) per cell, on each side (interleaved); 7 server "
+        "boot(s) at * s each (this run's boot))",
+        "oracle plan: about * in all"])
+
+
 def test_the_same_config_interleaved_never_passes_the_sequential_test(gate_run, launch, ab_suite,
                                                                         launched_reference, read_report, tmp_path):
     result = gate_run(f"--launch={launch}", f"--reference={launched_reference}", "--reference-launch=recorded",
@@ -143,7 +161,7 @@ def test_the_same_config_interleaved_never_passes_the_sequential_test(gate_run, 
     assert (versus["interval"], versus["rounds"], versus["label"]) == ("between-run", rounds, "headline"), versus
     # no real difference: the sequential test fails it (H0 "<= 1.0") or stops undecided at its cap, never passes
     assert seq["decision"] in ("fail", "inconclusive") and 2 <= rounds <= 4, seq
-    assert [p["round"] for p in seq["path"]] == list(range(2, rounds + 1)) and seq["bounds"] == [-2.9444, 2.9444]
+    assert [p["round"] for p in seq["path"]] == list(range(2, rounds + 1)) and seq["bounds"] == [-3.6636, 3.6636]  # split: two spreads
     cells = interleaved_cells(rep)
     for name in ("p128/g32", "p256/g1"):
         t_interval_of(cells["cells"][name]["vs_reference"])

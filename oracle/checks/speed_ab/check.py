@@ -10,9 +10,10 @@ from oracle.checks.speed.state import InSpeedSection
 from oracle.checks.speed_ab.options import TITLE, InterleaveOptions, add_options, resolve_reference_launch, settings_of
 from oracle.checks.speed_ab.producer import InterleaveChecks
 from oracle.speed import interleave_report as section
+from oracle.speed.boot_cost import boot_words, server_boots
 from oracle.speed.sequential import MIN_ROUNDS
 
-__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions"]
+__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions", "expected_rounds", "plan_part"]
 
 
 def items(plan) -> list[CheckItem]:
@@ -33,8 +34,9 @@ def expected_rounds(ab: InterleaveOptions) -> int:
 
 
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """Both sides' passes over the suite for each round, the A/A control's sessions alike, and a warm-up per boot
-    (one-at-a-time: every pass; both-up: every server once), at the warm-up's rates."""
+    """Both sides' passes over the suite for each round, the A/A control's sessions alike, a warm-up per boot
+    (one-at-a-time: every pass; both-up: every server once), at the warm-up's rates, and the server boots at this
+    run's own boot time."""
     ab = context.options.check("speed_ab")
     rounds = expected_rounds(ab)
     sessions = 1 + ab.control
@@ -42,12 +44,13 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
     warm = max(context.suite, key=lambda s: s[0] + s[1], default=(0, 0))
     warmups = context.options.warmup * (passes if ab.servers == "one-at-a-time" else 2 + (1 if ab.control else 0))
     shapes = tuple(shape for _ in range(passes) for shape in context.suite) + (warm,) * warmups
+    boots = server_boots(ab.servers, passes, 1 + (1 if ab.control else 0))
     design = (f"{ab.rounds} ABBA rounds" if ab.rounds is not None
               else f"sequential test: ~{rounds} ABBA rounds expected, at most {ab.rounds_max} "
                    f"(up to {ab.rounds_max / rounds:.1f}x this estimate)")
     control = f", {ab.control} A/A control session(s) alike" if ab.control else ""
-    boots = "; a server boot per pass, not priced" if ab.servers == "one-at-a-time" else ""
-    return PlanPart("interleaved A/B", shapes, note=f"{design}{control}; reference and candidate each pass{boots}")
+    return PlanPart("interleaved A/B", shapes, extra_s=boots * (context.boot_s or 0.0),
+                    note=f"{design}{control}; reference and candidate each pass{boot_words(boots, context.boot_s)}")
 
 
 def resolve(settings: InterleaveOptions, reference) -> InterleaveOptions:

@@ -30,7 +30,7 @@ from oracle.speed.interleave import (CANDIDATE, CONTROL, MIN_ROUNDS, REFERENCE, 
 from oracle.speed.launch_match import launch_match
 from oracle.speed.noise import noise_band, spread_band
 from oracle.speed.report import band_words, speed_words
-from oracle.speed.sequential import path_words, verdict_words
+from oracle.speed.sequential import control_prior, path_words, round_logs, verdict_words
 from oracle.speed.validity import history_speculation
 from oracle.store.records import Condition
 from oracle.targets import TargetError
@@ -48,6 +48,7 @@ class InterleaveChecks:
         self.ab = plan.options.check("speed_ab")
         self.figure = "conventional_tok_s"
         self._warmup = None  # the warm-up prompt, rendered while the candidate is up
+        self._prior = None  # the A/A control's spread (variance, df), measured before the A/B session
 
     # -- one pass -----------------------------------------------------------------------------
     def _measure(self, backend) -> Measurement:
@@ -104,8 +105,10 @@ class InterleaveChecks:
                         boot(server)
                 for server in servers.values():
                     self._warm(server.backend)
-            pairs = self._rounds(servers, REFERENCE, CANDIDATE, block, "ab")
+            # the A/A control first: its spread is the A/B session's prior (a clear case decides in 2 rounds)
             control = [self._rounds(servers, REFERENCE, CONTROL, block, f"aa{i + 1}") for i in range(self.ab.control)]
+            self._prior = control_prior([round_logs([round_medians(b, a) for b, a in aa]) for aa in control])
+            pairs = self._rounds(servers, REFERENCE, CANDIDATE, block, "ab")
         except (TargetError, RunInterrupted) as exc:
             error = f"speed-ab: {exc}"
         finally:
@@ -134,17 +137,21 @@ class InterleaveChecks:
         self._warm(backend)
         return backend
 
-    def _test(self):
-        """The sequential test at the speed item's bar; None in the fixed design (--speed-rounds)."""
-        return self.ab.test(self.plan.options.check("speed").min_speedup) if self.ab.sequential else None
+    def _test(self, prior: bool = True):
+        """The sequential test at the speed item's bar (with the A/A control's spread as its prior once measured);
+        None in the fixed design (--speed-rounds)."""
+        if not self.ab.sequential:
+            return None
+        test = self.ab.test(self.plan.options.check("speed").min_speedup)
+        return dataclasses.replace(test, prior=self._prior) if prior else test
 
     def _decided(self, pairs: list[tuple]) -> bool:
         """The sequential test has left its bounds over the rounds so far (never in the fixed design)."""
         test = self._test()
         if test is None:
             return False
-        logs = [math.log(m[0] / m[1]) for m in (round_medians(b, a) for b, a in pairs) if m and m[0] > 0 and m[1] > 0]
-        return len(logs) >= MIN_ROUNDS and test.run(logs)["decision"] in ("pass", "fail")
+        logs, levels = round_logs([round_medians(b, a) for b, a in pairs])
+        return len(logs) >= MIN_ROUNDS and test.run(logs, levels)["decision"] in ("pass", "fail")
 
     def _rounds(self, servers: dict, first: str, second: str, block: dict, label: str) -> list[tuple]:
         """ABBA rounds of `first` (A) and `second` (B), until the sequential test decides or the rounds run out;
@@ -169,12 +176,11 @@ class InterleaveChecks:
         """The A/A sessions: each one's interval, point and (sequential) decision."""
         ratios = [between_run_ratio([m[:2] for m in (round_medians(b, a) for b, a in aa) if m]) or {}
                   for aa in control]
-        test = self._test()
+        test = self._test(prior=False)  # the A/A sessions ran before the prior existed
         decisions = None
         if test is not None:
-            logs = [[math.log(m[0] / m[1]) for m in (round_medians(b, a) for b, a in aa) if m and m[0] > 0 and m[1] > 0]
-                    for aa in control]
-            decisions = [test.run(x)["decision"] if len(x) >= MIN_ROUNDS else None for x in logs]
+            logs = [round_logs([round_medians(b, a) for b, a in aa]) for aa in control]
+            decisions = [test.run(x, u)["decision"] if len(x) >= MIN_ROUNDS else None for x, u in logs]
         return control_summary([r.get("ci95") for r in ratios], [r.get("median") for r in ratios], decisions)
 
     def _band(self, control: dict | None, pairs: list) -> dict:

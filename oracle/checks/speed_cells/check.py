@@ -8,6 +8,7 @@ from oracle.checks.speed.state import InSpeedSection
 from oracle.checks.speed_cells.options import TITLE, CellsSettings, add_options, settings_of
 from oracle.checks.speed_cells.producer import CellsCheck
 from oracle.speed import cells_report as section
+from oracle.speed.boot_cost import boot_words, server_boots
 
 __all__ = ["CHECK", "CellsCheck", "CellsSettings"]
 
@@ -23,12 +24,18 @@ def build(parts: CheckParts) -> Producers:
 
 
 def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
-    """Each cell's warm-up and repeats, cold; interleaved with the reference (--reference-launch), both sides'."""
-    cells = context.options.check("speed_cells")
-    sides = 2 if context.options.check("speed_ab").on else 1
-    note = f"{cells.repeats} repeats and a warm-up per cell" + (", on each side (interleaved)" if sides == 2 else "")
-    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range((cells.repeats + 1) * sides)),
-                    note=note)
+    """Each cell's repeats, cold, and its warm-ups; interleaved with the reference (--reference-launch), both
+    sides', a warm-up per cell on each boot (one-at-a-time: a boot per side and repeat), the boots at this run's
+    own boot time."""
+    cells, ab = context.options.check("speed_cells"), context.options.check("speed_ab")
+    sides = 2 if ab.on else 1
+    one_at_a_time = ab.on and ab.servers == "one-at-a-time"
+    warmups = sides * cells.repeats if one_at_a_time else sides  # per cell
+    boots = server_boots(ab.servers, sides * cells.repeats, 1) if ab.on else 0
+    note = (f"{cells.repeats} repeats and {warmups} warm-up(s) per cell"
+            + (", on each side (interleaved)" if sides == 2 else "") + boot_words(boots, context.boot_s))
+    return PlanPart("speed cells", tuple((p, g) for p, g in cells.cells for _ in range(cells.repeats * sides + warmups)),
+                    note=note, extra_s=boots * (context.boot_s or 0.0))
 
 
 CHECK = CheckDescriptor(name="speed_cells", title=TITLE, order=32, kinds=("speed_cells",), items=items,

@@ -153,6 +153,33 @@ def test_a_remote_server_is_neither_metered_nor_checked_here():
     assert isolation["verdict"] == "not checked" and isolation["reason"] == why
 
 
+def test_every_isolation_block_states_its_window(monkeypatch):
+    """Issue 53: the H100's GPU isolation blocks read `window_s: null`. Isolated or not, and where nothing could be
+    checked (the server on another host, no pynvml and no nvidia-smi to list the GPU's processes), the block states
+    the window it covers; only `--oracle-power off` opens none (test above)."""
+    smi = "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB"
+    remote = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": smi}}, url="http://gpu-box.invalid:8000",
+                              in_process=False)
+
+    class Found:  # a local server found by its port
+        def __init__(self, url, *, in_process, oracle):
+            self.pids, self.found, self.local = {4242}, "pid 4242 listens on port 8080", True
+
+        def follow(self):
+            pass
+    monkeypatch.setattr(power_module, "ServerProcesses", Found)
+    monkeypatch.setattr(power_module, "load_nvml", lambda: (None, "not available: pynvml is not installed"))
+    monkeypatch.setattr(power_module, "query_nvidia_smi", lambda: None)
+    monkeypatch.setattr(power_module.shutil, "which", lambda name: None)
+    blind = PowerWindow.open("auto", {"accelerator": {"nvidia-smi": smi}}, url="http://127.0.0.1:8080",
+                             in_process=False)
+    for window, reason in ((remote, "is not on this host"), (blind, "neither pynvml nor nvidia-smi")):
+        window.start()
+        _, isolation = window.stop(generated_tokens=10)
+        assert isolation["verdict"] == "not checked" and reason in isolation["reason"], isolation
+        assert isinstance(isolation["window_s"], float) and isolation["window_s"] >= 0, isolation
+
+
 def test_a_short_gpu_job_seen_only_in_the_utilization_samples_makes_the_window_not_isolated(monkeypatch):
     """A process that ran on the server's GPU and ended between two polls of the compute-process list is still in
     NVML's per-process utilization samples: named, with its highest SM utilization."""

@@ -1,22 +1,27 @@
 """The speed item under the sequential test (replayed round medians, no server): a clear speed-up passes with its LLR
 path in the report, an identical config fails worded `same speed` within the session's measured band, a close call
 at the cap is inconclusive with its rounds and LLR; the band without a control is the session's pass-to-pass spread;
-the run plan prices the interleaved rounds; a PASS that allowed near-ties says so in its headline."""
+the run plan prices the interleaved rounds, controls, boots and cells; a PASS that allowed near-ties says so in its headline."""
 
 from __future__ import annotations
 
 import math
+import re
 from types import SimpleNamespace
+
+import pytest
 
 from oracle.checks.descriptor import PlanContext
 from oracle.checks.speed import SpeedChecks, SpeedSettings, SpeedState
 from oracle.checks.speed_ab.check import expected_rounds, plan_part
 from oracle.checks.speed_ab.options import InterleaveOptions
+from oracle.checks.speed_cells.check import plan_part as cells_plan_part
 from oracle.compare.verdicts import Check
 from oracle.report.header import _headline
+from oracle.run.plan_estimate import Part, Rates, duration_words
 from oracle.speed.interleave import Measurement, interleaved_comparison
 from oracle.speed.noise import spread_band
-from oracle.speed.report import markdown_lines
+from oracle.speed.report import headline, markdown_lines, speed_words
 from oracle.speed.sequential import Sequential
 
 CARD = {"label": "headline", "reasons": [], "token_times": "bytes-arrival", "condition": "boot1-c1",
@@ -49,7 +54,7 @@ def test_a_clear_speed_up_passes_after_two_rounds_with_its_llr_path_shown():
     assert check.evidence["sequential"]["path"][0]["round"] == 2
     assert check.lines[0].startswith("  LLR by round: r2 ")  # the terminal's lines under the item
     shown = "\n".join(markdown_lines({**CARD, "vs_reference": versus}))
-    assert "- LLR by round: r2 " in shown and "bounds [-2.94, 2.94]" in shown
+    assert "- LLR by round: r2 " in shown and "bounds [-3.66, 3.66]" in shown
     assert "- sequential test: pass after 2 rounds" in shown
 
 
@@ -75,16 +80,37 @@ def test_a_close_call_at_the_cap_is_inconclusive_with_its_rounds_and_llr():
     assert check.evidence["not_judged"].startswith("the sequential test reached its cap of 8 rounds undecided (LLR ")
 
 
-def test_the_run_plan_prices_interleaved_rounds_and_controls():
-    options = SimpleNamespace(warmup=1, check=lambda name: ab)
+def test_the_run_plan_prices_interleaved_rounds_controls_boots_and_cells():
+    """Issue 53: the plan said "about 5 s in all" for a 6-minute A/A gate. Its `interleaved A/B` line prices both
+    sides' passes over the sequential test's expected rounds (and says the most it may take), the A/A control's
+    sessions alike, a warm-up per boot and, one server at a time, a boot per pass at this run's own boot time; the
+    `speed cells` line its repeats on each side and a warm-up per cell and boot."""
     ab = InterleaveOptions(command="x {port}")
-    context = PlanContext(((100, 24), (80, 24)), options, True)
+    cells = SimpleNamespace(cells=[(512, 128)], repeats=3)
+    options = SimpleNamespace(warmup=1, check=lambda name: {"speed_ab": ab, "speed_cells": cells}[name])
+    rates = Rates(prefill_tps=1000.0, decode_tps=100.0, source="test")
+    context = PlanContext(((100, 24), (80, 24)), options, True, boot_s=30.0)
     part = plan_part("speed_ab", None, context)
     assert expected_rounds(ab) == 5 and len(part.shapes) == 2 * 5 * 2 + 2 * 5  # 10 passes of 2 prompts, a warm-up each
-    assert "sequential test: ~5 ABBA rounds expected, at most 8" in part.note and "boot per pass" in part.note
+    requests_s = sum(rates.seconds(p, g) for p, g in part.shapes)
+    line = Part.of(part.name, list(part.shapes), rates, note=part.note, extra_s=part.extra_s).line()
+    assert part.extra_s == 11 * 30.0  # a boot per pass and the candidate's return
+    assert line == (f"  interleaved A/B: 30 requests, 2800 prompt + 720 generated tokens, "
+                    f"~{duration_words(requests_s + 330.0)} (sequential test: ~5 ABBA rounds expected, at most 8 "
+                    "(up to 1.6x this estimate); reference and candidate each pass; 11 server boot(s) at 30 s each "
+                    "(this run's boot))"), line
     ab = InterleaveOptions(command="x {port}", rounds=4, control=2, servers="both-up")
     part = plan_part("speed_ab", None, context)
     assert len(part.shapes) == 3 * 2 * 4 * 2 + 3 and "4 ABBA rounds, 2 A/A control session(s) alike" in part.note
+    assert part.extra_s == 2 * 30.0 and "; 2 server boot(s) at 30 s each" in part.note  # the reference's, the control's
+    unlaunched = plan_part("speed_ab", None, PlanContext(((100, 24),), options, True))
+    assert unlaunched.extra_s == 0 and "2 server boot(s), not priced (this run's server was not launched" in unlaunched.note
+    # the cells, one server at a time: each side's repeat on a boot of its own, a warm-up per cell on each
+    ab = InterleaveOptions(command="x {port}")
+    cell_part = cells_plan_part("speed_cells", None, context)
+    assert len(cell_part.shapes) == 3 * 2 + 3 * 2 and cell_part.extra_s == (2 * 3 + 1) * 30.0
+    assert cell_part.note == ("3 repeats and 6 warm-up(s) per cell, on each side (interleaved); 7 server boot(s) at "
+                              "30 s each (this run's boot)")
 
 
 def test_a_pass_that_allowed_near_ties_says_so_in_its_headline():
@@ -94,3 +120,15 @@ def test_a_pass_that_allowed_near_ties_says_so_in_its_headline():
     assert _headline(data) == "PASS: 9/12 exact, 3 near-ties allowed"
     data["checks"] = checks[:9] + [Check("tokens[q]", "tokens", "near-tie", outcome="failed").as_dict()]
     assert _headline({**data, "verdict": "fail", "summary": {"exact": [9, 10]}}) == "FAIL: 9/10 exact"
+
+
+def test_the_headline_and_the_items_detail_give_one_ratio_definition():
+    """Issue 53: `0.99x slower [0.88, 1.12]` beside medians that favoured the candidate. The headline's speed part and
+    the speed item's detail are the same words, and the figures they show are the ratio's own terms: the quotient of
+    the geometric means shown is the point."""
+    versus = comparison([1.30, 1.21, 1.26])
+    said = speed_words(versus)
+    assert headline({**CARD, "vs_reference": versus}) == said
+    assert gate(versus).detail.startswith(said + "; --min-speedup 1: sequential test: "), gate(versus).detail
+    shown = re.search(r"geometric mean ([\d.]+) vs ([\d.]+) tok/s", said)
+    assert shown and float(shown[1]) / float(shown[2]) == pytest.approx(versus["median"], rel=2e-3), said
