@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oracle.localize.curve import curve_svg
+from oracle.report.layer_curve import curve_svg
 from oracle.report.page import e, tool_page
 from oracle.store.records import atomic_write_text
 
