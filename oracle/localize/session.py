@@ -17,7 +17,7 @@ from pathlib import Path
 from oracle.localize.compare import LayerMismatch, compare_layers
 from oracle.localize.readers import load_reader
 from oracle.localize.report import write_report
-from oracle.localize.source import LocalizeSource
+from oracle.localize.source import EVAL_CALLBACK, LocalizeSource
 from oracle.store.stamps import utc_now
 
 __all__ = ["LOCALIZED", "WITHIN_BAND", "localize"]
@@ -41,7 +41,7 @@ def localize(source: LocalizeSource, *, out: Path, stream=None) -> int:
           f"{source.split}", file=stream)
     print(f"reference ({source.reference.label()}): two passes (its own repeat gives the band) ...", file=stream)
     notes = []
-    if source.reference.family == source.candidate.family == "llamacpp":
+    if source.reference.layers == source.candidate.layers == EVAL_CALLBACK:
         # llama.cpp's tool prints tensors by name: the three printouts are matched together, then compared.
         # Imported here: `python -m oracle.localize.llamacpp_tool` (the build) must not find it imported already.
         from oracle.localize.llamacpp_layers import eval_callback_captures
@@ -49,7 +49,7 @@ def localize(source: LocalizeSource, *, out: Path, stream=None) -> int:
         print(f"candidate ({source.candidate.label()}): one pass ...", file=stream)
         (reference, repeat, candidate), notes = eval_callback_captures(source.reference, source.candidate, path,
                                                                        out=out)
-    elif "llamacpp" in (source.reference.family, source.candidate.family):
+    elif EVAL_CALLBACK in (source.reference.layers, source.candidate.layers):
         raise LayerMismatch(f"the reference is {source.reference.backend}, the candidate {source.candidate.backend}: "
                             "llama.cpp's printed tensors and another family's layers are not matched; localize "
                             "two llamacpp configurations, or two of one in-process family")

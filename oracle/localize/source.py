@@ -20,8 +20,10 @@ from oracle.store.records import PRIMARY, load_record
 from oracle.store.reference import ReferenceError, load_reference
 from oracle.store.shapes import REPORT_FIX, ReportShape
 
-__all__ = ["Configuration", "LocalizeInput", "LocalizeSource", "configuration_of", "http_refusal", "read_source"]
+__all__ = ["EVAL_CALLBACK", "Configuration", "LocalizeInput", "LocalizeSource", "configuration_of", "http_refusal",
+           "read_source"]
 
+EVAL_CALLBACK = "eval-callback"  # the descriptor's `layers` for a family read through llama.cpp's tool
 GATE_HINT = "pytest --backend=hf-cpu --dtype float16 --reference REF --report-dir DIR"
 
 
@@ -45,13 +47,19 @@ class Configuration:
         words = [self.backend]
         words += [self.dtype] if "--dtype" in family_of(self.backend).load_options else []
         words += [f"{k}={v}" for k, v in self.ov_config + self.runner_args]
-        words += [f"[{self.server_args}]" if self.server_args else "[no flags]"] if self.family == "llamacpp" else []
+        if self.layers == EVAL_CALLBACK:
+            words.append(f"[{self.server_args}]" if self.server_args else "[no flags]")
         return " ".join(words)
 
+    @property
+    def layers(self) -> str:
+        """How the family shows its layers (its descriptor's `layers`)."""
+        return family_of(self.backend).layers
+
     def as_json(self) -> dict:
-        return {"backend": self.backend, "family": self.family, "model": self.model, "dtype": self.dtype,
-                "ov_config": dict(self.ov_config), "runner_args": dict(self.runner_args), "server_args": self.server_args or None,
-                "label": self.label()}
+        return {"backend": self.backend, "family": self.family, "layers": self.layers, "model": self.model,
+                "dtype": self.dtype, "ov_config": dict(self.ov_config), "runner_args": dict(self.runner_args),
+                "server_args": self.server_args or None, "label": self.label()}
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ def configuration_of(identity: dict, where: str) -> Configuration:
                          dtype=str(server.get("dtype") or "float32"),
                          ov_config=tuple(sorted((str(k), str(v)) for k, v in (server.get("ov_config") or {}).items())),
                          runner_args=tuple((str(k), str(v)) for k, v in (server.get("runner_args") or {}).items()),
-                         server_args=str(identity.get("server_args") or "") if descriptor.layers == "eval-callback"
+                         server_args=str(identity.get("server_args") or "") if descriptor.layers == EVAL_CALLBACK
                          else "")
 
 
