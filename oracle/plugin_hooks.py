@@ -246,8 +246,8 @@ def sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     planned_only = gate.options.plan_only and not gate.state.interruption
     if planned_only and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK  # --oracle-plan: the plan was the answer
+    localized = _localize(gate)  # before the ledger: the report it appends holds the localize key
     ledger_note = None if gate.options.plan_only else _append_to_ledger(gate)
-    localized = _localize(gate)
     if isinstance(gate, XdistController):
         if gate.state.verdict() == "fail" and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a check outside the items (servers differ)
@@ -298,7 +298,11 @@ def _localize(gate: GateSession | XdistController) -> list[str]:
         return []
     from oracle.localize.gate_hook import localize_gate_run  # torch and OpenVINO only when a split is localized
 
-    return localize_gate_run(gate.report_dir)
+    lines, summary = localize_gate_run(gate.report_dir)
+    if summary is not None:  # identity.json's `localize` key: the report written again (and sealed) with it
+        gate.state.localize = summary
+        gate.report.write()
+    return lines
 
 
 def _append_to_ledger(gate: GateSession | XdistController) -> str | None:

@@ -37,7 +37,8 @@ class FamilyDescriptor:
     # The options its in-process load honours (--dtype, --ov-config); any other family refuses them.
     load_options: tuple[str, ...] = ()
     # How `oracle localize` reads its layers: "torch-module" (forward hooks), "runner" (the runner's own
-    # layer_outputs), "ir" (an OpenVINO IR's layer ends as outputs); "": it shows none (a server).
+    # layer_outputs), "ir" (an OpenVINO IR's layer ends as outputs), "eval-callback" (llama.cpp's own tool on the
+    # embedded llama-server's model and flags, oracle/localize/llamacpp_layers.py); "": it shows none (a server).
     layers: str = ""
 
     @property

@@ -323,4 +323,5 @@ def _take_event(out: Completion, event: LlamaEvent, now: float) -> None:
         out.top_logprobs.append(list(map(_LOGPROB, tops)))
 
 
-FAMILY = FamilyDescriptor(name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend)
+FAMILY = FamilyDescriptor(name="llamacpp", help="llama-server's native /completion", backend=LlamaCppBackend,
+                          layers="eval-callback")

@@ -180,6 +180,7 @@ MERGE_RULES: dict[str, Callable[[Merge], object]] = {
     "closed": _own("closed"),  # the controller closes its own report
     "recorded_reference": _own("recorded_reference"),  # the controller writes the reference after the merge
     "notes": _notes,
+    "localize": _own("localize"),  # --localize runs on the controller, on the merged report (workers never do)
     "sealing": _own("sealing"),  # the controller seals the merged folder (workers' folders included) itself
 }
 

@@ -33,7 +33,8 @@ BAD_INPUT = 2
 
 def add_parser(sub) -> None:
     p = sub.add_parser("localize", help="name the first layer where a gate run's candidate computes something else "
-                                        "than its reference (in-process families: hf, openvino, python runners); "
+                                        "than its reference (hf, openvino, python runners; llamacpp through "
+                                        "llama-eval-callback); "
                                         "writes localize.json / .md / .html in a new folder; exit 0 a layer named, "
                                         "1 every layer within the reference's band, 2 bad input or no layers")
     p.add_argument("report", type=Path, metavar="REPORT_DIR", help="a gate report folder whose tokens split")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oracle.localize.curve import curve_svg
+from oracle.report.layer_curve import curve_svg
 from oracle.report.page import e, tool_page
 from oracle.store.records import atomic_write_text
 
@@ -29,7 +29,10 @@ def _facts(data: dict) -> list[tuple[str, str]]:
     return [("report", data["report"]), ("reference", f"{data['reference']['label']} ({data['reference_dir']})"),
             ("candidate", data["candidate"]["label"]),
             ("path", f"prompt {data['prompt']}: its {data['path_tokens']} token ids up to the split at completion "
-                     f"token {data['split']}; layers read at the last position"),
+                     f"token {data['split']}; " + ("the tensors llama-eval-callback printed (the first and last 3 "
+                                                   "positions, the last the split's, and each tensor's sum)"
+                                                   if data["candidate"].get("layers") == "eval-callback"
+                                                   else "layers read at the last position")),
             ("tokens at the split", f"reference #{data['reference_token']}, candidate #{data['candidate_token']}"),
             ("band rule", f"out of band when relative error > {loc['band_rule']['factor']:g} x the reference "
                           f"repeat's + {loc['band_rule']['floor']:g}"),

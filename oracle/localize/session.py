@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from oracle.localize.compare import compare_layers
+from oracle.localize.compare import LayerMismatch, compare_layers
 from oracle.localize.readers import load_reader
 from oracle.localize.report import write_report
-from oracle.localize.source import LocalizeSource
+from oracle.localize.source import EVAL_CALLBACK, LocalizeSource
 from oracle.store.stamps import utc_now
 
 __all__ = ["LOCALIZED", "WITHIN_BAND", "localize"]
@@ -40,10 +40,23 @@ def localize(source: LocalizeSource, *, out: Path, stream=None) -> int:
     print(f"oracle localize: prompt {source.prompt}, {len(path)} token ids up to the split at completion token "
           f"{source.split}", file=stream)
     print(f"reference ({source.reference.label()}): two passes (its own repeat gives the band) ...", file=stream)
-    reference, repeat = _read(source.reference, path, 2)
-    print(f"candidate ({source.candidate.label()}): one pass ...", file=stream)
-    (candidate,) = _read(source.candidate, path, 1)
     notes = []
+    if source.reference.layers == source.candidate.layers == EVAL_CALLBACK:
+        # llama.cpp's tool prints tensors by name: the three printouts are matched together, then compared.
+        # Imported here: `python -m oracle.localize.llamacpp_tool` (the build) must not find it imported already.
+        from oracle.localize.llamacpp_layers import eval_callback_captures
+
+        print(f"candidate ({source.candidate.label()}): one pass ...", file=stream)
+        (reference, repeat, candidate), notes = eval_callback_captures(source.reference, source.candidate, path,
+                                                                       out=out)
+    elif EVAL_CALLBACK in (source.reference.layers, source.candidate.layers):
+        raise LayerMismatch(f"the reference is {source.reference.backend}, the candidate {source.candidate.backend}: "
+                            "llama.cpp's printed tensors and another family's layers are not matched; localize "
+                            "two llamacpp configurations, or two of one in-process family")
+    else:
+        reference, repeat = _read(source.reference, path, 2)
+        print(f"candidate ({source.candidate.label()}): one pass ...", file=stream)
+        (candidate,) = _read(source.candidate, path, 1)
     if source.reference == source.candidate:
         notes.append("the reference and the candidate are the same configuration: a control that names no layer")
     result = compare_layers(reference, repeat, candidate, notes=tuple(notes))

@@ -20,8 +20,10 @@ from oracle.store.records import PRIMARY, load_record
 from oracle.store.reference import ReferenceError, load_reference
 from oracle.store.shapes import REPORT_FIX, ReportShape
 
-__all__ = ["Configuration", "LocalizeInput", "LocalizeSource", "configuration_of", "http_refusal", "read_source"]
+__all__ = ["EVAL_CALLBACK", "Configuration", "LocalizeInput", "LocalizeSource", "configuration_of", "http_refusal",
+           "read_source"]
 
+EVAL_CALLBACK = "eval-callback"  # the descriptor's `layers` for a family read through llama.cpp's tool
 GATE_HINT = "pytest --backend=hf-cpu --dtype float16 --reference REF --report-dir DIR"
 
 
@@ -39,16 +41,25 @@ class Configuration:
     dtype: str = "float32"  # hf
     ov_config: tuple[tuple[str, str], ...] = ()  # openvino
     runner_args: tuple[tuple[str, str], ...] = ()  # python
+    server_args: str = ""  # llamacpp: the embedded llama-server's --server-args (the launch flags)
 
     def label(self) -> str:
         words = [self.backend]
         words += [self.dtype] if "--dtype" in family_of(self.backend).load_options else []
         words += [f"{k}={v}" for k, v in self.ov_config + self.runner_args]
+        if self.layers == EVAL_CALLBACK:
+            words.append(f"[{self.server_args}]" if self.server_args else "[no flags]")
         return " ".join(words)
 
+    @property
+    def layers(self) -> str:
+        """How the family shows its layers (its descriptor's `layers`)."""
+        return family_of(self.backend).layers
+
     def as_json(self) -> dict:
-        return {"backend": self.backend, "family": self.family, "model": self.model, "dtype": self.dtype,
-                "ov_config": dict(self.ov_config), "runner_args": dict(self.runner_args), "label": self.label()}
+        return {"backend": self.backend, "family": self.family, "layers": self.layers, "model": self.model,
+                "dtype": self.dtype, "ov_config": dict(self.ov_config), "runner_args": dict(self.runner_args),
+                "server_args": self.server_args or None, "label": self.label()}
 
 
 @dataclass(frozen=True)
@@ -64,14 +75,18 @@ class LocalizeSource:
     candidate_token: int | None
 
 
-def http_refusal(backend: str, where: str) -> str:
+def http_refusal(backend: str, where: str, *, launched: bool = False) -> str:
     """The words for a family that shows no layers: which in-process family to localize with, and how."""
-    return (f"{where}: a {backend} run talks to a server over HTTP, which shows no layers. Localize with an "
+    article = "an" if backend[:1] in "aeiou" else "a"
+    embedded = (". A llamacpp run shows its tensors through llama.cpp's llama-eval-callback only when oracle "
+                "launched the embedded llama-server (--oracle-model GGUF --server-args FLAGS), whose model and flags "
+                "the report names: gate that way and localize its report") if launched else ""
+    return (f"{where}: {article} {backend} run talks to a server over HTTP, which shows no layers. Localize with an "
             f"in-process family ({', '.join(d.name for d in FAMILIES.values() if d.in_process)}) that loads the "
             "same weights in the two "
             "configurations: record the reference with e.g. `pytest --backend=hf-cpu --oracle-model MODEL --dtype float32 "
             "--record REF --reference-kind f16`, gate the candidate with `pytest --backend=hf-cpu --oracle-model MODEL "
-            "--dtype float16 --reference REF --report-dir DIR`, then run `oracle localize DIR`")
+            f"--dtype float16 --reference REF --report-dir DIR`, then run `oracle localize DIR`{embedded}")
 
 
 def configuration_of(identity: dict, where: str) -> Configuration:
@@ -81,15 +96,17 @@ def configuration_of(identity: dict, where: str) -> Configuration:
         descriptor = family_of(backend)
     except (KeyError, ValueError) as exc:
         raise LocalizeInput(f"{where}: its backend {backend!r} is not one oracle knows ({exc})") from None
-    if not descriptor.in_process:
-        raise LocalizeInput(http_refusal(backend, where))
+    family = parse_backend(backend).family
+    if not descriptor.in_process and not (descriptor.layers and identity.get("target") == "embedded"):
+        raise LocalizeInput(http_refusal(backend, where, launched=bool(descriptor.layers)))
     server = identity.get("server") or {}
     model = (identity.get("model") or {}).get("path") or server.get("model_path")
-    family = parse_backend(backend).family
     return Configuration(backend=backend, family=family, model=model if descriptor.locator is None else None,
                          dtype=str(server.get("dtype") or "float32"),
                          ov_config=tuple(sorted((str(k), str(v)) for k, v in (server.get("ov_config") or {}).items())),
-                         runner_args=tuple((str(k), str(v)) for k, v in (server.get("runner_args") or {}).items()))
+                         runner_args=tuple((str(k), str(v)) for k, v in (server.get("runner_args") or {}).items()),
+                         server_args=str(identity.get("server_args") or "") if descriptor.layers == EVAL_CALLBACK
+                         else "")
 
 
 def _report(report_dir: Path) -> dict:

@@ -2,7 +2,7 @@
 `PLACE` (its position: lower first), `markdown(data: dict) -> list[str]` and `html(data: dict) -> str`, both over
 the identity.json dict (an empty list / "" when it has nothing to say); it lives next to its capability.
 
-The report owns three sections of its own (`FRAME`: header, servers, notes); every other one is named by the check
+The report owns four sections of its own (`FRAME`: header, servers, localize, notes); every other one is named by the check
 kind that writes it (its descriptor's `sections`), and the registry lays them out once (`oracle.checks.SECTIONS`,
 above the report in the layers, which is why the page's list is handed to the renderers rather than read here):
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Iterable
 
-from oracle.report import header, notes, servers
+from oracle.report import header, localized, notes, servers
 
 __all__ = ["FRAME", "layout"]
 
-FRAME: tuple[ModuleType, ...] = (header, servers, notes)
+FRAME: tuple[ModuleType, ...] = (header, servers, localized, notes)
 
 
 def layout(check_sections: Iterable[ModuleType]) -> tuple[ModuleType, ...]:

@@ -58,6 +58,7 @@ class ReportState:
     closed: bool = False  # set when the session finishes
     recorded_reference: str | None = None
     notes: list[str] = field(default_factory=list)
+    localize: dict | None = None  # --localize's answer on a split (report/localized.py); the key only when set
     states: dict[str, Any] = field(default_factory=dict)  # check kind -> its CheckState (oracle/checks/<kind>/)
     # What the seal of the run's last write names beside its files (store/seal.py): the reference gated against
     # (its manifest hash) and the options its verdicts were judged under. Written in the seal, not as a section.
@@ -178,6 +179,7 @@ class ReportState:
             "closed": self.closed,
             "notes": self.notes,
             "records": {"folder": "records", "finished": {str(k): v for k, v in self.finished.items()}},
+            **({"localize": self.localize} if self.localize else {}),
         }
 
     def _sections(self) -> dict:
@@ -213,5 +215,6 @@ class ReportState:
             closed=data.get("closed", done),
             recorded_reference=data.get("recorded_reference"),
             notes=list(data.get("notes") or []),
+            localize=data.get("localize"),
             states={kind: state.from_json(data) for kind, state in (states or {}).items()},
         )

@@ -52,12 +52,26 @@ def test_a_failed_gate_is_localized_to_the_perturbed_layer_beside_its_report(pyt
     assert data["localize"]["first_layer_out_of_band"] == "layers.2"
     assert data["candidate"]["runner_args"] == {"perturb": "2"} and data["reference"]["runner_args"] == {}
     assert not list(result.folder.glob("localize*"))  # the gate's own report folder holds no localize file
+    # identity.json's own `localize` key (written before the seal), its table in identity.md, its curve in the page
+    report = json.loads((result.folder / "identity.json").read_text())
+    loc = report["localize"]
+    assert loc["status"] == "localized" and loc["first_layer_out_of_band"] == "layers.2"
+    assert loc["folder"] == str(pytester.path / "bad-localize") and loc["answer"] == data["answer"]
+    assert [r["name"] for r in loc["rows"]] == [r["name"] for r in data["localize"]["rows"]]  # every row a layer
+    md = (result.folder / "identity.md").read_text()
+    assert "## Localize (`--localize`)" in md and "| layers.2 | " in md and "**first**" in md
+    from oracle.cli import main
+
+    assert main(["html", str(result.folder)]) == 0  # the page as `oracle html` writes it, the seal audited first
+    page = (result.folder / "identity.html").read_text()
+    assert "<section id=localize>" in page and "<svg" in page and "first out of band: layers.2" in page
 
 
 def test_a_gate_that_passes_localizes_nothing_and_the_plan_states_the_cost(pytester, recorded):
     result = _gate(pytester, recorded, "good")
     assert result.ret == pytest.ExitCode.OK
     assert not (pytester.path / "good-localize").exists()
+    assert "localize" not in json.loads((result.folder / "identity.json").read_text())  # no key without a split
     assert "oracle localize" not in result.stdout.str()
     plan = json.loads((result.folder / "identity.json").read_text())["identity"]["plan"]
     assert any(n.startswith("--localize: no request; on a split") for n in plan["notes"])

@@ -63,7 +63,7 @@ def test_the_page_is_the_reports_frame_and_every_checks_sections_by_place():
 def test_a_new_section_is_its_module_named_by_its_check():
     """No list to edit: a section a check names stands at its PLACE; one without PLACE, or at a taken one, is
     refused when the registry lays out the page."""
-    extra = SimpleNamespace(__name__="oracle.example.report", PLACE=135,
+    extra = SimpleNamespace(__name__="oracle.example.report", PLACE=138,
                             markdown=lambda data: ["", f"## Extra: {data['mode']}"],
                             html=lambda data: f"<h2>Extra: {data['mode']}</h2>")
     page = sections.layout([*SECTIONS, extra])

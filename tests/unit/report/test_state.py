@@ -86,6 +86,7 @@ def _every_field_set() -> ReportState:
                   _meta("q", Condition(concurrency=2), 1)},
         checks=[Check("tokens[p]", "tokens", "exact", "ok", ["  a line"], {"first": 3}, "passed", "overlap")],
         interruption="stopped", complete=True, closed=True, recorded_reference="/ref2", notes=["a note"],
+        localize={"status": "not-run", "detail": "not run: a reason"},
         states=fresh_states(), sealing={"judged_under": {"near_tie_nats": 0.5}})
     state.apply(_SECTIONS)
     return state
