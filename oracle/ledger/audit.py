@@ -47,12 +47,26 @@ def audit_report(folder: Path, report: dict) -> Audit:
     """Re-derive what identity.json states; AuditFailed at the first thing that does not follow. The audit's reason
     names the passing items whose verdict the report keeps no evidence to re-derive (checked by outcome only)."""
     try:
+        return _audit(folder, report)
+    except AuditFailed:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        # a sealed report whose fields are of shapes no run writes (its seal hash made to match): named, never a
+        # traceback, never believed
+        raise AuditFailed(f"its fields are not what a run writes ({type(exc).__name__}: {exc}); its verdict cannot "
+                          "be re-derived") from None
+
+
+def _audit(folder: Path, report: dict) -> Audit:
+    try:
         sealed = verify_seal(folder, report)
     except InputFileError as exc:
         raise AuditFailed(f"seal: {exc}") from None
     if not sealed.sealed:
         return Audit(UNVERIFIED, sealed.reason)
     judged = sealed.seal.get("judged_under") or {}
+    if not isinstance(judged, dict) or not isinstance(judged.get("checks") or {}, dict):
+        raise AuditFailed("seal: field judged_under is not the options a run is judged under")
     derived: set[str] = set()
     problem = (stated_items(report, judged) or evidence_items(report, judged, derived)
                or logits_items(report, judged, derived) or canary_answers(report, judged))

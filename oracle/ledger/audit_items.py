@@ -139,9 +139,12 @@ def canary_answers(report: dict, judged: dict) -> str | None:
         if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, DROPPED) or "ok" not in row:
             continue
         completion = completions.get(item_id) if isinstance(completions, dict) else None
-        problem = rejudge_canary(str(item_id), row, completion if isinstance(completion, dict) else None,
-                                 report, judged, (row.get("reference") if isinstance(row.get("reference"), dict)
-                                                  else None))
+        try:
+            problem = rejudge_canary(str(item_id), row, completion if isinstance(completion, dict) else None,
+                                     report, judged, (row.get("reference") if isinstance(row.get("reference"), dict)
+                                                      else None))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:  # not what a run writes
+            problem = f"canaries.{item_id}: its answer is not what a run keeps ({type(exc).__name__}: {exc})"
         if problem:
             return problem
     return None
@@ -176,10 +179,40 @@ def canary_items(report: dict, judged: dict, reference: Reference | None,
         seen.add(str(item_id))
         if reference is not None:
             completion = completions.get(item_id) if isinstance(completions, dict) else None
-            problem = _canary_tokens(str(item_id), row, completion, reference, judged, items)
+            try:
+                problem = _canary_tokens(str(item_id), row, completion, reference, judged, items)
+            except (InputFileError, KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                problem = f"canaries.{item_id}: its completion cannot be compared with the reference's ({exc})"
             if problem:
                 return problem
             seen.add(tokens_check_id(str(item_id)))
+        problem = _copies(str(item_id), row, item, items.get(tokens_check_id(str(item_id))),
+                          None if reference_canaries is None else reference_canaries.get(item_id))
+        if problem:
+            return problem
+    return None
+
+
+def _copies(item_id: str, row: dict, item: dict | None, tokens_item: dict | None, ref_row) -> str | None:
+    """What a run writes twice agrees: the item's evidence is its row (less its text), the `:tokens` item's is the
+    row's comparison, and the row's copy of the reference's answer is the reference's."""
+    if item is not None:
+        kept = {k: v for k, v in row.items() if k != "raw_text"}
+        evidence = item.get("evidence") or {}
+        for name in sorted(set(kept) | set(evidence)):
+            if kept.get(name) != evidence.get(name):
+                return (f"{item_id}: field evidence.{name} is {evidence.get(name)!r}, but its canary row says "
+                        f"{kept.get(name)!r}")
+    if tokens_item is not None and (tokens_item.get("evidence") or {}) != (row.get(TOKENS_KEY) or {}):
+        return (f"{tokens_check_id(item_id)}: field evidence is not its canary row's {TOKENS_KEY} "
+                f"({(tokens_item.get('evidence') or {}).get('verdict')!r} against "
+                f"{(row.get(TOKENS_KEY) or {}).get('verdict')!r})")
+    copy = row.get("reference")
+    if isinstance(ref_row, dict) and isinstance(copy, dict):
+        for name, value in copy.items():
+            if ref_row.get(name) != value:
+                return (f"canaries.{item_id}: field reference.{name} is {value!r}, but the reference's row says "
+                        f"{ref_row.get(name)!r}")
     return None
 
 

@@ -141,19 +141,28 @@ def logits_items(report: dict, judged: dict, derived: set[str]) -> str | None:
             if not section or (cid == "logits" and not section.get("overall")) or (
                     cid == "logits-floor" and not (section.get("floor") or {}).get("overall")):
                 continue  # no figures stored: named as outcome-checked only
-            problem = _logits(row, section, judged)
+            problem = _guarded(_logits, cid, row, section, judged)
         elif cid in ("decode-vs-prefill", "chunked-prefill"):
             key = "decode_vs_prefill" if cid == "decode-vs-prefill" else "chunked_prefill"
             if not (report.get(key) or {}).get("modes") and not (report.get(key) or {}).get("not_offered"):
                 continue
-            problem = _prefill(row, report, judged)
+            problem = _guarded(_prefill, cid, row, report, judged)
         elif cid == "sampling-distribution":
             if not (report.get("sampling") or {}).get("distribution"):
                 continue
-            problem = _distribution(row, report, judged)
+            problem = _guarded(_distribution, cid, row, report, judged)
         else:
             continue
         if problem:
             return problem
         derived.add(cid)
     return None
+
+
+def _guarded(rule, cid: str, *args) -> str | None:
+    """A rule over figures of another shape than a run writes: named, never a traceback."""
+    try:
+        return rule(*args)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        return f"{cid}: its stored figures are not what a run writes ({type(exc).__name__}: {exc}); its verdict " \
+               "cannot be re-derived"

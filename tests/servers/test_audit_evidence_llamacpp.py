@@ -122,6 +122,8 @@ CANARY_EDITS = {
     "tokens stated divergent": (_put(f"canaries/{SEQUENTIAL}/tokens_vs_reference/verdict", "divergent"),
                                 f"canaries.{SEQUENTIAL}: field tokens_vs_reference.verdict is 'divergent', but its "
                                 "completion against the reference's"),
+    "item's copy": (_put(f"checks/{CODE}/evidence/answer", "wrong"), f"{CODE}: field evidence.answer is 'wrong', but "
+                                                                   "its canary row says 'correct'"),
     "repeats text": (_put(f"canary_completions/{SEQUENTIAL}/text", " forged"),
                      f"canary_completions.{SEQUENTIAL}: field text is ' forged', but its token ids are the "
                      "reference's"),

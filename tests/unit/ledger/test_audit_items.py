@@ -25,7 +25,7 @@ def _report() -> dict:
                                                                 {"prefix_cache_hits": 0.0}}),
               _check("ladder[c4]", "ladder", "exact", "passed", {"overlap": {"asked": 4, "reached": 4}}),
               _check("speed", "speed", "fail", "failed"),
-              _check("code[x]", "canary", "fail", "failed")]
+              _check("code[x]", "canary", "fail", "failed", {"ok": False, "verdict": "fail"})]
     return {"mode": "gate", "verdict": "fail", "complete": True, "closed": True, "interruption": None,
             "checks": checks, "summary": {"exact": [1, 2], "near_tie": 1, "divergent": 0, "inconclusive": 0,
                                           "checks_passed": [3, 6]},
