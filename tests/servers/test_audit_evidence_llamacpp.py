@@ -182,3 +182,20 @@ def test_an_edited_field_is_refused_and_flagged_naming_it(runs, tmp_path, capsys
     assert code == 1 and named in out and "1 fail their audit" in out, out
     code, out = _cli(capsys, "ledger", "add", str(folder), "--ledger", str(tmp_path / "other.sqlite"))
     assert code == 2 and named in out and "nothing was added" in out, out
+
+
+def test_a_passing_item_with_no_evidence_is_named_outcome_checked_only(runs, tmp_path, capsys):
+    """An item the report keeps nothing to re-derive from (here a speculation item as a run without its counters
+    writes it) is never silently trusted: the audit's line names it."""
+    def add_item(report: dict) -> None:
+        report["checks"].append({"id": "speculation", "kind": "speculation", "verdict": "pass", "detail": "",
+                                 "lines": [], "evidence": {}, "outcome": "passed", "inconclusive_kind": None})
+        report["summary"]["checks_passed"] = [len(report["checks"])] * 2
+
+    folder = _edited(runs, tmp_path / "report", add_item)
+    ledger = str(tmp_path / "ledger.sqlite")
+    assert _cli(capsys, "ledger", "add", str(folder), "--ledger", ledger)[0] == 0
+    code, out = _cli(capsys, "history", "--audit", "--ledger", ledger)
+    assert code == 0 and out.startswith("verified"), out
+    assert ("checked by outcome only (the report keeps no evidence to re-derive their verdicts from): speculation"
+            in out), out
