@@ -45,6 +45,14 @@ def test_the_report_as_written_follows():
     assert canary_items(report, JUDGED, REFERENCE_CANARIES) is None
 
 
+def test_a_stale_code_set_fails_as_the_run_judged_it_without_a_reference():
+    """code-fresh is finished strict (canaries/test_code_result.py): its `fail` follows, --canary-strict or not."""
+    report = {"canaries": {"code-fresh": {"family": "code-fresh", "ok": False, "stale": ["x"], "verdict": "fail"}}}
+    assert canary_items(report, JUDGED, None) is None
+    report["canaries"]["code-fresh"]["verdict"] = "info"
+    assert "canaries.code-fresh: field verdict is 'info'" in canary_items(report, JUDGED, None)
+
+
 def _set(path: str, value):
     def change(report: dict) -> None:
         *head, last = path.split(".")
