@@ -11,7 +11,8 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.canary.code import (ANSWER_PREFIX, CODE_SET, EXTRACTION_RULE, MAX_TOKENS, code_prompt, load_set,
-                                  score_answer, stale_items)
+                                  stale_items)
+from oracle.canary.rejudge import code_answer, set_fresh
 from oracle.canary.run import complete, finish_canary, not_run, render_ids
 from oracle.options import GateOptions, options_of
 
@@ -30,7 +31,7 @@ def test_code_set_fresh(oracle_gate) -> None:
     """Every stored answer still equals what its program prints (re-run in the sandbox)."""
     path = _set_path(oracle_gate.options)
     stale = stale_items(load_set(path))
-    finish_canary(oracle_gate, "code-fresh", "code-fresh", ok=not stale,
+    finish_canary(oracle_gate, "code-fresh", "code-fresh", ok=set_fresh(stale),
                   result={"set": str(path), "stale": stale},
                   detail=f"{len(stale)} stale item(s) in {path}" if stale else f"every stored answer in {path.name} is fresh",
                   lines=stale, strict=True)
@@ -44,8 +45,8 @@ def test_code(oracle_gate, code_item) -> None:
     except RequestFailed as exc:
         not_run(oracle_gate, item_id, "code", str(exc))
         return
-    s = score_answer(c.text, code_item.expected)
-    finish_canary(oracle_gate, item_id, "code", ok=s.verdict == "correct",
+    ok, s = code_answer(c.text, code_item.expected)  # the rule the ledger's audit re-derives ok by
+    finish_canary(oracle_gate, item_id, "code", ok=ok,
                   result={"level": code_item.level, "expected": code_item.expected, "extracted": s.extracted,
                           "raw_text": c.text, "answer": s.verdict, "reason": s.reason, "rule": EXTRACTION_RULE,
                           "completion_ids": c.completion_ids},

@@ -14,7 +14,8 @@ from oracle.canary.context import beyond as beyond_context, unknown_note
 from oracle.canary.plan import needle_plan
 from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
-from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
+from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack
+from oracle.canary.rejudge import needle_answer
 from oracle.options import options_of
 
 
@@ -57,8 +58,8 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     except RequestFailed as exc:
         not_run(oracle_gate, item_id, "needle", str(exc))
         return
-    s = score_needle(c.text, p.value)
-    finish_canary(oracle_gate, item_id, "needle", ok=s.verdict == "correct",
+    ok, s = needle_answer(c.text, p.value)  # the rule the ledger's audit re-derives ok by
+    finish_canary(oracle_gate, item_id, "needle", ok=ok,
                   result={"length": total, "depth": depth, "prompt_tokens": len(p.ids), "needle_at": p.needle_at,
                           "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
                           "answer": s.verdict, "reason": s.reason},

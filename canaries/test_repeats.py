@@ -6,6 +6,7 @@ import pytest
 
 from oracle.backends import RequestFailed
 from oracle.canary.run import complete_many, finish_canary, not_run, render_ids
+from oracle.canary.rejudge import repeats_ok
 from oracle.canary.repeats import summarize_repeats
 
 PROMPT = [{"role": "user", "content": "List five facts about rivers, one per line."}]
@@ -26,7 +27,7 @@ def test_repeats(oracle_gate, mode) -> None:
         return
     s = summarize_repeats([o.completion_ids for o in outs], [o.finish_reason for o in outs])
     base = outs[s.baseline_index]
-    finish_canary(oracle_gate, item_id, family, ok=s.all_identical,
+    finish_canary(oracle_gate, item_id, family, ok=repeats_ok(s),
                   result={"mode": mode, "expected": f"{n}/{n} identical", "extracted": f"{s.identical}/{n} identical",
                           "raw_text": base.text, "repeats": s.as_dict()},
                   detail=s.describe(), strict=oracle_gate.options.canary.strict, completion=base)

@@ -28,8 +28,8 @@ import numpy as np
 
 from oracle.compare.verdicts import CONSISTENT, INSUFFICIENT, SHIFTED
 
-__all__ = ["ALPHA", "POWER", "DistributionResult", "ScoredSequence", "detectable_shift", "distribution_check",
-           "permutation_pvalues", "rank_bins", "rank_histogram"]
+__all__ = ["ALPHA", "POWER", "TESTS", "DistributionResult", "ScoredSequence", "detectable_shift",
+           "distribution_check", "distribution_verdict", "permutation_pvalues", "rank_bins", "rank_histogram"]
 
 ALPHA, POWER = 0.05, 0.80
 ROUNDS = 9999  # random permutations when the exact assignments are more; the exact set otherwise
@@ -157,6 +157,17 @@ class DistributionResult:
                                    "candidate": list(self.candidate_ranks)}}
 
 
+def distribution_verdict(p_loglik: float, p_ranks: float, detectable: float, *, max_shift: float,
+                         alpha: float = ALPHA) -> str:
+    """shifted: either test rejects at alpha / TESTS; else insufficient when the run cannot detect `max_shift` with
+    80% power; else consistent (the ledger's audit re-derives a stored verdict by it too)."""
+    if min(p_loglik, p_ranks) < alpha / TESTS:
+        return SHIFTED
+    if detectable > max_shift:
+        return INSUFFICIENT
+    return CONSISTENT
+
+
 def distribution_check(reference: Sequence[ScoredSequence], candidate: Sequence[ScoredSequence], *,
                        max_shift: float, top_k: int, alpha: float = ALPHA, rounds: int = ROUNDS,
                        seed: int = 0) -> DistributionResult:
@@ -175,14 +186,8 @@ def distribution_check(reference: Sequence[ScoredSequence], candidate: Sequence[
     ref_mean = float(means[:n_ref].mean()) if n_ref else float("nan")
     cand_mean = float(means[n_ref:].mean()) if len(candidate) else float("nan")
     effect = cand_mean - ref_mean
-    if min(p_ll, p_rank) < per_test:
-        verdict = SHIFTED
-    elif detectable > max_shift:
-        verdict = INSUFFICIENT
-    else:
-        verdict = CONSISTENT
     return DistributionResult(
-        verdict, effect, effect / s if s and s != inf else float("nan"), p_ll, p_rank, how, detectable, s, max_shift,
+        distribution_verdict(p_ll, p_rank, detectable, max_shift=max_shift, alpha=alpha), effect, effect / s if s and s != inf else float("nan"), p_ll, p_rank, how, detectable, s, max_shift,
         alpha, ref_mean, cand_mean, (n_ref, len(candidate)),
         (sum(len(x.logprobs) for x in reference), sum(len(x.logprobs) for x in candidate)),
         tuple(label for label, _, _ in rank_bins(top_k)),

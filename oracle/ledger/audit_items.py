@@ -8,11 +8,18 @@ the first problem as one line naming the item and the field (None: it follows).
 
 from __future__ import annotations
 
-from oracle.canary.results import canary_verdict
-from oracle.compare.verdicts import DIVERGENT, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, PASS, Check, passed
+from oracle.canary.rejudge import rejudge_canary
+from oracle.canary.results import REPORT_KEY, canary_verdict
+from oracle.canary.tokens import (CHECK_KIND, COMPLETIONS_KEY, NOT_COMPARED, TOKENS_KEY, compare_canary,
+                                  tokens_check_id)
+from oracle.compare.verdicts import (DIVERGENT, DROPPED, EXACT, INCONCLUSIVE, NEAR_TIE, NOT_RUN, PASS, Check,
+                                     passed)
 from oracle.speed.verdict import speed_verdict
+from oracle.store.json_files import InputFileError
+from oracle.store.records import PRIMARY, RecordKey
+from oracle.store.reference import Reference
 
-__all__ = ["canary_items", "evidence_items", "stated_items"]
+__all__ = ["canary_answers", "canary_items", "evidence_items", "stated_items"]
 
 
 def _check(row: dict) -> Check | None:
@@ -65,8 +72,10 @@ def _summary(report: dict, checks: list[dict]) -> str | None:
     return None
 
 
-def evidence_items(report: dict, judged: dict) -> str | None:
-    """Speed, cache, overlap and coverage items against the evidence the report stores beside them."""
+def evidence_items(report: dict, judged: dict, derived: set[str] | None = None) -> str | None:
+    """Speed, cache, overlap and coverage items against the evidence the report stores beside them; the ids whose
+    verdict that evidence gives are added to `derived`."""
+    derived = set() if derived is None else derived
     for row in report.get("checks") or []:
         if not isinstance(row, dict) or row.get("verdict") == NOT_RUN:
             continue
@@ -76,23 +85,34 @@ def evidence_items(report: dict, judged: dict) -> str | None:
         if row.get("kind") == "speed" and cid == "speed" and speed.get("min_speedup") is not None:
             bar = float(speed["min_speedup"])
             try:
-                derived = speed_verdict(report.get("speed") or {}, bar, float(speed.get("noise_floor") or 0.0))[0]
+                derived_speed = speed_verdict(report.get("speed") or {}, bar,
+                                              float(speed.get("noise_floor") or 0.0))[0]
             except (KeyError, TypeError, ValueError, ZeroDivisionError):  # a card no run writes
                 return f"{cid}: field verdict is {verdict!r}, but its card (speed.vs_reference) cannot be judged"
-            if derived != verdict:
+            if derived_speed != verdict:
                 problem = (f"{cid}: field verdict is {verdict!r}, but the speed card's comparison (speed.vs_reference:"
-                           f" median, ci95) against --min-speedup {bar:g} gives {derived!r}")
+                           f" median, ci95) against --min-speedup {bar:g} gives {derived_speed!r}")
+            derived.add(cid)
         elif row.get("kind") == "cache" and verdict == PASS:
             problem = _cache(cid, evidence)
+            if "cached_requests" in evidence or "counter_deltas" in evidence:
+                derived.add(cid)
         elif row.get("kind") == "ladder" and verdict not in (DIVERGENT, INCONCLUSIVE):
             overlap = evidence.get("overlap") or {}
             if isinstance(overlap.get("reached"), int) and overlap["reached"] < (overlap.get("asked") or 0):
                 problem = (f"{cid}: field verdict is {verdict!r}, but its evidence.overlap reached "
                            f"{overlap['reached']} of {overlap.get('asked')} (unproven overlap is inconclusive)")
+        elif row.get("kind") == "record" and verdict == PASS and str(cid).startswith("record["):
+            finished = (report.get("records") or {}).get("finished") or {}
+            if str(RecordKey(str(cid)[len("record["):-1], PRIMARY)) not in finished:
+                problem = f"{cid}: field verdict is 'pass', but the report holds no record of it (records.finished)"
+            derived.add(cid)
         elif row.get("kind") == "coverage" and verdict == PASS:
             missing = [name for name, where in (evidence.get("held_in") or {}).items() if not where]
             if missing:
                 problem = f"{cid}: field verdict is 'pass', but evidence.held_in shows {missing[0]} in no run"
+            if evidence.get("held_in"):
+                derived.add(cid)
         if problem:
             return problem
     return None
@@ -111,23 +131,121 @@ def _cache(cid: str, evidence: dict) -> str | None:
     return None
 
 
-def canary_items(report: dict, judged: dict, reference_canaries: dict | None) -> str | None:
-    """Each canary's verdict from its answer (`ok`) against the reference's answer, by the gate's own rule."""
-    rows = report.get("canaries") or {}
-    items = {c.get("id"): c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("kind") == "canary"}
+def canary_answers(report: dict, judged: dict) -> str | None:
+    """Each canary's `ok` and its answer's fields re-derived from the answer the report keeps, by the family's rule
+    the canary tests judge it by (canary/rejudge.py): needs no reference."""
+    completions = report.get(COMPLETIONS_KEY) or {}
+    for item_id, row in (report.get(REPORT_KEY) or {}).items():
+        if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, DROPPED) or "ok" not in row:
+            continue
+        completion = completions.get(item_id) if isinstance(completions, dict) else None
+        try:
+            problem = rejudge_canary(str(item_id), row, completion if isinstance(completion, dict) else None,
+                                     report, judged, (row.get("reference") if isinstance(row.get("reference"), dict)
+                                                      else None))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:  # not what a run writes
+            problem = f"canaries.{item_id}: its answer is not what a run keeps ({type(exc).__name__}: {exc})"
+        if problem:
+            return problem
+    return None
+
+
+def canary_items(report: dict, judged: dict, reference: Reference | None,
+                 derived: set[str] | None = None) -> str | None:
+    """Each canary's verdict from its answer (`ok`) against the reference's answer (None: no reference, as a record
+    run judges it), by the gate's own rule; with a reference that keeps canary completions, each canary's completion
+    compared token for token with the reference's again (canary/tokens.py), its verdict and split."""
+    rows = report.get(REPORT_KEY) or {}
+    completions = report.get(COMPLETIONS_KEY) or {}
+    reference_canaries = None if reference is None else dict(reference.manifest.get("canaries") or {})
+    seen = set() if derived is None else derived
+    items = {c.get("id"): c for c in report.get("checks") or [] if isinstance(c, dict)
+             and c.get("kind") in ("canary", CHECK_KIND)}
     for item_id, row in rows.items():
-        if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, "dropped") or "ok" not in row:
+        if not isinstance(row, dict) or row.get("verdict") in (NOT_RUN, DROPPED) or "ok" not in row:
             continue
         if row.get("family") == "crosstalk":  # judged by its own proof (canaries/test_crosstalk.py): ok iff pass
             if bool(row["ok"]) != (row.get("verdict") == PASS):
                 return f"canaries.{item_id}: field verdict is {row.get('verdict')!r}, but its field ok is {row['ok']}"
-            continue
-        derived, _ = canary_verdict(ok=bool(row["ok"]), item_id=item_id, reference=reference_canaries,
-                                    strict=bool(((judged.get("checks") or {}).get("canaries") or {}).get("strict")))
-        if row.get("verdict") != derived:
+            continue  # its ok is the proof's own outcome: named as outcome-checked only
+        strict = (row.get("family") == "code-fresh"  # a stale code set fails always (test_code_result.py)
+                  or bool(((judged.get("checks") or {}).get("canaries") or {}).get("strict")))
+        follows, _ = canary_verdict(ok=bool(row["ok"]), item_id=item_id, reference=reference_canaries, strict=strict)
+        if row.get("verdict") != follows:
             return (f"canaries.{item_id}: field verdict is {row.get('verdict')!r}, but its answer (ok "
-                    f"{row['ok']}) against the reference gives {derived!r}")
+                    f"{row['ok']}) against the reference gives {follows!r}")
         item = items.get(item_id)
-        if item is not None and item.get("verdict") != derived:
-            return f"{item_id}: field verdict is {item.get('verdict')!r}, but its canary row gives {derived!r}"
+        if item is not None and item.get("verdict") != follows:
+            return f"{item_id}: field verdict is {item.get('verdict')!r}, but its canary row gives {follows!r}"
+        seen.add(str(item_id))
+        if reference is not None:
+            completion = completions.get(item_id) if isinstance(completions, dict) else None
+            try:
+                problem = _canary_tokens(str(item_id), row, completion, reference, judged, items)
+            except (InputFileError, KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+                problem = f"canaries.{item_id}: its completion cannot be compared with the reference's ({exc})"
+            if problem:
+                return problem
+            seen.add(tokens_check_id(str(item_id)))
+        problem = _copies(str(item_id), row, item, items.get(tokens_check_id(str(item_id))),
+                          None if reference_canaries is None else reference_canaries.get(item_id))
+        if problem:
+            return problem
+    return None
+
+
+def _copies(item_id: str, row: dict, item: dict | None, tokens_item: dict | None, ref_row) -> str | None:
+    """What a run writes twice agrees: the item's evidence is its row (less its text), the `:tokens` item's is the
+    row's comparison, and the row's copy of the reference's answer is the reference's."""
+    if item is not None:
+        kept = {k: v for k, v in row.items() if k != "raw_text"}
+        evidence = item.get("evidence") or {}
+        for name in sorted(set(kept) | set(evidence)):
+            if kept.get(name) != evidence.get(name):
+                return (f"{item_id}: field evidence.{name} is {evidence.get(name)!r}, but its canary row says "
+                        f"{kept.get(name)!r}")
+    if tokens_item is not None and (tokens_item.get("evidence") or {}) != (row.get(TOKENS_KEY) or {}):
+        return (f"{tokens_check_id(item_id)}: field evidence is not its canary row's {TOKENS_KEY} "
+                f"({(tokens_item.get('evidence') or {}).get('verdict')!r} against "
+                f"{(row.get(TOKENS_KEY) or {}).get('verdict')!r})")
+    copy = row.get("reference")
+    if isinstance(ref_row, dict) and isinstance(copy, dict):
+        for name, value in copy.items():
+            if ref_row.get(name) != value:
+                return (f"canaries.{item_id}: field reference.{name} is {value!r}, but the reference's row says "
+                        f"{ref_row.get(name)!r}")
+    return None
+
+
+def _canary_tokens(item_id: str, row: dict, completion, reference: Reference, judged: dict,
+                   items: dict) -> str | None:
+    """The canary's completion against the reference's again: the row's `tokens_vs_reference` and its item."""
+    stated = row.get(TOKENS_KEY)
+    if not isinstance(completion, dict):
+        if stated is not None and (stated or {}).get("verdict") != NOT_COMPARED:
+            return (f"canaries.{item_id}: field {TOKENS_KEY}.verdict is {(stated or {}).get('verdict')!r}, but the "
+                    f"report keeps no completion of it ({COMPLETIONS_KEY}) to compare with the reference's")
+        return None
+    try:
+        found = compare_canary(item_id, row, completion, reference,
+                               near_tie_nats=float(judged.get("near_tie_nats", 0.5)))
+    except (InputFileError, KeyError, TypeError, ValueError) as exc:
+        return f"canaries.{item_id}: its completion cannot be compared with the reference's ({exc})"
+    if found.row is None:
+        return None
+    said = f"its completion against the reference's ({reference.path})"
+    stated = stated if isinstance(stated, dict) else {}
+    for name in ("verdict", "first_divergence"):
+        if (name in stated or name == "verdict") and stated.get(name) != found.row.get(name):
+            return (f"canaries.{item_id}: field {TOKENS_KEY}.{name} is {stated.get(name)!r}, but {said} gives "
+                    f"{found.row.get(name)!r}")
+    item = items.get(tokens_check_id(item_id))
+    if found.check is not None and item is not None and item.get("verdict") != found.check.verdict:
+        return (f"{tokens_check_id(item_id)}: field verdict is {item.get('verdict')!r}, but {said} gives "
+                f"{found.check.verdict!r}")
+    if found.row.get("verdict") == EXACT:  # the same token ids: the same text as the reference's own
+        recorded = reference.canary_record(item_id)
+        if recorded is not None and recorded.text is not None and completion.get("text") != recorded.text:
+            return (f"{COMPLETIONS_KEY}.{item_id}: field text is {completion.get('text')!r}, but its token ids are "
+                    f"the reference's, whose text is {recorded.text!r}")
     return None

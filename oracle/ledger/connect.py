@@ -56,6 +56,11 @@ def open_ledger(where: str | Path, *, existing: bool = False) -> Ledger:
     if existing and "://" not in where and not Path(where).expanduser().is_file():
         raise LedgerError(f"--ledger {shown}: no ledger there; every run appends to the one beside its report "
                           "folders (reports/ledger.sqlite), `oracle ledger add REPORT_DIR...` imports older ones")
+    if existing and "://" not in where and Path(where).expanduser().stat().st_size == 0:
+        # an empty file (`touch`ed, or a typo naming another empty file) would be made a ledger by a read
+        raise LedgerError(f"--ledger {shown}: an empty file, not a ledger; give the ledger.sqlite a run appended "
+                          "to (reports/ledger.sqlite), or add reports to a new one with `oracle ledger add "
+                          "REPORT_DIR... --ledger FILE`")
     try:
         url = _url(where)
         args = {"connect_timeout": 5} if url.get_backend_name() == "postgresql" else {"timeout": 30}

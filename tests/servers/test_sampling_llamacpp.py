@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -80,13 +81,32 @@ def _distribution(pytester, sampled, report: str, url: str, score_url: str, *ext
                  f"--score-url={score_url}", *extra)
 
 
+def _audited_from_its_figures(pytester, same, capsys) -> None:
+    """#52: the ledger re-derives the item from its stored p-values and detectable shift: the report as written is
+    added; its p-value edited to a shifted run's (seal hash made to match) is refused, naming the item."""
+    from forged_report import reseal
+    from oracle.cli import main
+
+    folder = pytester.path / "same"
+    assert main(["ledger", "add", str(folder), "--ledger", str(pytester.path / "a.sqlite")]) == 0
+    edited = pytester.path / "same-edited"
+    shutil.copytree(folder, edited)
+    data = json.loads((edited / "identity.json").read_text())
+    data["sampling"]["distribution"]["p_value_loglik"] = 0.001
+    (edited / "identity.json").write_text(json.dumps(reseal(data)))
+    capsys.readouterr()
+    assert main(["ledger", "add", str(edited), "--ledger", str(pytester.path / "b.sqlite")]) == 2
+    assert "sampling-distribution: field verdict is 'consistent', but its p-values (0.001" in capsys.readouterr().err
+
+
 def test_distribution_check_same_config_consistent_biased_shifted_ngram_with_power(pytester, sampled, shared_server,
-                                                                                 llama_server):
+                                                                                 llama_server, capsys):
     same = _distribution(pytester, sampled, "same", shared_server.url, shared_server.url, "--max-shift=2")
     assert same.ret == 0, same.stdout.str()[-3000:]
     dist = same.report["sampling"]["distribution"]
     assert dist["verdict"] == "consistent" and dist["p_value_loglik"] == 1.0
     assert dist["detectable_shift"] < 2 and dist["sequences"] == {"reference": 6, "candidate": 6}
+    _audited_from_its_figures(pytester, same, capsys)
     # A candidate whose sampler favours "." and "," (+10 nats on their logits): its tokens are less likely under the
     # reference model. (+4 on ",", "." and " the" moved 24-token code answers by -0.04 nats/token, +6 by -0.5 with
     # p 0.09: 6 + 6 sequences detect about 0.6-0.7 nats/token.)

@@ -4,6 +4,7 @@ item and the field; the same report as the run wrote it follows."""
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,7 +25,7 @@ def _report() -> dict:
                                                                 {"prefix_cache_hits": 0.0}}),
               _check("ladder[c4]", "ladder", "exact", "passed", {"overlap": {"asked": 4, "reached": 4}}),
               _check("speed", "speed", "fail", "failed"),
-              _check("code[x]", "canary", "fail", "failed")]
+              _check("code[x]", "canary", "fail", "failed", {"ok": False, "verdict": "fail"})]
     return {"mode": "gate", "verdict": "fail", "complete": True, "closed": True, "interruption": None,
             "checks": checks, "summary": {"exact": [1, 2], "near_tie": 1, "divergent": 0, "inconclusive": 0,
                                           "checks_passed": [3, 6]},
@@ -33,7 +34,8 @@ def _report() -> dict:
             "canaries": {"code[x]": {"ok": False, "verdict": "fail"}}}
 
 
-REFERENCE_CANARIES = {"code[x]": {"ok": True}}
+# The reference as canary_items reads it without completions to compare: its manifest's canary rows.
+REFERENCE_CANARIES = SimpleNamespace(manifest={"canaries": {"code[x]": {"ok": True}}})
 
 
 def test_the_report_as_written_follows():
@@ -41,6 +43,14 @@ def test_the_report_as_written_follows():
     assert stated_items(report, JUDGED) is None
     assert evidence_items(report, JUDGED) is None
     assert canary_items(report, JUDGED, REFERENCE_CANARIES) is None
+
+
+def test_a_stale_code_set_fails_as_the_run_judged_it_without_a_reference():
+    """code-fresh is finished strict (canaries/test_code_result.py): its `fail` follows, --canary-strict or not."""
+    report = {"canaries": {"code-fresh": {"family": "code-fresh", "ok": False, "stale": ["x"], "verdict": "fail"}}}
+    assert canary_items(report, JUDGED, None) is None
+    report["canaries"]["code-fresh"]["verdict"] = "info"
+    assert "canaries.code-fresh: field verdict is 'info'" in canary_items(report, JUDGED, None)
 
 
 def _set(path: str, value):

@@ -140,6 +140,16 @@ def test_history_of_a_ledger_that_is_not_there_is_refused(tmp_path, capsys):
     assert not (tmp_path / "typo.sqlite").exists()
 
 
+@pytest.mark.parametrize("command", [["history"], ["history", "--audit"], ["history", "--check"], ["fleet"]])
+def test_an_empty_file_as_the_ledger_is_refused_and_left_empty(tmp_path, capsys, command):
+    """A read of an empty file (`touch`ed, or a typo naming another one) once made it a ledger, exit 0."""
+    empty = tmp_path / "notes.txt"
+    empty.touch()
+    code, _, err = _oracle(capsys, *command, "--ledger", str(empty))
+    assert code == 2 and f"--ledger {empty}: an empty file, not a ledger" in err, err
+    assert empty.stat().st_size == 0
+
+
 def test_history_exits_0_when_every_latest_run_passes(tmp_path, capsys):
     ledger = tmp_path / "ledger.sqlite"
     assert _oracle(capsys, "ledger", "add", str(CAMPAIGN / "1-record-mtp0"), "--ledger", str(ledger))[0] == 0
