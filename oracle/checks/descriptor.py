@@ -133,7 +133,9 @@ class OptionContext:
 class CheckState(Protocol):
     """A check's part of the report: the identity.json keys it owns (`KEYS`), filled by its producers' findings,
     written and read back by itself, and merged from several servers' states under pytest -n. A state may also
-    add counts to the report's summary: `summary(report) -> dict` (keys of report/state.py's SUMMARY_ORDER)."""
+    add counts to the report's summary (`summary(report) -> dict`) and to its confidence counts
+    (`confidence(report) -> dict`), and place its keys among the report's (`PLACES`: a section's key, or
+    "summary.<key>" / "confidence.<key>", -> a number of report/state.py's PLACES; a key without one follows)."""
 
     KEYS: tuple[str, ...]
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from oracle.compare.conditions import boots_agreeing
+from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, NoiseEnvelope, determinism_of
 from oracle.compare.width_map import width_map
 from oracle.store.records import Condition
@@ -26,6 +28,8 @@ _ROWS = "condition_rows"  # the rows' key in what a worker hands its controller 
 @dataclass
 class ConditionsState:
     KEYS = ("ladder", "boots", "determinism", "width_map")
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"ladder": 50, "boots": 60, "determinism": 70, "confidence.boots": 20}
 
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
@@ -42,6 +46,10 @@ class ConditionsState:
     def to_json(self) -> dict:
         return {"ladder": self.ladder, "boots": self.boots,
                 "determinism": self.determinism if (self.ladder or self.boots) else None, "width_map": self.width_map}
+
+    def confidence(self, report) -> dict:
+        """The summary's count of boots agreeing with boot 1, with its Wilson interval (`ReportState.summary`)."""
+        return {"boots": count_json(*boots_agreeing(self.boots))} if self.boots else {}
 
     def map_widths(self, *, ladder: str, never_tried, near_tie_nats: float) -> dict:
         """The width map of the ladder levels run so far (their rows against c1, their overlap proofs)."""

@@ -20,6 +20,8 @@ __all__ = ["InSpeedSection", "SpeedState"]
 @dataclass
 class SpeedState:
     KEYS: ClassVar[tuple[str, ...]] = ("speed",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES: ClassVar[dict[str, int]] = {"speed": 120}
 
     card: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
