@@ -18,8 +18,8 @@ import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
-__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "PlanContext",
-           "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
+__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "Kept", "OptionContext",
+           "PlanContext", "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
 
 
 @dataclass
@@ -80,6 +80,17 @@ class PlanPart:
 def no_requests(kind: str, key, context: PlanContext) -> None:
     """`CheckDescriptor.plan_part` of a kind judged from runs already counted: no request of its own."""
     return None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a recorded reference keeps of a check (`CheckDescriptor.for_reference`): its blocks of the manifest by
+    key, what it adds to the manifest's `run`, and per block the completions of its rows (each record's id its
+    row's key), kept under records/<block>/."""
+
+    blocks: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+    side_records: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,8 +215,11 @@ class CheckDescriptor:
       server's row of the merged identity keeps them, the run's identity does not.
     resolve(settings, reference) -> its settings settled against the loaded reference, before any server starts
       (`--reference-launch recorded`); raises pytest.UsageError naming the fix.
-    for_reference(state) -> what a reference recorded by this run keeps of its state (`write_reference`'s
-      keywords), read from the finished report (a single server's, or the xdist controller's merged one).
+    for_reference(state, plan, records) -> what a reference recorded by this run keeps of it (a `Kept`: its blocks
+      of the manifest by key), read from the finished report (a single server's, or the xdist controller's merged
+      one), the run's plan and its primary records.
+    blocks: the shapes of the manifest blocks it keeps (key -> a store.shapes.Shape type), checked when a gate
+      loads the reference.
     plan_part(kind, key, context) -> an item's `PlanPart` in the run plan made after the warm-up (None: it sends
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
     settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
@@ -227,7 +241,8 @@ class CheckDescriptor:
     sections: tuple[ModuleType, ...] = ()
     server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
     resolve: Callable[[Any, Any], Any] | None = None
-    for_reference: Callable[[Any], dict] | None = None
+    for_reference: Callable[[Any, Any, list], Kept] | None = None
+    blocks: Mapping[str, Any] = field(default_factory=dict)
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
     settings_notes: Callable[[Any], tuple[str, ...]] | None = None
     terminal: Callable[[Any], list[str]] | None = None

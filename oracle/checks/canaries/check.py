@@ -7,12 +7,14 @@ from oracle.canary import crosstalk_report as crosstalk_section
 from oracle.canary import report as section
 from oracle.canary.canary_set import canary_set, follow_canary_set
 from oracle.checks.canaries.options import TITLE, CanarySettings, add_options, settings_of
+from oracle.canary.results import REPORT_KEY
+from oracle.canary.tokens import completion_record
+from oracle.checks.canaries.shapes import CanaryShape
 from oracle.checks.canaries.state import CanaryState
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Kept, Producers
 from oracle.compare.verdicts import DROPPED
 
 __all__ = ["CHECK", "CanarySettings", "CanaryState"]
-from oracle.canary.tokens import completion_record
 
 
 def items(plan) -> list[CheckItem]:
@@ -24,17 +26,18 @@ def build(parts: CheckParts) -> Producers:
     return Producers({})
 
 
-def recorded(state: CanaryState) -> dict:
+def recorded(state: CanaryState, plan=None, records=()) -> Kept:
     """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
     so a gate against the reference finds no answer for it. Its manifest's `run.canary_set` names the needle
     lengths this run sent and those it dropped (canary/canary_set.py). Each kept canary's completion is a record
     of the reference (records/canaries/), which a gate compares token for token (canary/tokens.py)."""
     rows = {k: row for k, row in state.rows.items() if row.get("verdict") != DROPPED}
-    return {"canaries": rows, "canary_set": canary_set(state.rows),
-            "canary_records": [completion_record(k, kept) for k, kept in state.completions.items() if k in rows]}
+    needles = canary_set(state.rows)
+    return Kept({REPORT_KEY: rows}, {"canary_set": needles} if needles is not None else {},
+                {REPORT_KEY: [completion_record(k, kept) for k, kept in state.completions.items() if k in rows]})
 
 
 CHECK = CheckDescriptor(name="canaries", title=TITLE, order=70, kinds=(), items=items,
                         build=build, state=CanaryState, add_options=add_options, settings=settings_of,
-                        defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded,
+                        defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded, blocks={REPORT_KEY: dict[str, CanaryShape]},
                         resolve=follow_canary_set, settings_notes=lambda settings: settings.notes)

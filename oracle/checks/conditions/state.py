@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from oracle.checks.descriptor import Kept
 from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, NoiseEnvelope, determinism_of
@@ -73,11 +74,11 @@ class ConditionsState:
         """What a worker hands its controller beside its report: the rows the merge classifies."""
         return {_ROWS: self.rows}
 
-    def for_reference(self) -> dict:
+    def for_reference(self, plan=None, records=()) -> Kept:
         """What a recorded reference keeps of the conditions: the noise envelope of their rows (None without)."""
         if not self.rows:
-            return {"noise": None}
-        return {"noise": NoiseEnvelope.from_rows(self.rows, determinism=determinism_of(self.rows)).as_json()}
+            return Kept({"noise": None})
+        return Kept({"noise": NoiseEnvelope.from_rows(self.rows, determinism=determinism_of(self.rows)).as_json()})
 
     @classmethod
     def merge(cls, own: "ConditionsState", parts: list[tuple[str, "ConditionsState"]]) -> "ConditionsState":

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from oracle.checks.descriptor import Kept
 from oracle.speed.card import merge_cards
 
 __all__ = ["InSpeedSection", "SpeedState"]
@@ -58,7 +59,7 @@ class SpeedState:
         return cls(merge_cards([s.card for _, s in parts if s.card], servers=len(parts)),
                    next((s.cells for _, s in parts if s.cells), None))
 
-    def for_reference(self) -> dict:
+    def for_reference(self, plan=None, records=()) -> Kept:
         """What a recorded reference keeps of the section: the card's facts its records' token times cannot tell
         (the card is rebuilt from them), and the cells a later gate compares its own with, cell by cell."""
         speed = ({k: self.card.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible",
@@ -66,7 +67,7 @@ class SpeedState:
                  if self.card else None)
         if self.cells:
             speed = {**(speed or {}), "cells": self.cells}
-        return {"speed": speed}
+        return Kept({"speed": speed} if speed is not None else {})  # none: the manifest holds no `speed`
 
 
 @dataclass
