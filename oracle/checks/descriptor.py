@@ -52,6 +52,13 @@ class CheckItem:
     # Under pytest -n: "prompt", dealt with the prompts (a worker runs its share at c1); "server", on the worker
     # of server `key` (it proves that server's own run); None, dealt round-robin (gate/placement.py).
     placed: str | None = None
+    # Its key is a prompt whose primary run it judges (a prompt's tokens or logits): the prompts whose items
+    # survive -k / deselection are the ones sent. Items placed with the prompts are.
+    per_prompt: bool = False
+
+    @property
+    def judges_prompt(self) -> bool:
+        return self.per_prompt or self.placed == "prompt"
 
 
 @dataclass(frozen=True)
@@ -62,19 +69,22 @@ class PlanContext:
     suite: tuple[tuple[int, int], ...]
     options: Any
     reference: bool
+    prompts: Any = None  # oracle.run.prompts: renders a test's own prompt to ids (`render_ids`)
 
 
 @dataclass(frozen=True)
 class PlanPart:
-    """What one of a check's items costs in the run plan (oracle/checks/run_plan.py): the part it belongs to (the
+    """What one of a check's items costs in the run plan (oracle/plan/run_plan.py): the part it belongs to (the
     items of one part add up), the (prompt tokens, generated tokens) of each request it sends, a note for the
     plan's line; `once`: the part's requests are counted once however many items share it (the primary run,
-    which every prompt's item judges)."""
+    which every prompt's item judges); `budget`: (length, depth) of a needle --oracle-budget may drop (the
+    longest lengths first)."""
 
     name: str
     shapes: tuple[tuple[int, int], ...] = ()
     note: str = ""
     once: bool = False
+    budget: tuple[int, int] | None = None
 
 
 def no_requests(kind: str, key, context: PlanContext) -> None:
@@ -222,10 +232,14 @@ class CheckDescriptor:
       loads the reference.
     plan_part(kind, key, context) -> an item's `PlanPart` in the run plan made after the warm-up (None: it sends
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
+    plan_test(item, context) -> the `PlanPart` of a collected pytest test of this kind that is no gate item (the
+      canary modules), None for a test not its own.
     settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
       report's notes).
     terminal(state) -> the lines it prints at the end of the run, from its finished state (the controller's
       merged one under -n), e.g. the conditions' width map.
+    warnings(report) -> the lines it prints in yellow at the end of the run, from the finished report (the
+      `ReportState`), e.g. the canaries a reference holds no completion of.
     """
 
     name: str
@@ -244,8 +258,10 @@ class CheckDescriptor:
     for_reference: Callable[[Any, Any, list], Kept] | None = None
     blocks: Mapping[str, Any] = field(default_factory=dict)
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
+    plan_test: Callable[[Any, PlanContext], "PlanPart | None"] | None = None
     settings_notes: Callable[[Any], tuple[str, ...]] | None = None
     terminal: Callable[[Any], list[str]] | None = None
+    warnings: Callable[[Any], list[str]] | None = None
 
     @property
     def group(self) -> str:

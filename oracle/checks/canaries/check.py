@@ -6,9 +6,10 @@ from __future__ import annotations
 from oracle.canary import crosstalk_report as crosstalk_section
 from oracle.canary import report as section
 from oracle.canary.canary_set import canary_set, follow_canary_set
+from oracle.checks.canaries.plan_cost import plan_test
 from oracle.checks.canaries.options import TITLE, CanarySettings, add_options, settings_of
 from oracle.canary.results import REPORT_KEY
-from oracle.canary.tokens import completion_record
+from oracle.canary.tokens import NOT_COMPARED_HEAD, completion_record
 from oracle.checks.canaries.shapes import CanaryShape
 from oracle.checks.canaries.state import CanaryState
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Kept, Producers
@@ -26,6 +27,12 @@ def build(parts: CheckParts) -> Producers:
     return Producers({})
 
 
+def warnings(report) -> list[str]:
+    """The report's notes of canaries not compared with a reference that holds no completion of them (which, and
+    the re-record)."""
+    return [note for note in report.notes if NOT_COMPARED_HEAD in note]
+
+
 def recorded(state: CanaryState, plan=None, records=()) -> Kept:
     """A recorded reference keeps every canary the server held; one it could not hold (`dropped`) is left out,
     so a gate against the reference finds no answer for it. Its manifest's `run.canary_set` names the needle
@@ -40,4 +47,4 @@ def recorded(state: CanaryState, plan=None, records=()) -> Kept:
 CHECK = CheckDescriptor(name="canaries", title=TITLE, order=70, kinds=(), items=items,
                         build=build, state=CanaryState, add_options=add_options, settings=settings_of,
                         defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded, blocks={REPORT_KEY: dict[str, CanaryShape]},
-                        resolve=follow_canary_set, settings_notes=lambda settings: settings.notes)
+                        resolve=follow_canary_set, plan_test=plan_test, warnings=warnings, settings_notes=lambda settings: settings.notes)

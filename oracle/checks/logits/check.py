@@ -17,7 +17,7 @@ def items(plan) -> list[CheckItem]:
     first of the diagnostic requests."""
     out = []
     if plan.logits_gate:
-        out += [CheckItem(f"logits[{pid}]", "logits", pid, order=(10, i, 1)) for i, pid in enumerate(plan.suite.ids())]
+        out += [CheckItem(f"logits[{pid}]", "logits", pid, order=(10, i, 1), per_prompt=True) for i, pid in enumerate(plan.suite.ids())]
         out.append(CheckItem("logits", "logits_suite", order=40))
     if plan.floor_wanted:
         out.append(CheckItem("logits-floor", "logits_floor", order=41))

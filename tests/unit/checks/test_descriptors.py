@@ -64,8 +64,10 @@ def _names_check(parts: list[str], word: str) -> bool:
                for i, part in enumerate(parts))
 
 
-# The engine: the gate, and the run plan, which reads each item's cost from its kind's descriptor (`plan_part`).
-ENGINE = sorted(GATE.rglob("*.py")) + [REPO / "oracle" / "checks" / "run_plan.py"]
+# The engine: the gate, the run plan, which reads each item's cost from its kind's descriptor (`plan_part`,
+# `plan_test`), and the plugin's modules.
+ENGINE = (sorted(GATE.rglob("*.py")) + sorted((REPO / "oracle" / "plan").rglob("*.py"))
+          + [REPO / "oracle" / "plugin.py", REPO / "oracle" / "plugin_hooks.py"])
 
 
 def test_the_gate_names_no_check():
@@ -73,6 +75,17 @@ def test_the_gate_names_no_check():
     found = [f"{path.relative_to(REPO)}:{line}: {word}" for check in CHECKS for path in ENGINE
              for line, word in _named(path.read_text(), _words(check))]
     assert found == [], "move what the gate knows of these checks into their descriptors"
+
+
+def test_the_store_and_the_report_state_name_no_check_nor_its_keys():
+    """A reference's and a report's per-check blocks are held by the kind's own keys (its state's KEYS, its
+    descriptor's blocks): the reference store, its shapes and the report state name none of them (a new kind needs
+    no line there). The store's own words of the same spelling (a record's condition, `boot1-c1`) are no check's."""
+    holders = [REPO / "oracle" / "store" / "reference.py", REPO / "oracle" / "store" / "shapes.py",
+               REPO / "oracle" / "report" / "state.py"]
+    found = [f"{path.relative_to(REPO)}:{line}: {word}" for check in CHECKS for path in holders
+             for line, word in _named(path.read_text(), set(check.state.KEYS) | set(check.blocks))]
+    assert found == [], "hold these by the check's key (its state, its descriptor's blocks), not by name"
 
 
 def test_the_scan_sees_a_check_named_in_code():
