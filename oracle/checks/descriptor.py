@@ -18,7 +18,7 @@ import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
-__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "Kept", "OptionContext",
+__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "Kept", "NoSection", "OptionContext",
            "PlanContext", "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
 
 
@@ -203,6 +203,28 @@ class SectionState:
     @classmethod
     def merge(cls, own: "SectionState", parts: list[tuple[str, "SectionState"]]) -> "SectionState":
         return cls(own.report)
+
+
+@dataclass
+class NoSection:
+    """The state of a check whose findings go into another check's section (the A/B and the cells': the speed
+    check's card): it owns no identity.json key."""
+
+    KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def apply(self, key: str, value) -> None:
+        raise KeyError(f"{key}: this check's findings go into another check's section")
+
+    def to_json(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "NoSection":
+        return cls()
+
+    @classmethod
+    def merge(cls, own: "NoSection", parts: list) -> "NoSection":
+        return cls()
 
 
 @dataclass(frozen=True)

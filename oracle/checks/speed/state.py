@@ -1,7 +1,7 @@
 """The speed section of the report (identity.json `speed`): the primary run's card with its comparison (the speed
 check's), the interleaved A/B session's passes and comparison in it (`interleave`, `vs_reference`: the speed-ab
 item's), and the speed cells under `cells` (the speed-cells item's). One key, so one state: the speed check's; the
-speed-ab and speed-cells checks fill it through their findings and keep no key of their own (`InSpeedSection`).
+speed-ab and speed-cells checks fill it through their findings and keep no key of their own (`NoSection`, checks/descriptor.py).
 
     state = SpeedState(); state.apply("speed", card); state.apply("speed", {"cells": block}); state.to_json()
 """
@@ -15,7 +15,7 @@ from typing import ClassVar
 from oracle.checks.descriptor import Kept
 from oracle.speed.card import merge_cards
 
-__all__ = ["InSpeedSection", "SpeedState"]
+__all__ = ["SpeedState"]
 
 
 @dataclass
@@ -68,25 +68,3 @@ class SpeedState:
         if self.cells:
             speed = {**(speed or {}), "cells": self.cells}
         return Kept({"speed": speed} if speed is not None else {})  # none: the manifest holds no `speed`
-
-
-@dataclass
-class InSpeedSection:
-    """The state of a speed check whose findings go into the speed section (`SpeedState`, the speed check's): it
-    owns no identity.json key."""
-
-    KEYS: ClassVar[tuple[str, ...]] = ()
-
-    def apply(self, key: str, value) -> None:
-        raise KeyError(f"{key}: a speed check's findings go into the speed section")
-
-    def to_json(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_json(cls, data: Mapping) -> "InSpeedSection":
-        return cls()
-
-    @classmethod
-    def merge(cls, own: "InSpeedSection", parts: list) -> "InSpeedSection":
-        return cls()

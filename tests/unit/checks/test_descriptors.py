@@ -88,6 +88,23 @@ def test_the_store_and_the_report_state_name_no_check_nor_its_keys():
     assert found == [], "hold these by the check's key (its state, its descriptor's blocks), not by name"
 
 
+def test_no_check_kind_imports_another():
+    """Each kind is its own package: what two kinds share lives below them (oracle/speed/, checks/descriptor.py),
+    so a new kind (or a removed one) touches no other kind's package."""
+    kinds = {c.name for c in CHECKS}
+    found = []
+    for kind in sorted(kinds):
+        for path in sorted((REPO / "oracle" / "checks" / kind).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                           [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                           if isinstance(node, ast.ImportFrom) else [])
+                found += [f"{path.relative_to(REPO)}:{node.lineno}: {m}" for m in modules
+                          if m.split(".")[:2] == ["oracle", "checks"] and len(m.split(".")) > 2
+                          and m.split(".")[2] in kinds - {kind}]
+    assert found == [], "move what these kinds share below them"
+
+
 def test_the_scan_sees_a_check_named_in_code():
     source = ('from oracle.gate.coverage_checks import CoverageChecks\n'
               'if kind == "coverage":  # prose about coverage is not a name\n'
