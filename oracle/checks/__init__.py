@@ -17,6 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.metadata import entry_points
 from importlib.util import find_spec
+from pathlib import Path
 
 _REGISTRY = ("CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
              "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
@@ -40,8 +41,12 @@ def kind_packages() -> tuple[str, ...]:
 
 
 def _options_module(package: str):
-    """A kind's light options module (`<package>.options`: TITLE, add_options, settings_of); None without one."""
-    return import_module(f"{package}.options") if find_spec(f"{package}.options") is not None else None
+    """A kind's light options module (`<package>.options`: TITLE, add_options, settings_of); None without one. Its
+    package is not imported for the asking (a session without --backend imports the options alone)."""
+    spec = find_spec(package)
+    folders = (spec.submodule_search_locations or ()) if spec is not None else ()
+    has = any((Path(folder) / "options.py").is_file() for folder in folders)
+    return import_module(f"{package}.options") if has else None
 
 
 # Each kind's options module, in the order of CHECKS (registry.py reads the same packages): their `--help` groups
