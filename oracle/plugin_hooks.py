@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from oracle.canary.plan import ignored as canary_ignored
-from oracle.canary.tokens import NOT_COMPARED_HEAD
 from oracle.checks import CHECKS
 from oracle.compare.verdicts import DROPPED, INCONCLUSIVE, NOT_RUN
 from oracle.gate.controller import XdistController, worker_payload
@@ -165,7 +164,7 @@ def collection_finish(session: pytest.Session) -> None:
         return
     # Only the prompts whose items survived -k / deselection are sent; an xdist worker runs its share at c1.
     per_prompt = [item for item in session.items if isinstance(item, GateItem)
-                  and (item.spec.placed == "prompt" or item.spec.kind == "logits")]
+                  and item.spec.judges_prompt]
     owned = None
     if gate.worker is not None:
         specs = {s.nodeid: s for s in plan_specs(gate)}
@@ -282,9 +281,9 @@ def sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr.write_line(f"oracle: {ledger_note}", yellow=True, bold=True)
     for line in localized:
         tr.write_line(line)
-    for note in gate.state.notes:  # a reference without canary completions: which canaries, and the re-record
-        if NOT_COMPARED_HEAD in note:
-            tr.write_line(f"oracle: {note}", yellow=True)
+    for check in CHECKS:  # each check kind's warnings (a reference without canary completions: the re-record)
+        for line in check.warnings(gate.state) if check.warnings is not None else ():
+            tr.write_line(f"oracle: {line}", yellow=True)
     if (gate.report_dir / "identity.json").exists():
         tr.write_line(f"oracle: identity report ({gate.state.verdict()}) in {gate.report_dir}")
 

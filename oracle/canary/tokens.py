@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from oracle.canary.results import TOKENS_KEY
+from oracle.canary.results import REPORT_KEY, TOKENS_KEY
 from oracle.compare.tokens import TokenComparison, TokenSide, compare_tokens
 from oracle.compare.verdicts import EXACT, Check
 from oracle.store.records import PRIMARY, Record
@@ -100,9 +100,9 @@ def compare_canary(item_id: str, row: dict, completion: dict, reference, *, near
     """The canary's completion (`completion_json`) against the reference's (None: no reference, nothing to say)."""
     if reference is None or row.get("family") not in COMPARED_FAMILIES:
         return CanaryTokens(None)
-    if not reference.keeps_canary_completions:
+    if not reference.keeps_side_records:
         return _not_compared(reference, item_id, "was recorded before oracle kept canary completions (schema 1)")
-    recorded = reference.canary_record(item_id)
+    recorded = reference.side_record(REPORT_KEY, item_id)
     if recorded is None:
         return _not_compared(reference, item_id, "holds no completion of this canary")
     found = compare_tokens(TokenSide.of(recorded), TokenSide.of(completion_record(item_id, completion)),

@@ -1,6 +1,6 @@
 """The gate's check kinds: one package per kind (`oracle/checks/<kind>/`), each declaring all of itself in one
-`CheckDescriptor` (its options, settings, items, producers, report state and sections; check.py), and `CHECKS`
-(registry.py), the one place that lists them. The gate (oracle/gate/) is the engine that reads them; it names no
+`CheckDescriptor` (its options, settings, items, producers, report state and sections; check.py), and `KINDS`
+(below), the one place that lists them (`CHECKS`, registry.py, their descriptors). The gate (oracle/gate/) is the engine that reads them; it names no
 check.
 
     for check in CHECKS: specs += check.items(plan)        # the gate's items
@@ -14,29 +14,44 @@ load the descriptors (registry.py) on first use.
 
 from __future__ import annotations
 
-from oracle.checks.canaries import options as _canaries
-from oracle.checks.conditions import options as _conditions
-from oracle.checks.coverage import options as _coverage
-from oracle.checks.decode_vs_prefill import options as _decode_vs_prefill
-from oracle.checks.logits import options as _logits
-from oracle.checks.neighbours import options as _neighbours
-from oracle.checks.prompt_logprob import options as _prompt_logprob
-from oracle.checks.sampling_distribution import options as _sampling_distribution
-from oracle.checks.speculation import options as _speculation
-from oracle.checks.speed import options as _speed
-from oracle.checks.speed_ab import options as _speed_ab
-from oracle.checks.speed_cells import options as _speed_cells
+from importlib import import_module
+from importlib.metadata import entry_points
+from importlib.util import find_spec
+from pathlib import Path
 
 _REGISTRY = ("CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding",
              "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
              "state_part")
 
-__all__ = sorted(["OPTION_MODULES", "add_check_options", *_REGISTRY])
+__all__ = sorted(["ENTRY_POINTS", "KINDS", "OPTION_MODULES", "add_check_options", "kind_packages", *_REGISTRY])
 
-# Each kind's options module (TITLE, add_options, settings_of), in the order of CHECKS (registry.py; a test keeps
-# the two in step): their `--help` groups follow the core options' in this order.
-OPTION_MODULES = (_canaries, _logits, _sampling_distribution, _decode_vs_prefill, _prompt_logprob, _conditions,
-                  _neighbours, _coverage, _speculation, _speed, _speed_ab, _speed_cells)
+# The check kinds, each a package under oracle/checks/, in the order of their option groups in `--help` (after the
+# core options) and of their items within one `order`. A new kind: its package, and its name here (one line).
+KINDS = ("canaries", "logits", "sampling_distribution", "decode_vs_prefill", "prompt_logprob", "conditions",
+         "neighbours", "coverage", "tokens", "cache_zero", "speculation", "speed", "speed_ab", "speed_cells")
+# A kind installed apart from oracle names its package in this entry point group (pyproject.toml:
+# `[project.entry-points."oracle.checks"] mykind = "my_package.mykind"`): it follows KINDS, by entry point name.
+ENTRY_POINTS = "oracle.checks"
+
+
+def kind_packages() -> tuple[str, ...]:
+    """Every check kind's package: KINDS, then each installed kind's (`ENTRY_POINTS`)."""
+    installed = sorted(entry_points(group=ENTRY_POINTS), key=lambda ep: ep.name)
+    return tuple(f"oracle.checks.{k}" for k in KINDS) + tuple(ep.value for ep in installed)
+
+
+def _options_module(package: str):
+    """A kind's light options module (`<package>.options`: TITLE, add_options, settings_of); None without one. Its
+    package is not imported for the asking (a session without --backend imports the options alone)."""
+    spec = find_spec(package)
+    folders = (spec.submodule_search_locations or ()) if spec is not None else ()
+    has = any((Path(folder) / "options.py").is_file() for folder in folders)
+    return import_module(f"{package}.options") if has else None
+
+
+# Each kind's options module, in the order of CHECKS (registry.py reads the same packages): their `--help` groups
+# follow the core options' in this order.
+OPTION_MODULES = tuple(m for m in map(_options_module, kind_packages()) if m is not None)
 
 
 def add_check_options(parser) -> None:

@@ -18,8 +18,8 @@ import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
-__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "OptionContext", "PlanContext",
-           "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
+__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "Kept", "NoSection", "OptionContext",
+           "PlanContext", "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
 
 
 @dataclass
@@ -52,6 +52,13 @@ class CheckItem:
     # Under pytest -n: "prompt", dealt with the prompts (a worker runs its share at c1); "server", on the worker
     # of server `key` (it proves that server's own run); None, dealt round-robin (gate/placement.py).
     placed: str | None = None
+    # Its key is a prompt whose primary run it judges (a prompt's tokens or logits): the prompts whose items
+    # survive -k / deselection are the ones sent. Items placed with the prompts are.
+    per_prompt: bool = False
+
+    @property
+    def judges_prompt(self) -> bool:
+        return self.per_prompt or self.placed == "prompt"
 
 
 @dataclass(frozen=True)
@@ -62,26 +69,40 @@ class PlanContext:
     suite: tuple[tuple[int, int], ...]
     options: Any
     reference: bool
+    prompts: Any = None  # oracle.run.prompts: renders a test's own prompt to ids (`render_ids`)
     boot_s: float | None = None  # one boot of the run's server, as measured (None: oracle did not launch it)
 
 
 @dataclass(frozen=True)
 class PlanPart:
-    """What one of a check's items costs in the run plan (oracle/checks/run_plan.py): the part it belongs to (the
+    """What one of a check's items costs in the run plan (oracle/plan/run_plan.py): the part it belongs to (the
     items of one part add up), the (prompt tokens, generated tokens) of each request it sends, a note for the
     plan's line; `once`: the part's requests are counted once however many items share it (the primary run,
-    which every prompt's item judges)."""
+    which every prompt's item judges); `budget`: (length, depth) of a needle --oracle-budget may drop (the
+    longest lengths first)."""
 
     name: str
     shapes: tuple[tuple[int, int], ...] = ()
     note: str = ""
     once: bool = False
     extra_s: float = 0.0  # seconds beyond its requests' (the server boots it waits on), added to its estimate
+    budget: tuple[int, int] | None = None
 
 
 def no_requests(kind: str, key, context: PlanContext) -> None:
     """`CheckDescriptor.plan_part` of a kind judged from runs already counted: no request of its own."""
     return None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a recorded reference keeps of a check (`CheckDescriptor.for_reference`): its blocks of the manifest by
+    key, what it adds to the manifest's `run`, and per block the completions of its rows (each record's id its
+    row's key), kept under records/<block>/."""
+
+    blocks: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+    side_records: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,7 +156,9 @@ class OptionContext:
 class CheckState(Protocol):
     """A check's part of the report: the identity.json keys it owns (`KEYS`), filled by its producers' findings,
     written and read back by itself, and merged from several servers' states under pytest -n. A state may also
-    add counts to the report's summary: `summary(report) -> dict` (keys of report/state.py's SUMMARY_ORDER)."""
+    add counts to the report's summary (`summary(report) -> dict`) and to its confidence counts
+    (`confidence(report) -> dict`), and place its keys among the report's (`PLACES`: a section's key, or
+    "summary.<key>" / "confidence.<key>", -> a number of report/state.py's PLACES; a key without one follows)."""
 
     KEYS: tuple[str, ...]
 
@@ -184,6 +207,28 @@ class SectionState:
         return cls(own.report)
 
 
+@dataclass
+class NoSection:
+    """The state of a check whose findings go into another check's section (the A/B and the cells': the speed
+    check's card): it owns no identity.json key."""
+
+    KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def apply(self, key: str, value) -> None:
+        raise KeyError(f"{key}: this check's findings go into another check's section")
+
+    def to_json(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "NoSection":
+        return cls()
+
+    @classmethod
+    def merge(cls, own: "NoSection", parts: list) -> "NoSection":
+        return cls()
+
+
 @dataclass(frozen=True)
 class CheckDescriptor:
     """One kind of gate check, all of itself.
@@ -204,14 +249,21 @@ class CheckDescriptor:
       server's row of the merged identity keeps them, the run's identity does not.
     resolve(settings, reference) -> its settings settled against the loaded reference, before any server starts
       (`--reference-launch recorded`); raises pytest.UsageError naming the fix.
-    for_reference(state) -> what a reference recorded by this run keeps of its state (`write_reference`'s
-      keywords), read from the finished report (a single server's, or the xdist controller's merged one).
+    for_reference(state, plan, records) -> what a reference recorded by this run keeps of it (a `Kept`: its blocks
+      of the manifest by key), read from the finished report (a single server's, or the xdist controller's merged
+      one), the run's plan and its primary records.
+    blocks: the shapes of the manifest blocks it keeps (key -> a store.shapes.Shape type), checked when a gate
+      loads the reference.
     plan_part(kind, key, context) -> an item's `PlanPart` in the run plan made after the warm-up (None: it sends
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
+    plan_test(item, context) -> the `PlanPart` of a collected pytest test of this kind that is no gate item (the
+      canary modules), None for a test not its own.
     settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
       report's notes).
     terminal(state) -> the lines it prints at the end of the run, from its finished state (the controller's
       merged one under -n), e.g. the conditions' width map.
+    warnings(report) -> the lines it prints in yellow at the end of the run, from the finished report (the
+      `ReportState`), e.g. the canaries a reference holds no completion of.
     """
 
     name: str
@@ -227,10 +279,13 @@ class CheckDescriptor:
     sections: tuple[ModuleType, ...] = ()
     server_identity: tuple[str, ...] = ()  # identity keys its producers write of one server (boots' servers)
     resolve: Callable[[Any, Any], Any] | None = None
-    for_reference: Callable[[Any], dict] | None = None
+    for_reference: Callable[[Any, Any, list], Kept] | None = None
+    blocks: Mapping[str, Any] = field(default_factory=dict)
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
+    plan_test: Callable[[Any, PlanContext], "PlanPart | None"] | None = None
     settings_notes: Callable[[Any], tuple[str, ...]] | None = None
     terminal: Callable[[Any], list[str]] | None = None
+    warnings: Callable[[Any], list[str]] | None = None
 
     @property
     def group(self) -> str:

@@ -1,5 +1,5 @@
-"""`CHECKS`, the one place that lists the gate's check kinds' descriptors (each `oracle/checks/<kind>/check.py`), and
-what is read through them. Loaded on first use of these names from
+"""`CHECKS`, the gate's check kinds' descriptors (each `oracle/checks/<kind>/check.py`, for each kind in
+`oracle.checks.KINDS` and each installed one), and what is read through them. Loaded on first use of these names from
 `oracle.checks`, which the option declarations import without it.
 
     for check in CHECKS: specs += check.items(plan)        # the gate's items
@@ -8,8 +8,9 @@ what is read through them. Loaded on first use of these names from
 
 from __future__ import annotations
 
-from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, neighbours,
-                           prompt_logprob, sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
+from importlib import import_module
+
+from oracle.checks import kind_packages
 from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, CheckState, Finding, OptionContext,
                                       Producers, not_run, state_part)
 from oracle.report.sections import layout
@@ -19,13 +20,9 @@ __all__ = ["CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts", "
            "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
            "state_part"]
 
-# The registry, in the order of their option groups in --help and of their items within one `order`.
-CHECKS: tuple[CheckDescriptor, ...] = (canaries.CHECK,  # first: its group follows the core options' in --help
-                                       logits.CHECK, sampling_distribution.CHECK, decode_vs_prefill.CHECK,
-                                       prompt_logprob.CHECK, conditions.CHECK, neighbours.CHECK, coverage.CHECK,
-                                       tokens.CHECK,
-                                       cache_zero.CHECK, speculation.CHECK, speed.CHECK, speed_ab.CHECK,
-                                       speed_cells.CHECK)
+# The registry: each kind's descriptor (its package's CHECK), in the order of oracle.checks.KINDS and then the
+# installed kinds': the order of their option groups in --help and of their items within one `order`.
+CHECKS: tuple[CheckDescriptor, ...] = tuple(import_module(package).CHECK for package in kind_packages())
 
 STATE_TYPES: dict[str, type] = {c.name: c.state for c in CHECKS}
 

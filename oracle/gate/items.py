@@ -30,6 +30,11 @@ class ItemSpec:
     deal: str | None = None  # under pytest -n (placement.py): its round-robin deal, None the common one
     together: bool = False  # every item of its kind on the worker its first one was dealt
     placed: str | None = None  # which worker runs it under pytest -n (`CheckItem.placed`, gate/placement.py)
+    per_prompt: bool = False  # its key is a prompt whose primary run it judges (`CheckItem.per_prompt`)
+
+    @property
+    def judges_prompt(self) -> bool:
+        return self.per_prompt or self.placed == "prompt"
 
     @property
     def nodeid(self) -> str:
@@ -43,7 +48,7 @@ def item_specs(plan, checks: tuple[CheckDescriptor, ...] = CHECKS) -> list[ItemS
     for check in checks:
         specs += [(check.order if item.order is None else item.order,
                    ItemSpec(item.name, item.kind, item.key, deal=item.deal, together=item.together,
-                            placed=item.placed)) for item in check.items(plan)]
+                            placed=item.placed, per_prompt=item.per_prompt)) for item in check.items(plan)]
     # stable: one order keeps its listing; (10, i, k): the i-th prompt's own items
     return [spec for _, spec in sorted(specs, key=lambda pair: pair[0] if isinstance(pair[0], tuple) else (pair[0],))]
 

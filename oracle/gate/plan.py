@@ -25,7 +25,7 @@ from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite
 from oracle.store.folders import fresh_report_dir
 from oracle.store.json_files import InputFileError
-from oracle.store.reference import Reference, check_record_target, load_reference, manifest_digest
+from oracle.store.reference import Reference, check_blocks, check_record_target, load_reference, manifest_digest
 
 __all__ = ["GatePlan"]
 
@@ -50,6 +50,8 @@ class GatePlan:
             raise pytest.UsageError(str(exc)) from None
         try:
             reference = load_reference(options.reference) if options.reference else None
+            if reference is not None:  # each check kind's block, against the shape its kind declares
+                check_blocks(reference, {k: shape for c in CHECKS for k, shape in c.blocks.items()})
             if options.record:
                 check_record_target(options.record, overwrite=options.record_overwrite)
         except InputFileError as exc:  # a ReferenceError too
@@ -123,7 +125,7 @@ class GatePlan:
     @property
     def envelope(self) -> NoiseEnvelope | None:
         """The reference's own variability, when it measured any."""
-        return NoiseEnvelope.from_json(self.reference.noise) if self.reference else None
+        return NoiseEnvelope.from_json(self.reference.block("noise")) if self.reference else None
 
     def report_dir(self, given: Path | None = None) -> Path:
         """--report-dir, else a fresh reports/<UTC time>-<backend>/."""

@@ -1,6 +1,5 @@
 """Writing the reference at the end of a record run (one server, or the xdist controller's merged run):
-only when every check passed, with its noise envelope, logits facts and what each check kind keeps of its
-state (`CheckDescriptor.for_reference`); the reference folder held by this run from its start.
+only when every check passed, with what each check kind keeps of its state (`CheckDescriptor.for_reference`); the reference folder held by this run from its start.
 
     lock = record_lock(plan)     # before any request; None unless recording
     message = write_run_reference(plan, state, records, kept="reports/x/records")
@@ -34,8 +33,7 @@ MAX_NAMED = 5  # failed checks named in the message
 def write_run_reference(plan, state, records: list[Record], *, kept: str) -> str:
     """The reference in --record, or why none was written (naming where the finished records are kept: `kept`);
     the state notes either way. Each check kind adds what it keeps of its state (`CheckDescriptor.for_reference`, of
-    the run's state or the merged one): the conditions' noise envelope, the logits floor, the canaries and their
-    needle set, the speed card's facts."""
+    the run's state or the merged one): its blocks of the manifest, by its own keys."""
     o = plan.options
     if state.verdict() != "pass":
         failed = [c.id for c in state.checks if c.outcome != "passed"]
@@ -46,22 +44,19 @@ def write_run_reference(plan, state, records: list[Record], *, kept: str) -> str
                    f"are kept in {kept}")
         return (f"no reference written to {o.record}: the record run did not pass ({why}); its finished records "
                 f"are kept in {kept}")
-    # What each check keeps of its part of the report (the noise envelope, the floor, canaries, the speed card).
-    kept_by_checks = {k: v for c in CHECKS if c.for_reference is not None and c.name in state.states
-                      for k, v in c.for_reference(state.states[c.name]).items()}
-    canary_set, floor = kept_by_checks.pop("canary_set", None), kept_by_checks.pop("floor", None)
+    # What each check keeps of its part of the report (its blocks: the noise envelope, the logits facts, canaries,
+    # the speed card; what it adds to `run`; its own completions).
+    keeps = [c.for_reference(state.states[c.name], plan, records) for c in CHECKS
+            if c.for_reference is not None and c.name in state.states]
     run = {"suite": state.suite, "logprobs": o.logprobs, "seed": o.seed, "max_tokens": o.max_tokens,
            "chat_template_sha256": state.identity.get("chat_template_sha256"),
            "tokenizer": state.identity.get("tokenizer")}
-    if canary_set is not None:  # the needle lengths this run sent (a budget may have dropped some)
-        run["canary_set"] = canary_set
+    for k in keeps:
+        run |= k.run  # the needle lengths this run sent (a budget may have dropped some)
     if o.sampling is not None:  # a gate with other settings is refused (gate/plan.py)
         run["sampling"] = o.sampling.as_json()
-    # What a logits gate needs to know about this reference: its dtype, top-k, tail mass and floor.
-    logits = {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
-              "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend, "floor": floor}
     ref = write_reference(o.record, records, kind=o.reference_kind, identity=state.identity, run=run,
-                          overwrite=o.record_overwrite,
-                          logits=logits, **kept_by_checks)
+                          overwrite=o.record_overwrite, blocks={key: v for k in keeps for key, v in k.blocks.items()},
+                          side_records={key: v for k in keeps for key, v in k.side_records.items()})
     state.recorded_reference = str(ref.path)
     return f"reference recorded in {ref.path}"

@@ -23,7 +23,7 @@ from oracle.gate.placement import server_label
 from oracle.gate.plan import GatePlan
 from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
-from oracle.checks.run_plan import RunPlanHook
+from oracle.plan.run_plan import RunPlanHook
 from oracle.gate.registry import CheckRegistry, Finding
 from oracle.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner

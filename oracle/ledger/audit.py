@@ -124,7 +124,7 @@ def _reference(sealed: dict | None) -> tuple[Reference | None, str]:
 def _prompts(folder: Path, report: dict, reference: Reference, judged: dict, derived: set[str]) -> str | None:
     """Each `tokens[ID]` item's verdict and first divergence, from its record against the reference's."""
     finished = (report.get("records") or {}).get("finished") or {}
-    envelope = NoiseEnvelope.from_json(reference.noise) if reference.noise else None
+    envelope = NoiseEnvelope.from_json(reference.block("noise")) if reference.block("noise") else None
     for row in report.get("checks") or []:
         if not isinstance(row, dict) or row.get("kind") != "tokens" or "[" not in str(row.get("id")):
             continue

@@ -16,27 +16,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle.canary.results import REPORT_KEY as CANARIES, family_counts
-from oracle.compare.conditions import boots_agreeing
 from oracle.compare.confidence import count_json
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, Check
 from oracle.store.records import PRIMARY, RecordKey
 from oracle.store.stamps import utc_now as _utc
 
-__all__ = ["REPORT_SCHEMA_VERSION", "ReportState"]
+__all__ = ["PLACES", "REPORT_SCHEMA_VERSION", "ReportState"]
 
 REPORT_SCHEMA_VERSION = 2  # 2: the speed card (`speed`), Wilson intervals on counts; see docs/report-schema.md
 
 
-# identity.json's sections between `checks` and `runs`, in the order the report has always written them; a
-# check's keys that are not listed here follow them, in the order of its kind in oracle.checks.CHECKS.
-SECTION_ORDER = ("speculation", "cache", "evidence", "canaries", "ladder", "boots", "determinism", "logits",
-                 "decode_vs_prefill", "chunked_prefill", "prompt_logprob", "speed", "coverage", "sampling",
-                 "token_match")
-# identity.json's `summary`, in the order the report has always written it; a check state adds its counts
-# (`summary(report)`, e.g. the tokens check's verdicts per prompt), the report the rest.
-SUMMARY_ORDER = ("exact", "logits", "near_tie", "divergent", "within_reference_noise", "splits", "inconclusive",
-                 "not_run", "contaminated", "checks_passed", "records", "records_all_conditions", "confidence")
+# Where the report's own keys go in identity.json's `summary` and its `confidence` counts; a check state places its
+# own keys among them by its `PLACES` ("summary.<key>", "confidence.<key>", or a section's key), each check's keys
+# without a place following, in the order of its kind in oracle.checks.CHECKS.
+PLACES = {"summary.inconclusive": 70, "summary.contaminated": 90, "summary.checks_passed": 100,
+          "summary.records": 110, "summary.records_all_conditions": 120, "summary.confidence": 130,
+          "confidence.exact": 10, "confidence.servers_c1": 40}
 
 
 @dataclass
@@ -81,11 +76,6 @@ class ReportState:
             else:
                 setattr(self, name, value)
 
-    def _section(self, key: str):
-        """An identity.json section by its key, from the check state that owns it (None when none does)."""
-        owner = self._owner(key)
-        return owner.to_json()[key] if owner is not None else None
-
     def _owner(self, key: str):
         return next((s for s in self.states.values() if key in s.KEYS), None)
 
@@ -123,11 +113,8 @@ class ReportState:
 
     def summary(self) -> dict:
         """The headline counts: each check state's own (`summary(report)`: the prompts' verdicts come from the
-        tokens check's), then those over every check and record, in SUMMARY_ORDER."""
-        overall = (self._section("logits") or {}).get("overall") or {}
+        tokens check's), then those over every check and record, each at its place (`PLACES`)."""
         out = {
-            "logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
-                        "positions": overall["positions"]} if overall.get("positions") else None),
             "inconclusive": sum(c.verdict == INCONCLUSIVE for c in self.checks),
             "contaminated": sum(c.verdict == CONTAMINATED for c in self.checks),
             "checks_passed": [sum(c.outcome == "passed" for c in self.checks), len(self.checks)],
@@ -138,23 +125,29 @@ class ReportState:
             if hasattr(state, "summary"):
                 out |= state.summary(self)
         out["confidence"] = self._confidence(out.get("exact") or [0, 0])  # no per-prompt check: 0 of 0
-        return {k: out[k] for k in SUMMARY_ORDER if k in out}
+        return self._placed(out, "summary.")
 
     def _confidence(self, exact: list[int]) -> dict:
         """The summary's counts of like trials with their Wilson 95% intervals (docs/confidence.md): exact
-        prompts, boots agreeing with boot 1, each canary family, c1 prompts that two servers both ran."""
+        prompts, each check state's own (`confidence(report)`: boots agreeing with boot 1, each canary family), c1
+        prompts that two servers both ran."""
         out = {"exact": count_json(*exact)}
-        boots = self._section("boots")
-        if boots:
-            out["boots"] = count_json(*boots_agreeing(boots))
-        canaries = family_counts(self._section(CANARIES) or {})
-        if canaries:
-            out["canaries"] = {family: count_json(k, n) for family, (k, n) in canaries.items()}
+        for state in self.states.values():
+            if hasattr(state, "confidence"):
+                out |= state.confidence(self)
         cross = self.identity.get("servers_c1_crosscheck") or {}
         if cross.get("identical") or cross.get("different"):
             same = cross["identical"]
             out["servers_c1"] = count_json(same, same + len(cross["different"]))
-        return out
+        return self._placed(out, "confidence.")
+
+    def _placed(self, out: dict, prefix: str = "") -> dict:
+        """`out` with each key at its place (`PLACES`: the report's, then each check state's), the keys without
+        one after them in the order they came."""
+        places = dict(PLACES)
+        for state in self.states.values():
+            places |= getattr(state, "PLACES", {})
+        return dict(sorted(out.items(), key=lambda kv: places.get(prefix + kv[0], float("inf"))))
 
     def as_json(self) -> dict:
         return {
@@ -183,13 +176,11 @@ class ReportState:
         }
 
     def _sections(self) -> dict:
-        """The sections between `checks` and `runs`: the run's own and each check state's, in SECTION_ORDER."""
-        out = {
-        }
+        """The sections between `checks` and `runs`: each check state's, each at its place (`PLACES`)."""
+        out = {}
         for state in self.states.values():
             out.update(state.to_json())
-        known = [k for k in SECTION_ORDER if k in out]
-        return {k: out[k] for k in known + [k for k in out if k not in SECTION_ORDER]}
+        return self._placed(out)
 
     @classmethod
     def from_json(cls, data: dict, states: Mapping[str, type] | None = None) -> "ReportState":

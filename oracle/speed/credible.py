@@ -28,7 +28,7 @@ import math
 from typing import Sequence
 
 __all__ = ["CREDIBLE", "MIN_SPREAD", "MIN_SPREAD_TOKENS", "NOT_CREDIBLE", "RATE_TOLERANCE", "arrival_spread",
-           "client_server_ratio", "counter_evidence", "credibility", "merge_credibility", "server_decode_rate",
+           "client_server_ratio", "counter_evidence", "counters_of", "credibility", "merge_credibility", "server_decode_rate",
            "timestamp_figures"]
 
 CREDIBLE, NOT_CREDIBLE = "credible", "not credible"
@@ -143,3 +143,18 @@ def timestamp_figures(times: Sequence[float], timings: dict | None) -> dict:
     return {"arrival_spread": arrival_spread(times, prompt_s=prompt_ms / 1000 if prompt_ms is not None else None),
             "server_decode_tok_s": None if rate is None else round(rate, 3),
             "client_vs_server": client_server_ratio(times, timings)}
+
+
+def counters_of(result, backend) -> dict:
+    """The counter evidence of a c1 pass: the server's generated-token counter around it against the tokens the
+    client received; or why it was not checked."""
+    if backend.capabilities.in_process:
+        return {"counters": None, "counters_missing": "in process: no server, no counters"}
+    delta = result.counters_delta
+    generated = delta.tokens_generated if delta is not None else None
+    if generated is None:
+        return {"counters": None, "counters_missing": "the server exposes no generated-token counter "
+                                                      f"({backend.capabilities.cache.counters_hint})"}
+    received = sum(len(r.completion_ids) for r in result.records)
+    return {"counters": counter_evidence(received, generated, counter="generated tokens in /metrics"),
+            "counters_missing": ""}

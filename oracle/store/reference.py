@@ -2,7 +2,12 @@
 
     references/NAME/manifest.json        schema_version, kind, identity, hashes of every file, its own hash
     references/NAME/records/boot1-c1/    ID.npz + ID.json per prompt
-    references/NAME/records/canaries/boot1-c1/   the same per canary request (schema 2; named by `canary_record_name`)
+    references/NAME/records/BLOCK/boot1-c1/      a check's own completions, each a row of its block (schema 2;
+                                                 named by `side_record_name`): records/canaries/ the canary requests'
+
+The manifest's other keys are the check kinds' blocks (`canaries`, `noise`, `logits`, `speed`, ...): each check
+kind says what it keeps (`CheckDescriptor.for_reference`); the store writes, verifies and hands back blocks by
+their key and names none.
 
 A reference is written whole into a temporary sibling folder and renamed into place, so
 a crash never leaves half a reference. One whose files do not match the manifest, or whose
@@ -18,7 +23,11 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from oracle.redaction import public_data
 from oracle.store.json_files import InputFileError, read_json, validated
@@ -26,14 +35,17 @@ from oracle.store.records import PRIMARY, Condition, Record, atomic_write_bytes,
 from oracle.store.shapes import ManifestShape
 from oracle.store.stamps import utc_now
 
-__all__ = ["CANARY_RECORDS", "READABLE_SCHEMA_VERSIONS", "REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError",
-           "canary_record_name", "check_record_target", "load_reference", "manifest_digest", "seal", "write_reference"]
+__all__ = ["OWN_KEYS", "READABLE_SCHEMA_VERSIONS", "REFERENCE_SCHEMA_VERSION", "Reference", "ReferenceError",
+           "check_blocks", "check_record_target", "load_reference", "manifest_digest", "seal", "side_record_name",
+           "write_reference"]
 
-# 2: each canary request's completion is kept as a record under records/canaries/ (its row in `canaries` names its
-# completion_sha256). A schema 1 reference is read as it is: it holds no canary completion (nothing to compare).
+# 2: a check's own completions are kept as records under records/<block>/ (their rows in the block name their
+# completion_sha256: the canary requests'). A schema 1 reference is read as it is: it holds no such completion.
 REFERENCE_SCHEMA_VERSION = 2
 READABLE_SCHEMA_VERSIONS = (1, 2)
-CANARY_RECORDS = "canaries"  # records/<this>/boot1-c1/: the canary completions, apart from the suite's records
+# The manifest's own keys; every other top-level key is a check kind's block.
+OWN_KEYS = ("schema_version", "kind", "created_utc", "identity", "run", "conditions", "cases", "files",
+            "manifest_sha256")
 KINDS = ("mtp0", "f16")
 SELF_HASH = "manifest_sha256"  # the sha256 of the manifest's own content, this key left out
 UNSEALED_NOTE = ("the reference {path} was written before manifests carried their own hash ({key}): an edit of "
@@ -65,23 +77,23 @@ class Reference:
     def conditions(self) -> list[Condition]:
         return [Condition.from_key(k) for k in self.manifest.get("conditions", ["boot1-c1"])]
 
+    def block(self, key: str):
+        """A check kind's block of the manifest (None: the reference holds none)."""
+        return self.manifest.get(key)
+
     @property
-    def keeps_canary_completions(self) -> bool:
-        """Whether this reference was written by an oracle that keeps canary completions (schema 2 and later)."""
+    def keeps_side_records(self) -> bool:
+        """Whether this reference was written by an oracle that keeps checks' own completions (schema 2 and
+        later: the canary requests')."""
         return self.manifest.get("schema_version", 1) >= 2
 
-    def canary_record(self, item_id: str) -> Record | None:
-        """The canary's completion as the reference recorded it; None when it holds none (its row has no
-        completion_sha256: a schema 1 reference, or a canary it did not run)."""
-        row = (self.manifest.get("canaries") or {}).get(item_id)
+    def side_record(self, key: str, item_id: str) -> Record | None:
+        """The completion of row `item_id` of block `key`, as the reference recorded it; None when it holds none
+        (its row has no completion_sha256: a schema 1 reference, or an item it did not run)."""
+        row = (self.manifest.get(key) or {}).get(item_id)
         if not isinstance(row, dict) or not row.get("completion_sha256"):
             return None
-        return load_record(self.path / "records" / CANARY_RECORDS, PRIMARY, canary_record_name(item_id))
-
-    @property
-    def noise(self) -> dict | None:
-        """The reference's own variability across its ladder levels and boots (None: not measured)."""
-        return self.manifest.get("noise")
+        return load_record(self.path / "records" / key, PRIMARY, side_record_name(item_id))
 
 
 def _sha256(path: Path) -> str:
@@ -105,8 +117,9 @@ def sealed_manifest(manifest: dict) -> bytes:
     return (json.dumps(sealed, indent=1, sort_keys=True) + "\n").encode()
 
 
-def canary_record_name(item_id: str) -> str:
-    """The file stem of a canary's record: its item id where that is a plain file name (`needle[512-d0]`), else
+def side_record_name(item_id: str) -> str:
+    """The file stem of a block row's record (a canary's): its item id where that is a plain file name
+    (`needle[512-d0]`), else
     the id with its other characters replaced and a short hash of it, so two ids never share a file."""
     plain = re.sub(r"[^A-Za-z0-9._\-\[\]]", "_", item_id)
     if plain == item_id and not item_id.startswith("."):
@@ -125,11 +138,11 @@ def check_record_target(path: Path, *, overwrite: bool) -> None:
 
 
 def write_reference(path: Path, records: list[Record], *, kind: str, identity: dict, run: dict,
-                    canaries: dict | None = None, overwrite: bool = False, noise: dict | None = None,
-                    logits: dict | None = None, speed: dict | None = None,
-                    canary_records: list[Record] | None = None) -> Reference:
-    """Write records + manifest atomically; the old reference (if overwriting) is replaced whole. canary_records:
-    each canary request's completion (its id the canary's item id), kept apart under records/canaries/."""
+                    blocks: dict | None = None, side_records: dict[str, list[Record]] | None = None,
+                    overwrite: bool = False) -> Reference:
+    """Write records + manifest atomically; the old reference (if overwriting) is replaced whole. blocks: each
+    check kind's block by its key (`CheckDescriptor.for_reference`); side_records: block key -> the completions of
+    its rows (each record's id its row's key), kept apart under records/<key>/."""
     check_record_target(path, overwrite=overwrite)
     if kind not in KINDS:
         raise ReferenceError(f"--reference-kind {kind!r}: must be one of {', '.join(KINDS)}")
@@ -138,13 +151,18 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
     try:
         for r in records:
             save_record(staging / "records", r)
-        canaries = {k: dict(v) for k, v in (canaries or {}).items()}
-        for r in canary_records or ():
-            if r.id not in canaries:
-                raise ReferenceError(f"a canary completion of {r.id!r} without its canary row")
-            save_record(staging / "records" / CANARY_RECORDS,
-                        replace(r, id=canary_record_name(r.id), condition=PRIMARY, repeat=0))
-            canaries[r.id]["completion_sha256"] = r.completion_sha256
+        blocks = dict(blocks or {})
+        clash = sorted(set(blocks) & set(OWN_KEYS))
+        if clash:
+            raise ReferenceError(f"a check's block may not be named {clash[0]!r}: the manifest's own key")
+        for key, kept in (side_records or {}).items():
+            rows = blocks[key] = {k: dict(v) for k, v in (blocks.get(key) or {}).items()}
+            for r in kept:
+                if r.id not in rows:
+                    raise ReferenceError(f"a completion of {r.id!r} without its row in {key!r}")
+                save_record(staging / "records" / key,
+                            replace(r, id=side_record_name(r.id), condition=PRIMARY, repeat=0))
+                rows[r.id]["completion_sha256"] = r.completion_sha256
         files = {str(p.relative_to(staging)): _sha256(p)
                  for p in sorted((staging / "records").rglob("*")) if p.is_file()}
         primary = [r for r in records if r.condition == Condition()]
@@ -161,13 +179,9 @@ def write_reference(path: Path, records: list[Record], *, kind: str, identity: d
             "cases": {r.id: {k: r.meta()[k] for k in ("prompt_sha256", "completion_sha256", "text_sha256",
                                                       "finish_reason", "completion_tokens")}
                       for r in primary},
-            "canaries": canaries,
-            "noise": noise,
-            "logits": logits,
             "files": files,
+            **blocks,
         }
-        if speed is not None:  # written by oracle with speed cards: label, diagnostics, token-time clock, warm-up
-            manifest["speed"] = speed
         # Made public before it is sealed: the hash it carries is the hash of what is written.
         atomic_write_bytes(staging / "manifest.json", sealed_manifest(public_data(manifest)))
         old = None
@@ -247,8 +261,8 @@ def _verify_records(path: Path, manifest: dict) -> None:
     records, read = path / "records", {}
     for rel in manifest["files"]:
         rel_path = Path(rel)
-        if rel_path.parts[1:2] == (CANARY_RECORDS,):
-            continue  # the canary completions: read by their rows below
+        if rel_path.parts[1:2] in [(k,) for k in manifest if k not in OWN_KEYS]:
+            continue  # a block's own completions: read by its rows below
         if rel_path.suffix == ".json":
             condition = rel_path.parent.name
             if not re.fullmatch(r"boot[0-9]+-c[0-9]+(-r[0-9]+)?", condition):
@@ -264,25 +278,41 @@ def _verify_records(path: Path, manifest: dict) -> None:
             raise ReferenceError(f"--reference {path}: tainted: case {rid!r}: its completion_sha256 in "
                                  f"manifest.json is not the hash of records/{PRIMARY.key}/{rid}.npz's tokens; "
                                  f"re-record with --record {path} --record-overwrite")
-    _verify_canary_records(path, manifest)
+    for key in manifest:
+        if key not in OWN_KEYS and isinstance(manifest[key], dict):
+            _verify_side_records(path, key, manifest[key])
 
 
-def _verify_canary_records(path: Path, manifest: dict) -> None:
-    """Every canary row that names a completion has its record, holding those tokens."""
-    for item_id, row in (manifest.get("canaries") or {}).items():
+def _verify_side_records(path: Path, key: str, block: dict) -> None:
+    """Every row of a block that names a completion (a canary's) has its record, holding those tokens."""
+    for item_id, row in block.items():
         digest = row.get("completion_sha256") if isinstance(row, dict) else None
         if not digest:
             continue
-        name = f"records/{CANARY_RECORDS}/{PRIMARY.key}/{canary_record_name(item_id)}"
+        name = f"records/{key}/{PRIMARY.key}/{side_record_name(item_id)}"
         try:
-            record = load_record(path / "records" / CANARY_RECORDS, PRIMARY, canary_record_name(item_id))
+            record = load_record(path / "records" / key, PRIMARY, side_record_name(item_id))
         except FileNotFoundError:
-            raise ReferenceError(f"--reference {path}: tainted: canary {item_id!r} of manifest.json has no record "
-                                 f"{name}.json; re-record the reference") from None
+            raise ReferenceError(f"--reference {path}: tainted: {key} row {item_id!r} of manifest.json has no "
+                                 f"record {name}.json; re-record the reference") from None
         if record.completion_sha256 != digest:
-            raise ReferenceError(f"--reference {path}: tainted: canary {item_id!r}: its completion_sha256 in "
+            raise ReferenceError(f"--reference {path}: tainted: {key} row {item_id!r}: its completion_sha256 in "
                                  f"manifest.json is not the hash of {name}.npz's tokens; re-record with "
                                  f"--record {path} --record-overwrite")
+
+
+def check_blocks(reference: Reference, shapes: Mapping[str, Any]) -> None:
+    """Each check kind's block the reference holds, against the shape its kind declares (`CheckDescriptor.blocks`);
+    ReferenceError naming the key and the fix."""
+    if not shapes:
+        return
+    blocks = msgspec.defstruct("Blocks", [(key, shape | None, None) for key, shape in shapes.items()],
+                               forbid_unknown_fields=False)
+    try:
+        validated(reference.path / "manifest.json", reference.manifest, blocks,
+                  fix=f"re-record it with `pytest --backend=... --record {reference.path} --record-overwrite`")
+    except InputFileError as exc:
+        raise ReferenceError(f"--reference {reference.path}: {exc}") from None
 
 
 def seal(path: Path) -> str:

@@ -1,6 +1,8 @@
 """The declared shapes of the JSON files oracle writes and reads back (checked by `json_files.read_json`): a
 reference's manifest.json, a record's ID.json, a report's identity.json. Each declares the keys its readers use,
-with their types; keys a reader does not use may hold anything, and a key a newer oracle adds is let through.
+with their types; keys a reader does not use may hold anything, and a key a newer oracle adds is let through. A
+check kind's blocks (a manifest's `canaries`, `noise`, ...) are declared by the kind (`CheckDescriptor.blocks`,
+checked by `check_blocks`), not here.
 
     read_json(ref / "manifest.json", ManifestShape, fix=...)
 """
@@ -11,7 +13,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["CodeSetShape", "ManifestShape", "REPORT_FIX", "RecordShape", "ReportShape", "ReproOutcomeShape"]
+__all__ = ["CodeSetShape", "ManifestShape", "REPORT_FIX", "RecordShape", "ReportShape", "ReproOutcomeShape", "Shape"]
 
 REPORT_FIX = ("give a report folder as oracle wrote it (restore it from where it was copied), or write it again "
               "by running the gate")
@@ -23,8 +25,11 @@ ConditionKey = Annotated[str, msgspec.Meta(pattern=r"^boot[0-9]+-c[0-9]+(-r[0-9]
 RecordKeyText = Annotated[str, msgspec.Meta(pattern=r"^[^@]*@boot[0-9]+-c[0-9]+(-r[0-9]+)?(@[^@]*)?$")]
 
 
-class _Shape(msgspec.Struct, forbid_unknown_fields=False):
+class Shape(msgspec.Struct, forbid_unknown_fields=False):
     """Keys beyond the declared ones are let through: a reader reads the keys it knows."""
+
+
+_Shape = Shape
 
 
 class SamplingShape(_Shape):
@@ -46,18 +51,6 @@ class CaseShape(_Shape):
     text_sha256: str = ""
     finish_reason: str | None = None
     completion_tokens: int = 0
-
-
-class CanaryShape(_Shape):
-    verdict: str | None = None
-    ok: Any = None  # read for its truth only
-    completion_sha256: str | None = None  # a reference's (schema 2): its completion's record, records/canaries/
-
-
-class NoiseShape(_Shape):
-    varies: Json = {}
-    determinism: str | None = None
-    conditions: list[str] = []
 
 
 class RequestShape(_Shape):
@@ -85,10 +78,6 @@ class ManifestShape(_Shape):
     identity: IdentityShape | None = None
     run: RunShape | None = None
     conditions: list[ConditionKey] = []
-    canaries: dict[str, CanaryShape] | None = None
-    noise: NoiseShape | None = None
-    logits: Json | None = None
-    speed: Json | None = None
 
 
 class RecordShape(_Shape):
@@ -143,12 +132,10 @@ class ReportShape(_Shape):
     interruption: str | None = None
     prompts: list[str] | None = None
     checks: list[CheckShape] = []
-    canaries: dict[str, CanaryShape] | None = None
     identity: IdentityShape | None = None
     records: RecordsShape | None = None
     reference: ReferenceNameShape | None = None
     summary: Json | None = None
-    speed: Json | None = None
 
 
 class CodeItemShape(_Shape):

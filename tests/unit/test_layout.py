@@ -41,7 +41,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("option_types", "option_families", "option_sampling", "option_declarations", "option_renames", "options",
      "option_inputs", "option_folders", "option_ledger",
      "checks"),
-    ("gate",),  # the engine: plan, items, session, merge, the xdist controller
+    ("plan", "gate"),  # the run plan (its costs from the descriptors); the engine: items, session, merge, xdist
     ("plugin", "plugin_hooks", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
 )
 FLOOR = {name: level for level, floor in enumerate(FLOORS) for name in floor}

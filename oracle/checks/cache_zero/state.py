@@ -15,6 +15,8 @@ class CacheZeroState(SectionState):
     """None until the cache-zero item ran."""
 
     KEYS = ("cache",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"cache": 20}
 
     @classmethod
     def merge(cls, own: "CacheZeroState", parts: list[tuple[str, "CacheZeroState"]]) -> "CacheZeroState":

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from oracle.canary.results import REPORT_KEY
+from oracle.canary.results import REPORT_KEY, family_counts
 from oracle.canary.tokens import COMPLETIONS_KEY
+from oracle.compare.confidence import count_json
 
 __all__ = ["CanaryState"]
 
@@ -20,6 +21,8 @@ __all__ = ["CanaryState"]
 @dataclass
 class CanaryState:
     KEYS = (REPORT_KEY, COMPLETIONS_KEY)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {REPORT_KEY: 40, "confidence.canaries": 30}
 
     rows: dict[str, dict] = field(default_factory=dict)  # item id -> expected, extracted, raw text, verdict
     completions: dict[str, dict] = field(default_factory=dict)  # item id -> its completion (canary/tokens.py)
@@ -29,6 +32,11 @@ class CanaryState:
 
     def to_json(self) -> dict:
         return {REPORT_KEY: self.rows, COMPLETIONS_KEY: self.completions}
+
+    def confidence(self, report) -> dict:
+        """The summary's count of each canary family's passes, with its Wilson interval (`ReportState.summary`)."""
+        families = family_counts(self.rows)
+        return {"canaries": {family: count_json(k, n) for family, (k, n) in families.items()}} if families else {}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "CanaryState":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from oracle.checks.conditions.options import TITLE, ConditionSettings, add_options, settings_of
 from oracle.checks.conditions.producer import ConditionChecks
+from oracle.checks.conditions.shapes import NoiseShape
 from oracle.checks.conditions.state import ConditionsState
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
 from oracle.report import grid as section
@@ -60,4 +61,5 @@ def terminal(state: ConditionsState) -> list[str]:
 CHECK = CheckDescriptor(name=NAME, title=TITLE, order=50, kinds=("ladder", "boot"), items=items,
                         build=build, state=ConditionsState, add_options=add_options, settings=settings_of,
                         defaults=ConditionSettings(), sections=(section, widths), server_identity=("boots",),
-                        for_reference=ConditionsState.for_reference, plan_part=plan_part, terminal=terminal)
+                        for_reference=ConditionsState.for_reference, blocks={"noise": NoiseShape},
+                        plan_part=plan_part, terminal=terminal)

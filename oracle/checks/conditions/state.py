@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from oracle.checks.descriptor import Kept
+from oracle.compare.conditions import boots_agreeing
+from oracle.compare.confidence import count_json
 from oracle.compare.noise import UNMEASURED, NoiseEnvelope, determinism_of
 from oracle.compare.width_map import width_map
 from oracle.store.records import Condition
@@ -26,6 +29,8 @@ _ROWS = "condition_rows"  # the rows' key in what a worker hands its controller 
 @dataclass
 class ConditionsState:
     KEYS = ("ladder", "boots", "determinism", "width_map")
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"ladder": 50, "boots": 60, "determinism": 70, "confidence.boots": 20}
 
     ladder: dict[str, dict] = field(default_factory=dict)  # "c8" -> counts, first divergences, overlap, verdict
     boots: dict[str, dict] = field(default_factory=dict)  # "2" -> counts, first divergences, verdict
@@ -42,6 +47,10 @@ class ConditionsState:
     def to_json(self) -> dict:
         return {"ladder": self.ladder, "boots": self.boots,
                 "determinism": self.determinism if (self.ladder or self.boots) else None, "width_map": self.width_map}
+
+    def confidence(self, report) -> dict:
+        """The summary's count of boots agreeing with boot 1, with its Wilson interval (`ReportState.summary`)."""
+        return {"boots": count_json(*boots_agreeing(self.boots))} if self.boots else {}
 
     def map_widths(self, *, ladder: str, never_tried, near_tie_nats: float) -> dict:
         """The width map of the ladder levels run so far (their rows against c1, their overlap proofs)."""
@@ -65,11 +74,11 @@ class ConditionsState:
         """What a worker hands its controller beside its report: the rows the merge classifies."""
         return {_ROWS: self.rows}
 
-    def for_reference(self) -> dict:
+    def for_reference(self, plan=None, records=()) -> Kept:
         """What a recorded reference keeps of the conditions: the noise envelope of their rows (None without)."""
         if not self.rows:
-            return {"noise": None}
-        return {"noise": NoiseEnvelope.from_rows(self.rows, determinism=determinism_of(self.rows)).as_json()}
+            return Kept({"noise": None})
+        return Kept({"noise": NoiseEnvelope.from_rows(self.rows, determinism=determinism_of(self.rows)).as_json()})
 
     @classmethod
     def merge(cls, own: "ConditionsState", parts: list[tuple[str, "ConditionsState"]]) -> "ConditionsState":

@@ -15,6 +15,8 @@ __all__ = ["CoverageState"]
 @dataclass
 class CoverageState:
     KEYS = ("coverage",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"coverage": 130}
 
     runs: dict[str, dict] = field(default_factory=dict)  # run (boot1-c4) -> condition -> held, detail, how
 

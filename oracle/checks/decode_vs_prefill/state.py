@@ -16,6 +16,8 @@ __all__ = ["DecodePrefillState"]
 @dataclass
 class DecodePrefillState:
     KEYS = ("decode_vs_prefill", "chunked_prefill")
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"decode_vs_prefill": 90, "chunked_prefill": 100}
 
     decode_vs_prefill: dict | None = None
     chunked_prefill: dict | None = None

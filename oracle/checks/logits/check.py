@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers
+from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Kept, Producers
 from oracle.checks.logits.options import TITLE, LogitsSettings, add_options, settings_of
 from oracle.checks.logits.producer import LogitsChecks
 from oracle.checks.logits.state import LogitsState
@@ -17,7 +17,7 @@ def items(plan) -> list[CheckItem]:
     first of the diagnostic requests."""
     out = []
     if plan.logits_gate:
-        out += [CheckItem(f"logits[{pid}]", "logits", pid, order=(10, i, 1)) for i, pid in enumerate(plan.suite.ids())]
+        out += [CheckItem(f"logits[{pid}]", "logits", pid, order=(10, i, 1), per_prompt=True) for i, pid in enumerate(plan.suite.ids())]
         out.append(CheckItem("logits", "logits_suite", order=40))
     if plan.floor_wanted:
         out.append(CheckItem("logits-floor", "logits_floor", order=41))
@@ -30,9 +30,13 @@ def build(parts: CheckParts) -> Producers:
                       "logits_floor": checks.floor_check})
 
 
-def recorded(state: LogitsState) -> dict:
-    """A recorded reference keeps the precision floor its record run measured (None: none was)."""
-    return {"floor": (state.report or {}).get("floor")}
+def recorded(state: LogitsState, plan, records) -> Kept:
+    """What a logits gate needs to know about a recorded reference: its dtype, top-k, tail mass and the precision
+    floor its record run measured (None: none was)."""
+    o = plan.options
+    return Kept({"logits": {"dtype": o.dtype if plan.in_process else None, "top_k": o.logprobs,
+                            "tail_mass": bool(records) and all(r.tail_mass for r in records), "backend": o.backend,
+                            "floor": (state.report or {}).get("floor")}})
 
 
 CHECK = CheckDescriptor(name="logits", title=TITLE, order=40, kinds=("logits", "logits_suite", "logits_floor"),

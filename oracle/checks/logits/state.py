@@ -17,3 +17,11 @@ class LogitsState(SectionState):
     only; the merged report keeps every worker's logits checks."""
 
     KEYS = ("logits",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"logits": 80, "summary.logits": 20}
+
+    def summary(self, report) -> dict:
+        """The report summary's logits line: the suite's mean KLD and same top-1 over its positions (None: none)."""
+        overall = (self.report or {}).get("overall") or {}
+        return {"logits": ({"mean_kld": overall["mean_kld"], "same_top1": overall["same_top1"],
+                            "positions": overall["positions"]} if overall.get("positions") else None)}

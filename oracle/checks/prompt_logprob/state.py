@@ -15,6 +15,8 @@ __all__ = ["PromptLogprobState"]
 @dataclass
 class PromptLogprobState:
     KEYS = ("prompt_logprob",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"prompt_logprob": 110}
 
     report: dict | None = None
 

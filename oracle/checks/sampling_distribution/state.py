@@ -16,3 +16,5 @@ class SamplingState(SectionState):
     as the controller's own: the settings are the plan's, and the distribution check is refused under -n."""
 
     KEYS = ("sampling",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"sampling": 140}

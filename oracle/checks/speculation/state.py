@@ -16,6 +16,8 @@ class SpeculationState(SectionState):
     """None until the primary run ends."""
 
     KEYS = ("speculation",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"speculation": 10}
 
     @classmethod
     def merge(cls, own: "SpeculationState", parts: list[tuple[str, "SpeculationState"]]) -> "SpeculationState":

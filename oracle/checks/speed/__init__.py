@@ -9,7 +9,7 @@ section (oracle/speed/report.py) and its descriptor (check.py), listed once in o
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "InSpeedSection", "SpeedChecks", "SpeedSettings", "SpeedState"]
+__all__ = ["CHECK", "SpeedChecks", "SpeedSettings", "SpeedState"]
 
 
 def __getattr__(name: str):

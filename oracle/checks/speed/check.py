@@ -6,10 +6,10 @@ from __future__ import annotations
 from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, Producers, no_requests
 from oracle.checks.speed.options import TITLE, SpeedSettings, add_options, settings_of
 from oracle.checks.speed.producer import SpeedChecks
-from oracle.checks.speed.state import InSpeedSection, SpeedState
+from oracle.checks.speed.state import SpeedState
 from oracle.speed import report as section
 
-__all__ = ["CHECK", "InSpeedSection", "SpeedChecks", "SpeedSettings", "SpeedState"]
+__all__ = ["CHECK", "SpeedChecks", "SpeedSettings", "SpeedState"]
 
 
 def items(plan) -> list[CheckItem]:

@@ -14,7 +14,7 @@ from oracle.compare.evidence import cache_zero_check
 from oracle.compare.verdicts import INCONCLUSIVE, PASS, Check
 from oracle.checks.descriptor import Finding, not_run
 from oracle.speed.sequential import path_words
-from oracle.speed.credible import counter_evidence, credibility
+from oracle.speed.credible import counters_of, credibility
 from oracle.speed.figures import BYTES_ARRIVAL
 from oracle.speed.card import prompt_rows, reference_card, speed_card
 from oracle.speed.launch_match import launch_match
@@ -23,7 +23,7 @@ from oracle.speed.validity import HEADLINE, diagnostics, history_speculation
 from oracle.speed.verdict import speed_verdict
 from oracle.speed.versus import compare_cards, hardware
 
-__all__ = ["CardWatch", "SpeedChecks", "counters_of"]
+__all__ = ["CardWatch", "SpeedChecks"]
 
 
 class CardWatch:
@@ -112,18 +112,3 @@ class SpeedChecks:
         else:  # the sequential test's LLR path by round, in the terminal as in the report
             lines = [f"  {path_words(versus['sequential'])}"] if versus.get("sequential") else []
         return Finding(Check(cid, "speed", verdict, said, lines, evidence))
-
-
-def counters_of(result, backend) -> dict:
-    """The counter evidence of a c1 pass: the server's generated-token counter around it against the tokens the
-    client received; or why it was not checked."""
-    if backend.capabilities.in_process:
-        return {"counters": None, "counters_missing": "in process: no server, no counters"}
-    delta = result.counters_delta
-    generated = delta.tokens_generated if delta is not None else None
-    if generated is None:
-        return {"counters": None, "counters_missing": "the server exposes no generated-token counter "
-                                                      f"({backend.capabilities.cache.counters_hint})"}
-    received = sum(len(r.completion_ids) for r in result.records)
-    return {"counters": counter_evidence(received, generated, counter="generated tokens in /metrics"),
-            "counters_missing": ""}

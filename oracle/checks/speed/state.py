@@ -1,7 +1,7 @@
 """The speed section of the report (identity.json `speed`): the primary run's card with its comparison (the speed
 check's), the interleaved A/B session's passes and comparison in it (`interleave`, `vs_reference`: the speed-ab
 item's), and the speed cells under `cells` (the speed-cells item's). One key, so one state: the speed check's; the
-speed-ab and speed-cells checks fill it through their findings and keep no key of their own (`InSpeedSection`).
+speed-ab and speed-cells checks fill it through their findings and keep no key of their own (`NoSection`, checks/descriptor.py).
 
     state = SpeedState(); state.apply("speed", card); state.apply("speed", {"cells": block}); state.to_json()
 """
@@ -12,14 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from oracle.checks.descriptor import Kept
 from oracle.speed.card import merge_cards
 
-__all__ = ["InSpeedSection", "SpeedState"]
+__all__ = ["SpeedState"]
 
 
 @dataclass
 class SpeedState:
     KEYS: ClassVar[tuple[str, ...]] = ("speed",)
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES: ClassVar[dict[str, int]] = {"speed": 120}
 
     card: dict | None = None  # the speed card of the primary run (and its comparison with the reference)
     cells: dict | None = None  # --speed-cells: every cell's samples; identity.json keeps it as speed.cells
@@ -56,7 +59,7 @@ class SpeedState:
         return cls(merge_cards([s.card for _, s in parts if s.card], servers=len(parts)),
                    next((s.cells for _, s in parts if s.cells), None))
 
-    def for_reference(self) -> dict:
+    def for_reference(self, plan=None, records=()) -> Kept:
         """What a recorded reference keeps of the section: the card's facts its records' token times cannot tell
         (the card is rebuilt from them), and the cells a later gate compares its own with, cell by cell."""
         speed = ({k: self.card.get(k) for k in ("label", "diagnostics", "token_times", "warmup", "credible",
@@ -64,26 +67,4 @@ class SpeedState:
                  if self.card else None)
         if self.cells:
             speed = {**(speed or {}), "cells": self.cells}
-        return {"speed": speed}
-
-
-@dataclass
-class InSpeedSection:
-    """The state of a speed check whose findings go into the speed section (`SpeedState`, the speed check's): it
-    owns no identity.json key."""
-
-    KEYS: ClassVar[tuple[str, ...]] = ()
-
-    def apply(self, key: str, value) -> None:
-        raise KeyError(f"{key}: a speed check's findings go into the speed section")
-
-    def to_json(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_json(cls, data: Mapping) -> "InSpeedSection":
-        return cls()
-
-    @classmethod
-    def merge(cls, own: "InSpeedSection", parts: list) -> "InSpeedSection":
-        return cls()
+        return Kept({"speed": speed} if speed is not None else {})  # none: the manifest holds no `speed`

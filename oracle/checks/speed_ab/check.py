@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
-from oracle.checks.speed.state import InSpeedSection
+from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, NoSection, PlanContext, PlanPart,
+                                      Producers)
 from oracle.checks.speed_ab.options import TITLE, InterleaveOptions, add_options, resolve_reference_launch, settings_of
 from oracle.checks.speed_ab.producer import InterleaveChecks
 from oracle.speed import interleave_report as section
@@ -59,5 +59,5 @@ def resolve(settings: InterleaveOptions, reference) -> InterleaveOptions:
 
 
 CHECK = CheckDescriptor(name="speed_ab", title=TITLE, order=30, kinds=("speed_ab",), items=items,
-                        build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
+                        build=build, state=NoSection, add_options=add_options, settings=settings_of,
                         defaults=InterleaveOptions(), sections=(section,), resolve=resolve, plan_part=plan_part)

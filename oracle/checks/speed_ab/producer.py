@@ -19,12 +19,11 @@ from oracle.compare.evidence import cache_zero_check
 from oracle.redaction import redact_command
 from oracle.compare.verdicts import INFO, NOT_RUN, Check
 from oracle.checks.descriptor import Finding, not_run
-from oracle.checks.speed.producer import counters_of
-from oracle.checks.speed_ab.servers import Server, boot, candidate_back, reference_target
+from oracle.speed.servers import Server, boot, candidate_back, reference_target
 from oracle.run.runner import RunInterrupted, one_at_a_time, run_waves
 from oracle.run.warmup import WARMUP_CONDITION, warmup_prompt
 from oracle.speed.card import prompt_rows
-from oracle.speed.credible import credibility
+from oracle.speed.credible import counters_of, credibility
 from oracle.speed.interleave import (CANDIDATE, CONTROL, MIN_ROUNDS, REFERENCE, Measurement, abba_order,
                                      between_run_ratio, control_summary, interleaved_comparison, round_medians)
 from oracle.speed.launch_match import launch_match
@@ -123,7 +122,7 @@ class InterleaveChecks:
         return self._finding(cid, card, block, pairs, control)
 
     def _reference(self, folder: str):
-        return reference_target(self.plan, self.target, self.recorder, folder)
+        return reference_target(self.plan, self.target, self.recorder, folder, self.ab.command)
 
     def _backend(self, server: Server, servers: dict):
         """The server's backend for its next pass: both-up, the running one; one-at-a-time, every other server

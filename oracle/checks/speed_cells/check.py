@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from oracle.checks.descriptor import CheckDescriptor, CheckItem, CheckParts, PlanContext, PlanPart, Producers
-from oracle.checks.speed.state import InSpeedSection
+from oracle.checks.descriptor import (CheckDescriptor, CheckItem, CheckParts, NoSection, PlanContext, PlanPart,
+                                      Producers)
 from oracle.checks.speed_cells.options import TITLE, CellsSettings, add_options, settings_of
 from oracle.checks.speed_cells.producer import CellsCheck
 from oracle.speed import cells_report as section
@@ -39,5 +39,5 @@ def plan_part(kind: str, key, context: PlanContext) -> PlanPart:
 
 
 CHECK = CheckDescriptor(name="speed_cells", title=TITLE, order=32, kinds=("speed_cells",), items=items,
-                        build=build, state=InSpeedSection, add_options=add_options, settings=settings_of,
+                        build=build, state=NoSection, add_options=add_options, settings=settings_of,
                         defaults=CellsSettings(), sections=(section,), plan_part=plan_part)

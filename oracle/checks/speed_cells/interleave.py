@@ -12,7 +12,7 @@ both-up: the reference booted at its first pass and kept up beside the candidate
 
 from __future__ import annotations
 
-from oracle.checks.speed_ab.servers import Server, boot, candidate_back, reference_target
+from oracle.speed.servers import Server, boot, candidate_back, reference_target
 from oracle.speed.interleave import CANDIDATE, REFERENCE
 
 __all__ = ["CellSides"]
@@ -21,12 +21,14 @@ __all__ = ["CellSides"]
 class CellSides:
     def __init__(self, plan, recorder, prompts, target) -> None:
         self.recorder, self.prompts = recorder, prompts
-        self.mode = plan.options.check("speed_ab").servers
+        ab = plan.options.check("speed_ab")  # the A/B's settings: how the sides' servers run, --reference-launch
+        self.mode = ab.servers
         self.candidate = recorder.backend
         mine = Server(CANDIDATE, target, own=False)
         mine.backend = recorder.backend
         self.servers = {CANDIDATE: mine,
-                        REFERENCE: Server(REFERENCE, reference_target(plan, target, recorder, "cells-reference-server"),
+                        REFERENCE: Server(REFERENCE, reference_target(plan, target, recorder, "cells-reference-server",
+                                                                     ab.command),
                                           own=True)}
 
     def open(self, side: str):

@@ -21,6 +21,9 @@ __all__ = ["TokensState"]
 @dataclass
 class TokensState:
     KEYS = ("evidence", "token_match", "near_tie_density")
+    # Where its keys go in identity.json (report/state.py's PLACES)
+    PLACES = {"evidence": 30, "token_match": 150, "summary.exact": 10, "summary.near_tie": 30, "summary.divergent": 40,
+              "summary.within_reference_noise": 50, "summary.splits": 60, "summary.not_run": 80}
 
     evidence: dict | None = None  # which evidence the server gave (compare/sources.py)
     token_match: dict[str, dict] = field(default_factory=dict)  # sampled: condition (c1, c4, boot 2) -> match rate

@@ -23,7 +23,8 @@ def kept(ids, top=None):
 def reference(tmp_path: Path, ids):
     ref = Record(id="needle[512-d50]", condition=Condition(), prompt_ids=[], **kept(ids))
     return write_reference(tmp_path / "ref", [], kind="mtp0", identity={}, run={},
-                           canaries={"needle[512-d50]": dict(NEEDLE)}, canary_records=[ref])
+                           blocks={"canaries": {"needle[512-d50]": dict(NEEDLE)}},
+                           side_records={"canaries": [ref]})
 
 
 def test_the_same_tokens_are_exact(tmp_path):

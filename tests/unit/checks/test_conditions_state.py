@@ -61,7 +61,7 @@ def test_the_determinism_class_is_made_from_every_servers_rows():
     # The boot sequence's servers belong to the server that ran it, not to the run's identity.
     assert "boots" not in data["identity"]
     assert [s["boots"] for s in data["identity"]["servers"]] == [None, {"2": {"url": "u"}}]
-    envelope = conditions.for_reference()["noise"]
+    envelope = conditions.for_reference().blocks["noise"]
     assert envelope["determinism"] == WITHIN_BOOT_ONLY and envelope["varies"]["p"]["first_position"] == 7
 
 
@@ -69,7 +69,7 @@ def test_without_carried_rows_the_class_is_unmeasured_and_no_envelope_is_kept():
     merged = _merged(_payload(0, {}))
     conditions = merged.states["conditions"]
     assert conditions.determinism == UNMEASURED and conditions.rows == {}
-    assert conditions.for_reference() == {"noise": None}
+    assert conditions.for_reference().blocks == {"noise": None}
     assert merged.as_json()["determinism"] is None  # said only with a ladder or boots
 
 

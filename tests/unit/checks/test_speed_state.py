@@ -59,7 +59,7 @@ def test_the_merged_card_is_split_over_every_server_started_one_that_sent_nothin
 
 def test_a_recorded_reference_keeps_the_cards_facts_and_the_cells():
     state = SpeedState({"label": "diagnostic", "diagnostics": ["x"], "prompts": {"p": {}}, "summary": {}}, CELLS)
-    kept = state.for_reference()["speed"]
+    kept = state.for_reference().blocks["speed"]
     assert kept["label"] == "diagnostic" and kept["cells"] == CELLS and "prompts" not in kept
-    assert SpeedState().for_reference() == {"speed": None}
-    assert SpeedState(None, CELLS).for_reference() == {"speed": {"cells": CELLS}}
+    assert SpeedState().for_reference().blocks == {}  # no card: no `speed` block
+    assert SpeedState(None, CELLS).for_reference().blocks == {"speed": {"cells": CELLS}}

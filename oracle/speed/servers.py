@@ -2,7 +2,7 @@
 session's own target for the candidate, a LaunchedTarget of --reference-launch for the reference (and the A/A
 control's second reference), booted and stopped here.
 
-    ref = Server(REFERENCE, reference_target(plan, target, recorder, "reference-server"), own=True)
+    ref = Server(REFERENCE, reference_target(plan, target, recorder, "reference-server", command), own=True)
     backend = boot(ref)                        # TargetError naming the side that did not start
     why = candidate_back(candidate, recorder, prompts, state, "speed-ab")   # the candidate up again, or why not
 """
@@ -35,12 +35,12 @@ class Server:
         self.backend = None
 
 
-def reference_target(plan, target, recorder, folder: str) -> LaunchedTarget:
-    """The reference config's server (not started yet), with the candidate's launch environment (an embedded
-    candidate's holds the library path its llama-server needs)."""
+def reference_target(plan, target, recorder, folder: str, command: str) -> LaunchedTarget:
+    """The reference config's server (not started yet) from its launch command (--reference-launch), with the
+    candidate's launch environment (an embedded candidate's holds the library path its llama-server needs)."""
     env = target.server.env if isinstance(target, LaunchedTarget) else None
     o = plan.options
-    return LaunchedTarget(o.backend, o.check("speed_ab").command, kind="reference", worker=0,
+    return LaunchedTarget(o.backend, command, kind="reference", worker=0,
                           log_dir=recorder.report.folder / folder, env=env, timeout_s=o.request_timeout,
                           launch_timeout_s=o.launch_timeout)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from functools import partial
 
 from oracle.backends import RequestFailed
-from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.run import dropped
 from oracle.checks import CHECKS
 from oracle.checks.descriptor import PlanContext
@@ -22,9 +21,6 @@ from oracle.run.eta import RunEta
 from oracle.run.plan_estimate import Part, Rates, RunPlan, duration_words
 
 __all__ = ["RunPlanHook", "make_run_plan"]
-
-CANARY_PROMPT_TOKENS = 60  # a short canary prompt whose ids are built at run time (crosstalk markers, repeats)
-
 
 def _generated(gate, prompt) -> int:
     """What a prompt generates: its reference's length in a gate, else its max_tokens (an upper bound)."""
@@ -79,29 +75,14 @@ def _gate_item(parts: _Parts, item, context: PlanContext) -> None:
                   note=part.note, extra_s=part.extra_s)
 
 
-def _canary_item(gate, parts: _Parts, item) -> tuple[int, int] | None:
-    """The canary's part; (length, depth) for a needle."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    if "needle_case" in params:
-        length, depth = params["needle_case"]
-        parts.add(f"needles {length}", item.nodeid, [(length, ANSWER_TOKENS)])
-        return length, depth
-    if "code_item" in params:
-        from oracle.canary.code import ANSWER_PREFIX, MAX_TOKENS, code_prompt
-
-        ids = gate.prompts.render_ids(code_prompt(params["code_item"]), suffix=ANSWER_PREFIX)
-        parts.add("canaries: code", item.nodeid, [(len(ids), MAX_TOKENS)])
-    elif "mode" in params and hasattr(item.module, "PROMPT"):
-        n, tokens = gate.options.canary.repeats, gate.options.max_tokens or item.module.MAX_TOKENS
-        ids = gate.prompts.render_ids(item.module.PROMPT)
-        parts.add("canaries: repeats", item.nodeid, [(len(ids), tokens)] * n,
-                  note="a burst's requests at the c1 rates")
-    elif "crosstalk_level" in params:
-        from oracle.canary.crosstalk import MAX_TOKENS
-
-        level, tokens = params["crosstalk_level"], gate.options.max_tokens or MAX_TOKENS
-        parts.add("canaries: crosstalk", item.nodeid, [(CANARY_PROMPT_TOKENS, tokens)] * (2 * level),
-                  note="each level alone then at once, at the c1 rates")
+def _test_item(parts: _Parts, item, context: PlanContext) -> tuple[int, int] | None:
+    """A collected test's part, as the check kind it belongs to gives it (`CheckDescriptor.plan_test`: the canary
+    modules); (length, depth) of a part the budget may drop."""
+    for check in CHECKS:
+        part = check.plan_test(item, context) if check.plan_test is not None else None
+        if part is not None:
+            parts.add(part.name, item.nodeid, list(part.shapes), note=part.note)
+            return part.budget
     return None
 
 
@@ -132,14 +113,14 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     parts = _Parts(rates)
     mine = [p for p in gate.prompts.rendered if gate.owned is None or p.id in gate.owned]
     context = PlanContext(tuple((len(p.ids), _generated(gate, p)) for p in mine), o, gate.plan.reference is not None,
-                          boot_s=getattr(gate.target, "boot_s", None))
+                          gate.prompts, boot_s=getattr(gate.target, "boot_s", None))
     needles: dict[str, tuple[int, int]] = {}  # nodeid -> (length, depth)
     for item in items:
         spec = getattr(item, "spec", None)
         if spec is not None:
             _gate_item(parts, item, context)
             continue
-        case = _canary_item(gate, parts, item)
+        case = _test_item(parts, item, context)
         if case is not None:
             needles[item.nodeid] = case
     warm = Part("warm-up", (warmup or {}).get("requests", 0), (warmup or {}).get("prompt_tokens", 0)
