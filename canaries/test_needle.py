@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
 from oracle.canary.context import beyond as beyond_context, unknown_note
 from oracle.canary.plan import needle_plan
 from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
 from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack, score_needle
-from oracle.options import options_of
+from oracle.gate.options import options_of
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -35,7 +36,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="module")
 def haystack(oracle_gate) -> list[str]:
-    return load_haystack(oracle_gate.options.canary.haystack)
+    return load_haystack(oracle_gate.options.check(CANARY_CHECK).haystack)
 
 
 def test_needle(oracle_gate, request, haystack, needle_case) -> None:
@@ -63,4 +64,4 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
                           "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
                           "answer": s.verdict, "reason": s.reason},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:60]!r}",
-                  strict=oracle_gate.options.canary.strict, completion=c)
+                  strict=oracle_gate.options.check(CANARY_CHECK).strict, completion=c)

@@ -7,13 +7,18 @@ check.
     state = read_state(json.loads(path.read_text()))       # a report typed again, every check's state included
     add_check_options(parser)                              # each kind's --help group, from its options.py alone
 
-This package and each kind's options.py are light: the plugin declares the options in every pytest session of an
+`INCONCLUSIVE_KINDS`, what `--allow-inconclusive` takes, is the union of the kinds each package declares
+(`oracle/checks/<kind>/__init__.py`'s `INCONCLUSIVE`), in the order of `CHECKS`.
+
+This package, each kind's package and its options.py are light: the plugin declares the options in every pytest session of an
 environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and the names below
 load the descriptors (registry.py) on first use.
 """
 
 from __future__ import annotations
 
+from oracle.checks import (cache_zero, canaries, conditions, coverage, decode_vs_prefill, logits, neighbours,
+                           prompt_logprob, sampling_distribution, speculation, speed, speed_ab, speed_cells, tokens)
 from oracle.checks.canaries import options as _canaries
 from oracle.checks.conditions import options as _conditions
 from oracle.checks.coverage import options as _coverage
@@ -31,7 +36,16 @@ _REGISTRY = ("CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts",
              "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
              "state_part")
 
-__all__ = sorted(["OPTION_MODULES", "add_check_options", *_REGISTRY])
+__all__ = sorted(["INCONCLUSIVE_KINDS", "KIND_PACKAGES", "OPTION_MODULES", "add_check_options", *_REGISTRY])
+
+# Each kind's package, in the order of CHECKS (registry.py; a test keeps the two in step): light, as each
+# declares its descriptor in check.py, loaded on first use.
+KIND_PACKAGES = (canaries, logits, sampling_distribution, decode_vs_prefill, prompt_logprob, conditions, neighbours,
+                 coverage, tokens, cache_zero, speculation, speed, speed_ab, speed_cells)
+
+# What --allow-inconclusive takes: every kind some check's items may be inconclusive under, each once.
+INCONCLUSIVE_KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for package in KIND_PACKAGES
+                                                          for kind in package.INCONCLUSIVE))
 
 # Each kind's options module (TITLE, add_options, settings_of), in the order of CHECKS (registry.py; a test keeps
 # the two in step): their `--help` groups follow the core options' in this order.

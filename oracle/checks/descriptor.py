@@ -128,6 +128,7 @@ class OptionContext:
     urls: tuple[str, ...]
     workers: int
     family: Any  # oracle.backends.family.FamilyDescriptor
+    backend: str = ""  # --backend as given, for a refusal's words
 
 
 class CheckState(Protocol):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.canary.run import dropped
@@ -90,7 +91,7 @@ def _canary_item(gate, parts: _Parts, item) -> tuple[int, int] | None:
         ids = gate.prompts.render_ids(code_prompt(params["code_item"]), suffix=ANSWER_PREFIX)
         parts.add("canaries: code", item.nodeid, [(len(ids), MAX_TOKENS)])
     elif "mode" in params and hasattr(item.module, "PROMPT"):
-        n, tokens = gate.options.canary.repeats, gate.options.max_tokens or item.module.MAX_TOKENS
+        n, tokens = gate.options.check(CANARY_CHECK).repeats, gate.options.max_tokens or item.module.MAX_TOKENS
         ids = gate.prompts.render_ids(item.module.PROMPT)
         parts.add("canaries: repeats", item.nodeid, [(len(ids), tokens)] * n,
                   note="a burst's requests at the c1 rates")
@@ -145,7 +146,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     plan = RunPlan(rates, [warm] + parts.parts(), budget_s=o.budget, budget_source=o.budget_source)
     needle_parts = {int(p.name.split()[1]): p for p in plan.parts if p.name.startswith("needles ")}
     drops: dict[str, tuple] = {}
-    if o.budget is not None and needle_parts and rates.known and o.canary.needle_lengths is None:
+    if o.budget is not None and needle_parts and rates.known and o.check(CANARY_CHECK).needle_lengths is None:
         kept: list[int] = []
         by_length = _budget_drops(plan, needle_parts, kept, o.budget)
         for length, reason in by_length.items():
@@ -159,9 +160,9 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
                                  {"length": length, "depth": depth, "budget": True})
     elif o.budget is not None and not rates.known:
         plan.notes.append(f"the budget was not applied: {rates.source}")
-    elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:
+    elif o.budget is not None and needle_parts and o.check(CANARY_CHECK).needle_lengths is not None:
         plan.notes.append(f"needle lengths {', '.join(map(str, sorted(needle_parts)))} are run whatever the budget: "
-                          f"{o.canary.lengths_from}")
+                          f"{o.check(CANARY_CHECK).lengths_from}")
     if o.localize:
         plan.notes.append("--localize: no request; on a split, once the report is written: the reference's "
                           "configuration loaded and run twice over the split's path (its band), the candidate's "

@@ -12,15 +12,37 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import power_mode, speedup
 from oracle.speed.noise import NOISE_FLOOR
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "SpeedSettings", "add_options", "settings_of"]
+__all__ = ["POWER_MODES", "power_mode", "speedup", "TITLE", "SpeedSettings", "add_options", "settings_of"]
 
 TITLE = "speed"  # its `--help` group's: "oracle: speed"
+
+
+POWER_MODES = ("auto", "off")  # see speed/power.py
+
+
+def speedup(value: str) -> float:
+    """--min-speedup: a ratio candidate / reference above 0 (1.0: at least as fast; 1.2: 20% faster)."""
+    try:
+        x = float(value.rstrip("xX"))
+    except ValueError:
+        raise pytest.UsageError(f"--min-speedup {value!r}: expected a ratio, e.g. --min-speedup 1.1 (10% faster "
+                                "than the reference)") from None
+    if not 0 < x < 1000:
+        raise pytest.UsageError(f"--min-speedup {value!r}: must be a ratio above 0, e.g. 1.0 (no slower than "
+                                "the reference)")
+    return x
+
+
+def power_mode(value: str) -> str:
+    if value not in POWER_MODES:
+        raise pytest.UsageError(f"--oracle-power {value!r}: must be auto (energy, temperature and isolation of the timed run "
+                                "where this host can read them) or off (none measured)")
+    return value
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import shell_command
+from oracle.validators import shell_command
 from oracle.redaction import MASK
 from oracle.speed.sequential_defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX
 

@@ -11,16 +11,25 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import positive_int, speed_cells
+from oracle.speed.cells import parse_cells
+from oracle.validators import positive_int
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "DEFAULT_SPEED_REPEATS", "CellsSettings", "add_options", "settings_of"]
+__all__ = ["speed_cells", "TITLE", "DEFAULT_SPEED_REPEATS", "CellsSettings", "add_options", "settings_of"]
 
 TITLE = "speed cells"  # its `--help` group's: "oracle: speed cells"
 
 DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
+
+
+def speed_cells(value: str) -> tuple[tuple[int, int], ...]:
+    """--speed-cells: `field` or pN/gM,...: (prompt tokens, generated tokens) per cell."""
+    try:
+        return tuple((c.prompt_tokens, c.gen_tokens) for c in parse_cells(value))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @dataclass(frozen=True)

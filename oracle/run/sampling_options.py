@@ -1,24 +1,53 @@
-"""--temperature and the options that only mean something with it (--top-p, --seeds, --sampling-check,
---max-shift, --score-url): declared on the sampled-decoding group, cross-checked into a `Sampling` (None: greedy).
+"""The run's sampling options: `--temperature` and the options that only mean something with it (`--top-p`,
+`--seeds`, `--sampling-check`), cross-checked into a `Sampling` (None: greedy) that every request of the run
+follows. Declared on the sampled-decoding group (oracle/checks/sampling_distribution/options.py, whose check adds
+`--max-shift` and `--score-url`); light: no part of the run is imported until they are read.
 
-    add_sampling_options(group)                     # from oracle/checks/sampling_distribution/options.py
-    sampling = sampling_of(config.option, family, workers)
+    add_sampling_options(group)
+    sampling_of(config.option, family, workers, backend=..., logits=..., reference=..., seed=...)
+    # {"sampling": Sampling(...) or None (greedy), "sampling_check": "tokens"}
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
-from oracle.option_types import bounded, positive_int, sampling_check, temperature, top_p
+from oracle.validators import positive_int
 
-if TYPE_CHECKING:
-    from oracle.run.sampling import Sampling
+__all__ = ["SAMPLING_CHECKS", "add_sampling_options", "sampling_check", "sampling_of", "temperature", "top_p"]
 
-__all__ = ["add_sampling_options", "sampling_of"]
+# --sampling-check: tokens (seeded identity: the same config gives the same tokens per seed) or distribution.
+SAMPLING_CHECKS = ("tokens", "distribution")
 
-_shift = bounded("--max-shift", "a shift in nats per token", "0.1", 0, 100)
+
+def temperature(value: str) -> float:
+    """--temperature: above 0 (greedy is no --temperature), at most 10."""
+    try:
+        t = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--temperature {value!r}: expected a number, e.g. --temperature 0.8") from None
+    if not 0 < t <= 10:
+        raise pytest.UsageError(f"--temperature {value!r}: must be above 0 and at most 10 (a greedy run: leave "
+                                "--temperature out)")
+    return t
+
+
+def top_p(value: str) -> float:
+    """--top-p: the nucleus kept, in (0, 1]."""
+    try:
+        p = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"--top-p {value!r}: expected a number, e.g. --top-p 0.95") from None
+    if not 0 < p <= 1:
+        raise pytest.UsageError(f"--top-p {value!r}: must be above 0 and at most 1, e.g. --top-p 0.95")
+    return p
+
+
+def sampling_check(value: str) -> str:
+    if value not in SAMPLING_CHECKS:
+        raise pytest.UsageError(f"--sampling-check {value!r}: must be tokens (the same tokens per seed) or "
+                                "distribution (the candidate's samples scored under the reference model)")
+    return value
 
 
 def add_sampling_options(g) -> None:
@@ -35,16 +64,12 @@ def add_sampling_options(g) -> None:
                 help="with --temperature: tokens (the same tokens per seed, the token match rate) or distribution "
                      "(the candidate's samples and the reference's scored under the reference model, for a candidate "
                      "whose tokens may differ by design, e.g. speculative) (default: tokens)")
-    g.addoption("--max-shift", metavar="NATS", type=_shift, default=0.1,
-                help="with --sampling-check distribution: the shift of mean per-token log-likelihood the run must "
-                     "be able to detect (95%% level, 80%% power), else insufficient (default: 0.1)")
-    g.addoption("--score-url", metavar="URL", default=None,
-                help="with --sampling-check distribution: a running server of the reference's model and config "
-                     "that scores both sides' sampled tokens by teacher forcing (default: none)")
 
 
-def sampling_of(o, family, workers: int) -> Sampling | None:
-    """--temperature and the options that only mean something with it, cross-checked."""
+def sampling_of(o, family, workers: int, *, backend: str, logits: bool, reference: str | None, seed: int) -> dict:
+    """GateOptions' sampling (None: greedy) and sampling_check: --temperature and the options that only mean
+    something with it, cross-checked against the run's values read elsewhere (--backend, --logits, --reference,
+    --oracle-seed, and the distribution check's --score-url, which it needs)."""
     from oracle.run.sampling import Sampling  # with the gate only: the declarations stay light
 
     distribution = o.sampling_check == "distribution"
@@ -55,14 +80,14 @@ def sampling_of(o, family, workers: int) -> Sampling | None:
         if alone:
             raise pytest.UsageError(f"{', '.join(alone)} without --temperature: a greedy run has no sampling; add "
                                     "--temperature T (e.g. 0.8) or drop them")
-        return None
+        return {"sampling": None, "sampling_check": o.sampling_check}
     if family.capabilities.sampling is None:
-        raise pytest.UsageError(f"--temperature with --backend {o.backend}: this family is gated greedy only (seeded "
+        raise pytest.UsageError(f"--temperature with --backend {backend}: this family is gated greedy only (seeded "
                                 "sampling is proven on llama-server); use --backend=llamacpp or drop --temperature")
-    if o.logits:
+    if logits:
         raise pytest.UsageError("--temperature with --logits: logits are compared along a greedy reference path; "
                                 "drop one of them")
-    if distribution and not (o.reference and o.score_url):
+    if distribution and not (reference and o.score_url):
         raise pytest.UsageError("--sampling-check distribution scores both sides' samples under the reference "
                                 "model: give --reference DIR and --score-url URL (a running server of the "
                                 "reference's model and config)")
@@ -72,5 +97,6 @@ def sampling_of(o, family, workers: int) -> Sampling | None:
     if o.score_url and not o.score_url.startswith(("http://", "https://")):
         raise pytest.UsageError(f"--score-url {o.score_url!r}: must start with http:// or https://, e.g. "
                                 "http://127.0.0.1:8080")
-    seeds = tuple(range(o.oracle_seed, o.oracle_seed + (o.seeds or 1)))
-    return Sampling(o.temperature, 1.0 if o.top_p is None else o.top_p, seeds)
+    seeds = tuple(range(seed, seed + (o.seeds or 1)))
+    return {"sampling": Sampling(o.temperature, 1.0 if o.top_p is None else o.top_p, seeds),
+            "sampling_check": o.sampling_check}
