@@ -3,7 +3,7 @@ family's own options module (`<family>_options.py`: `add_options`, `settings_of`
 `FamilyDescriptor` names too; the plugin declares them in every pytest session without loading any family's client.
 
     add_backend_option(group); add_family_options(group)   # --backend, each family's options: the target's group
-    refusal = foreign_options_refusal(option, family)   # a family option given to another family, else None
+    refusal = foreign_options_refusal(option, family, "llamacpp")   # a family option given to another, else None
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ def add_family_options(group) -> None:
         module.add_options(group)
 
 
-def foreign_options_refusal(option, family) -> str | None:
+def foreign_options_refusal(option, family, backend: str) -> str | None:
     """Why a family option given with another family's --backend is refused (it would be ignored without a word),
     in the words of the family that takes it; None when every family option given is `family`'s own."""
     for module in FAMILY_OPTION_MODULES:
         if module.add_options is family.add_options:
             continue
         for flag in module.given(option):
-            return module.refusal(flag, option.backend)
+            return module.refusal(flag, backend)
     return None

@@ -129,6 +129,7 @@ class OptionContext:
     workers: int
     family: Any  # oracle.backends.family.FamilyDescriptor
     backend: str = ""  # --backend as given, for a refusal's words
+    reference: str | None = None  # --reference: the reference the run is gated against (None: none)
 
 
 class CheckState(Protocol):

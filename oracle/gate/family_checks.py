@@ -34,7 +34,7 @@ def check_family_options(option, family, given: SimpleNamespace) -> None:
                                     "Face model folder")
     elif g.model and not Path(g.model).is_file():
         raise pytest.UsageError(f"--oracle-model {g.model}: no such file; give the path of a GGUF model")
-    refusal = foreign_options_refusal(option, family)
+    refusal = foreign_options_refusal(option, family, g.backend)
     if refusal:
         raise pytest.UsageError(refusal)
     if g.floor_dtype not in (None, "none") and not family.capabilities.precision_floor:  # none: nothing asked

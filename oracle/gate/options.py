@@ -136,16 +136,16 @@ def _url_refusal(url: str) -> str | None:
     return None
 
 
-def _server_urls(o) -> tuple[str, ...]:
-    urls = [u.strip() for u in (o.oracle_url or "").split(",") if u.strip()]
+def _server_urls(option) -> tuple[str, ...]:
+    urls = [u.strip() for u in (option.oracle_url or "").split(",") if u.strip()]
     where = {u: "server URL" for u in urls}  # each URL's source, as a refusal names it
-    if o.oracle_url is not None and not urls:  # `--oracle-url=` (an unset variable): never the embedded default in its place
-        raise pytest.UsageError(f"--oracle-url {o.oracle_url!r}: no URL in it; give the running server, e.g. "
+    if option.oracle_url is not None and not urls:  # `--oracle-url=` (an unset variable): never the embedded default in its place
+        raise pytest.UsageError(f"--oracle-url {option.oracle_url!r}: no URL in it; give the running server, e.g. "
                                 "--oracle-url http://127.0.0.1:8080, or leave --oracle-url out for the embedded default")
-    if o.servers:
-        path = Path(o.servers)
+    if option.servers:
+        path = Path(option.servers)
         if not path.is_file():
-            raise pytest.UsageError(f"--servers {o.servers}: no such file; give a file with one server URL per line")
+            raise pytest.UsageError(f"--servers {option.servers}: no such file; give a file with one server URL per line")
         try:
             text = read_text(path, fix="write the file as UTF-8 text, one server URL per line")
         except InputFileError as exc:
@@ -154,9 +154,9 @@ def _server_urls(o) -> tuple[str, ...]:
             url = line.split("#")[0].strip()
             if url:
                 urls.append(url)
-                where.setdefault(url, f"--servers {o.servers} line {n}:")
+                where.setdefault(url, f"--servers {option.servers} line {n}:")
         if not urls:
-            raise pytest.UsageError(f"--servers {o.servers}: the file lists no URL; write one URL per line, "
+            raise pytest.UsageError(f"--servers {option.servers}: the file lists no URL; write one URL per line, "
                                     "e.g. http://127.0.0.1:8080")
     for u in urls:
         if not u.startswith(("http://", "https://")):
@@ -183,7 +183,8 @@ def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
     # Before anything is refused: a refusal may quote a command or URL that holds a key.
-    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.oracle_url or "").split(","), o.ledger])
+    ledger = ledger_settings(o)
+    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.oracle_url or "").split(","), ledger["ledger"]])
     for option, dest in (("--report-dir", "report_dir"), ("--record", "record"), ("--reference", "reference"),
                          ("--oracle-suite", "oracle_suite"), ("--servers", "servers")):  # before any path is looked at
         value = getattr(o, dest)
@@ -227,7 +228,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     check_family_options(o, family, SimpleNamespace(
         backend=o.backend, urls=urls, launch=o.launch, server_args=o.server_args, model=o.oracle_model,
         localize=o.localize, reference=o.reference, floor_dtype=o.floor_dtype))
-    context = OptionContext(urls, workers, family, o.backend)
+    context = OptionContext(urls, workers, family, o.backend, o.reference)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
     sampling = sampling_of(o, family, workers, backend=o.backend, logits=o.logits, reference=o.reference,
                            seed=o.oracle_seed)
@@ -251,6 +252,6 @@ def gate_options(config: pytest.Config) -> GateOptions:
         checks=checks,
         localize=o.localize,
         compare=o.oracle_compare, allow_logprobs_moved=o.allow_logprobs_moved,
-        **sampling, **ledger_settings(o), **plan_settings(o, workers=workers, default=default_budget),
+        **sampling, **ledger, **plan_settings(o, workers=workers, default=default_budget),
     )
     return options

@@ -66,37 +66,37 @@ def add_sampling_options(g) -> None:
                      "whose tokens may differ by design, e.g. speculative) (default: tokens)")
 
 
-def sampling_of(o, family, workers: int, *, backend: str, logits: bool, reference: str | None, seed: int) -> dict:
+def sampling_of(option, family, workers: int, *, backend: str, logits: bool, reference: str | None, seed: int) -> dict:
     """GateOptions' sampling (None: greedy) and sampling_check: --temperature and the options that only mean
     something with it, cross-checked against the run's values read elsewhere (--backend, --logits, --reference,
     --oracle-seed, and the distribution check's --score-url, which it needs)."""
     from oracle.run.sampling import Sampling  # with the gate only: the declarations stay light
 
-    distribution = o.sampling_check == "distribution"
-    if o.temperature is None:
-        alone = [flag for flag, given in (("--top-p", o.top_p is not None), ("--seeds", o.seeds is not None),
+    distribution = option.sampling_check == "distribution"
+    if option.temperature is None:
+        alone = [flag for flag, given in (("--top-p", option.top_p is not None), ("--seeds", option.seeds is not None),
                                           ("--sampling-check distribution", distribution),
-                                          ("--score-url", o.score_url is not None)) if given]
+                                          ("--score-url", option.score_url is not None)) if given]
         if alone:
             raise pytest.UsageError(f"{', '.join(alone)} without --temperature: a greedy run has no sampling; add "
                                     "--temperature T (e.g. 0.8) or drop them")
-        return {"sampling": None, "sampling_check": o.sampling_check}
+        return {"sampling": None, "sampling_check": option.sampling_check}
     if family.capabilities.sampling is None:
         raise pytest.UsageError(f"--temperature with --backend {backend}: this family is gated greedy only (seeded "
                                 "sampling is proven on llama-server); use --backend=llamacpp or drop --temperature")
     if logits:
         raise pytest.UsageError("--temperature with --logits: logits are compared along a greedy reference path; "
                                 "drop one of them")
-    if distribution and not (reference and o.score_url):
+    if distribution and not (reference and option.score_url):
         raise pytest.UsageError("--sampling-check distribution scores both sides' samples under the reference "
                                 "model: give --reference DIR and --score-url URL (a running server of the "
                                 "reference's model and config)")
     if distribution and workers > 1:
         raise pytest.UsageError(f"--sampling-check distribution tests every sequence in one place; run it "
                                 f"without -n {workers}")
-    if o.score_url and not o.score_url.startswith(("http://", "https://")):
-        raise pytest.UsageError(f"--score-url {o.score_url!r}: must start with http:// or https://, e.g. "
+    if option.score_url and not option.score_url.startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--score-url {option.score_url!r}: must start with http:// or https://, e.g. "
                                 "http://127.0.0.1:8080")
-    seeds = tuple(range(seed, seed + (o.seeds or 1)))
-    return {"sampling": Sampling(o.temperature, 1.0 if o.top_p is None else o.top_p, seeds),
-            "sampling_check": o.sampling_check}
+    seeds = tuple(range(seed, seed + (option.seeds or 1)))
+    return {"sampling": Sampling(option.temperature, 1.0 if option.top_p is None else option.top_p, seeds),
+            "sampling_check": option.sampling_check}

@@ -83,13 +83,13 @@ def add_options(g) -> None:
                      "`not isolated`: never a headline); off: none of it (default: auto)")
 
 
-def settings_of(o, context: OptionContext) -> SpeedSettings:
+def settings_of(option, context: OptionContext) -> SpeedSettings:
     """The speed settings, cross-checked; UsageError naming the fix."""
-    if o.min_speedup is not None and not o.reference:
-        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
+    if option.min_speedup is not None and not context.reference:
+        raise pytest.UsageError(f"--min-speedup {option.min_speedup:g} compares the candidate's speed with a reference's: "
                                 "add --reference DIR (a reference recorded on the same hardware)")
-    if o.min_speedup is not None and context.workers > 1:
+    if option.min_speedup is not None and context.workers > 1:
         raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {context.workers} the "
                                 "servers run at once and share the machine: gate the speed without -n")
-    floor = getattr(o, "speed_noise_floor", None)
-    return SpeedSettings(o.min_speedup, NOISE_FLOOR if floor is None else floor, o.oracle_power)
+    floor = getattr(option, "speed_noise_floor", None)
+    return SpeedSettings(option.min_speedup, NOISE_FLOOR if floor is None else floor, option.oracle_power)

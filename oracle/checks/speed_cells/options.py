@@ -48,12 +48,12 @@ def add_options(g) -> None:
                 help=f"repeats per --speed-cells cell, every sample kept (default: {DEFAULT_SPEED_REPEATS})")
 
 
-def settings_of(o, context: OptionContext) -> CellsSettings:
+def settings_of(option, context: OptionContext) -> CellsSettings:
     """The cells and their repeats, cross-checked; UsageError naming the fix."""
-    if o.speed_repeats is not None and not o.speed_cells:
-        raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
+    if option.speed_repeats is not None and not option.speed_cells:
+        raise pytest.UsageError(f"--speed-repeats {option.speed_repeats} repeats speed cells: add --speed-cells CELLS "
                                 "(e.g. --speed-cells field), or drop --speed-repeats")
-    if o.speed_cells and context.workers > 1:
+    if option.speed_cells and context.workers > 1:
         raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {context.workers} the servers run "
                                 "at once and share the machine: measure cells without -n")
-    return CellsSettings(tuple(o.speed_cells), o.speed_repeats or DEFAULT_SPEED_REPEATS)
+    return CellsSettings(tuple(option.speed_cells), option.speed_repeats or DEFAULT_SPEED_REPEATS)
