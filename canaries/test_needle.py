@@ -1,8 +1,9 @@
 """Needle canary: a 7-digit value hidden at a depth of a token-exact haystack must be returned.
 
 Lengths that do not fit the planned context are not collected; the report's notes say which and why.
-Lengths that were collected but do not fit the context the server really has (read at start) are
-`dropped`: never sent, passed, listed in the notes and left out of a recorded reference.
+Lengths that were collected but do not fit the context the server really has (read at start), or that the run
+plan drops for --oracle-budget, are `dropped`: never sent, passed, listed in the notes and left out of a recorded
+reference.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def haystack(oracle_gate) -> list[str]:
 def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     total, depth = needle_case
     item_id = f"needle[{total}-d{depth}]"
+    budget = oracle_gate.run_plan.drops.get(request.node.nodeid)
+    if budget is not None:  # beyond --oracle-budget by the plan's estimate (oracle/checks/run_plan.py)
+        dropped(oracle_gate, request.node, *budget)
+        return
     context = oracle_gate.context
     beyond = beyond_context(context, total)
     if beyond:

@@ -181,8 +181,7 @@ def collection_finish(session: pytest.Session) -> None:
 
 def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
     """After the warm-up: the run plan, printed; the live line's ETA; --oracle-plan runs no item."""
-    lines = gate.run_plan.make(session.items)
-    gate.run_plan.drop(session.items)
+    lines = gate.run_plan.make(session.items)  # the needle canary asks it for the budget's drops
     if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
         tr.ensure_newline()
         for line in lines:

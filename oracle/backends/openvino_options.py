@@ -43,5 +43,5 @@ def settings_of(option) -> dict:
 
 def refusal(flag: str, backend: str) -> str:
     """The refusal of its option `flag` given with another family's `--backend`."""
-    return (f"{flag} means nothing for --backend {backend}: only --backend openvino loads the model with it (a server's "
-            "own settings go in its command); drop it")
+    return (f"{flag} means nothing for --backend {backend}: only --backend openvino loads the model with it (a "
+            "server's own settings go in its command); drop it")

@@ -107,7 +107,8 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         "folder's config.json max_position_embeddings", prompt_logprobs=True, chunked_prefill=True)
 
     def __init__(self, model: str | Path | None, *, platform: str = "", locator: str = "",
-                 runner_args: tuple[tuple[str, str], ...] = (), default_model: Callable[[], Path] | None = None) -> None:
+                 runner_args: tuple[tuple[str, str], ...] = (),
+                 default_model: Callable[[], Path] | None = None) -> None:
         """`default_model`: what gives the tokenizer and chat template when neither --oracle-model nor the runner names
         a model (the target passes the embedded GGUF's; the target layer knows where it is)."""
         if platform:

@@ -10,9 +10,9 @@ check.
 `INCONCLUSIVE_KINDS`, what `--allow-inconclusive` takes, is the union of the kinds each package declares
 (`oracle/checks/<kind>/__init__.py`'s `INCONCLUSIVE`), in the order of `CHECKS`.
 
-This package, each kind's package and its options.py are light: the plugin declares the options in every pytest session of an
-environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and the names below
-load the descriptors (registry.py) on first use.
+This package, each kind's package and its options.py are light: the plugin declares the options in every pytest
+session of an environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and
+the names below load the descriptors (registry.py) on first use.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the rates the warm-up measured (run/plan_estimate.py), the needles a time budget drops, and the ETA's map from
 item to part (run/eta.py).
 
-    hook = RunPlanHook(gate); lines = hook.make(session.items); hook.drop(session.items)
+    hook = RunPlanHook(gate); lines = hook.make(session.items)   # hook.drops: what the needle canary drops
     hook.plan.dropped[0]["reason"]   # "needle 8176 would take ~160 s at 52 tok/s prefill ...; --needle-lengths ..."
 
 Only needles of the default lengths are dropped for the budget (the longest first): they are the run on a slow
@@ -11,12 +11,10 @@ server, and a length given with --needle-lengths (or followed from the reference
 
 from __future__ import annotations
 
-from functools import partial
 
-from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.canary.needle import ANSWER_TOKENS
-from oracle.canary.run import dropped
 from oracle.checks import CHECKS
 from oracle.checks.descriptor import PlanContext
 from oracle.run.eta import RunEta
@@ -202,14 +200,6 @@ class RunPlanHook:
             gate.state.note("--oracle-plan: the run plan was made after the warm-up and no other request was sent")
         gate.report.write()
         return self.plan.lines()
-
-    def drop(self, items) -> None:
-        """The items the budget drops never run their test: each is `dropped` as a needle beyond the context is
-        (not sent, passed, in the notes, left out of a recorded reference), whatever its module does."""
-        for item in items:
-            drop = self.drops.get(item.nodeid)
-            if drop is not None:
-                item.runtest = partial(dropped, self.gate, item, *drop)
 
     def suffix(self) -> str:
         return self.eta.suffix() if self.eta is not None else ""

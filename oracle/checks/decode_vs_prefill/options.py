@@ -16,7 +16,8 @@ from oracle.validators import bounded
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["SERVED_BATCH", "prefill_chunks", "prefill_lengths", "TITLE", "DecodePrefillSettings", "add_options", "settings_of"]
+__all__ = ["SERVED_BATCH", "TITLE", "DecodePrefillSettings", "add_options", "prefill_chunks", "prefill_lengths",
+           "settings_of"]
 
 TITLE = "decode vs prefill"  # its `--help` group's: "oracle: decode vs prefill"
 
