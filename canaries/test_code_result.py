@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
 from oracle.canary.code import (ANSWER_PREFIX, CODE_SET, EXTRACTION_RULE, MAX_TOKENS, code_prompt, load_set,
                                   stale_items)
 from oracle.canary.rejudge import code_answer, set_fresh
 from oracle.canary.run import complete, finish_canary, not_run, render_ids
-from oracle.options import GateOptions, options_of
+from oracle.gate.options import GateOptions, options_of
 
 
 def _set_path(options: GateOptions | None) -> Path:
-    return Path(options.canary.code_set if options and options.canary.code_set else CODE_SET)
+    return Path(options.check(CANARY_CHECK).code_set if options and options.check(CANARY_CHECK).code_set else CODE_SET)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -51,4 +52,4 @@ def test_code(oracle_gate, code_item) -> None:
                           "raw_text": c.text, "answer": s.verdict, "reason": s.reason, "rule": EXTRACTION_RULE,
                           "completion_ids": c.completion_ids},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:80]!r}",
-                  strict=oracle_gate.options.canary.strict, completion=c)
+                  strict=oracle_gate.options.check(CANARY_CHECK).strict, completion=c)

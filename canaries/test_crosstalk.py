@@ -16,7 +16,7 @@ from oracle.canary.crosstalk import (MAX_TOKENS, find_contamination, level_verdi
 from oracle.canary.plan import crosstalk_levels
 from oracle.canary.run import canary_result, complete_many, complete_wave, not_run, render_ids
 from oracle.compare.verdicts import MAX_MESSAGE_LINES, PASS, Check
-from oracle.options import options_of
+from oracle.gate.options import options_of
 from oracle.run.overlap import max_overlap
 
 

@@ -1,14 +1,16 @@
 """Needle canary: a 7-digit value hidden at a depth of a token-exact haystack must be returned.
 
 Lengths that do not fit the planned context are not collected; the report's notes say which and why.
-Lengths that were collected but do not fit the context the server really has (read at start) are
-`dropped`: never sent, passed, listed in the notes and left out of a recorded reference.
+Lengths that were collected but do not fit the context the server really has (read at start), or that the run
+plan drops for --oracle-budget, are `dropped`: never sent, passed, listed in the notes and left out of a recorded
+reference.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
 from oracle.canary.context import beyond as beyond_context, unknown_note
 from oracle.canary.plan import needle_plan
@@ -16,7 +18,7 @@ from oracle.canary.run import complete, dropped, finish_canary, not_run
 from oracle.gate.items import GATE_KEY
 from oracle.canary.needle import ANSWER_TOKENS, build_needle_prompt, load_haystack
 from oracle.canary.rejudge import needle_answer
-from oracle.options import options_of
+from oracle.gate.options import options_of
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -36,12 +38,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="module")
 def haystack(oracle_gate) -> list[str]:
-    return load_haystack(oracle_gate.options.canary.haystack)
+    return load_haystack(oracle_gate.options.check(CANARY_CHECK).haystack)
 
 
 def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     total, depth = needle_case
     item_id = f"needle[{total}-d{depth}]"
+    budget = oracle_gate.run_plan.drops.get(request.node.nodeid)
+    if budget is not None:  # beyond --oracle-budget by the plan's estimate (oracle/checks/run_plan.py)
+        dropped(oracle_gate, request.node, *budget)
+        return
     context = oracle_gate.context
     beyond = beyond_context(context, total)
     if beyond:
@@ -64,4 +70,4 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
                           "key": p.key, "expected": p.value, "extracted": s.extracted, "raw_text": c.text,
                           "answer": s.verdict, "reason": s.reason},
                   detail=f"{s.verdict}: {s.reason}; text {c.text[:60]!r}",
-                  strict=oracle_gate.options.canary.strict, completion=c)
+                  strict=oracle_gate.options.check(CANARY_CHECK).strict, completion=c)

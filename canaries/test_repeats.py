@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends import RequestFailed
 from oracle.canary.run import complete_many, finish_canary, not_run, render_ids
 from oracle.canary.rejudge import repeats_ok
@@ -15,7 +16,7 @@ MAX_TOKENS = 48  # --max-tokens, when given, overrides it as it does for the sui
 
 @pytest.mark.parametrize("mode", ["sequential", "burst"])
 def test_repeats(oracle_gate, mode) -> None:
-    n = oracle_gate.options.canary.repeats
+    n = oracle_gate.options.check(CANARY_CHECK).repeats
     family = "repeats" if mode == "sequential" else "burst"
     item_id = f"repeats[{mode}]"
     try:
@@ -30,4 +31,4 @@ def test_repeats(oracle_gate, mode) -> None:
     finish_canary(oracle_gate, item_id, family, ok=repeats_ok(s),
                   result={"mode": mode, "expected": f"{n}/{n} identical", "extracted": f"{s.identical}/{n} identical",
                           "raw_text": base.text, "repeats": s.as_dict()},
-                  detail=s.describe(), strict=oracle_gate.options.canary.strict, completion=base)
+                  detail=s.describe(), strict=oracle_gate.options.check(CANARY_CHECK).strict, completion=base)

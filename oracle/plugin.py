@@ -14,9 +14,10 @@ import shlex
 
 import pytest
 
-from oracle.option_declarations import add_options, dash_value_refusal, gate_options_given
-from oracle.option_renames import renamed_refusal
+from oracle.gate.declarations import add_options, dash_value_refusal, gate_options_given
+from oracle.gate.renames import renamed_refusal
 from oracle.redaction import public_text
+from oracle.sweep.options import sweep_asked
 
 __all__ = ["oracle_gate", "pytest_addoption", "pytest_cmdline_main", "pytest_collection_finish",
            "pytest_collection_modifyitems", "pytest_configure", "pytest_configure_node", "pytest_ignore_collect",
@@ -42,7 +43,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
-    """An option's old name (option_renames.py) is answered before pytest parses the command line, where it would
+    """An option's old name (oracle/gate/renames.py) is answered before pytest parses the command line, where it would
     only be an "unrecognized argument"; after the initial conftests, so that an old name a conftest or another
     plugin declares is left to them. `args` holds addopts and PYTEST_ADDOPTS too."""
     result = yield
@@ -58,14 +59,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--sweep: the sweep runs each point as its own gate (`oracle.sweep`) and its exit code is the run's."""
     o = config.option
-    if (o.sweep or o.sweep_max or o.sweep_no_repro) and not (o.help or o.version):
+    if sweep_asked(o) and not (o.help or o.version):
+        from oracle.gate.folders import check_run_folders
+        from oracle.gate.options import gate_options
         from oracle.plugin_hooks import public_errors
-        from oracle.option_folders import check_run_folders
-        from oracle.options import gate_options
         from oracle.sweep.session import run_sweep
 
         with public_errors():
-            return run_sweep(config, gate_options, check_run_folders)
+            return run_sweep(config, gate_options, check_run_folders, gate_on=o.backend is not None)
     return None
 
 

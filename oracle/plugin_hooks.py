@@ -25,7 +25,7 @@ from oracle.gate.controller import XdistController, worker_payload
 from oracle.gate.items import GATE_KEY, GateItem, make_collector, plan_specs
 from oracle.gate.placement import PinnedScheduling, place, server_label, worker_index
 from oracle.gate.session import GateSession
-from oracle.options import OPTIONS_KEY, gate_options, options_of, xdist_role
+from oracle.gate.options import OPTIONS_KEY, gate_options, options_of, xdist_role
 from oracle.redaction import PublicStream, public_text, redact_command, redact_url, remember_secrets
 from oracle.run.progress import ConditionProgress
 from oracle.run.stop_cause import catch_sigterm, stop_cause
@@ -46,11 +46,9 @@ def start(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # The gate decides what runs, not testpaths: its own items plus the shipped canaries.
         config.args = [str(Path(str(resources.files("oracle.canaries"))))]
-    o = config.option
-    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.oracle_url or "").split(","), o.ledger])
     with public_errors():
-        options = gate_options(config)
-        config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.canary)
+        options = gate_options(config)  # it remembers the secrets of the commands and URLs given first
+        config.stash[OPTIONS_KEY] = options  # the canary plan and modules read theirs there (options.check)
         remember_secrets(urls=options.urls)  # --servers FILE too
         role = xdist_role(config)
         if role == "worker":  # its own server, its own folder under the controller's report
@@ -182,8 +180,7 @@ def collection_finish(session: pytest.Session) -> None:
 
 def _plan(session: pytest.Session, gate: GateSession, tr) -> None:
     """After the warm-up: the run plan, printed; the live line's ETA; --oracle-plan runs no item."""
-    lines = gate.run_plan.make(session.items)
-    gate.run_plan.drop(session.items)
+    lines = gate.run_plan.make(session.items)  # the needle canary asks it for the budget's drops
     if tr is not None and gate.worker is None and (session.config.get_verbosity() >= 0 or gate.options.plan_only):
         tr.ensure_newline()
         for line in lines:

@@ -12,6 +12,7 @@ family's default model) is the target layer's half of the family: `oracle.target
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from oracle.backends.base import Capabilities
 
@@ -24,8 +25,13 @@ class FamilyDescriptor:
 
     A server family's backend is built from a URL (`backend(base_url, platform=, transport=, async_transport=,
     timeout_s=)`), an in-process family's (`capabilities.in_process`) from a model (`backend(model, platform=,
-    dtype=, ov_config=)`, and `locator=, runner_args=, default_model=` where it takes a locator); `load_errors`
-    are what that load raises, each message naming the fix (e.g. pip install 'oracle[hf]').
+    **settings)`, and `locator=, default_model=` where it takes a locator); `load_errors` are what that load raises,
+    each message naming the fix (e.g. pip install 'oracle[hf]').
+
+    Its options, like a check kind's: `add_options(group)` declares them (on the target's `--help` group) and
+    `settings(option)` reads them into its backend's load keywords (hf: dtype, openvino: ov_config, python:
+    runner_args), which reach its backend alone; both live in its light `<family>_options.py`, which
+    oracle/backends/options.py lists for the plugin.
     """
 
     name: str  # the `family` of `--backend family[-platform]`
@@ -34,8 +40,8 @@ class FamilyDescriptor:
     load_errors: tuple[type[Exception], ...] = ()  # in process: what a failed load raises
     # What follows `family:` in --backend (python's MODULE:FACTORY, the runner to load); None: nothing may follow.
     locator: str | None = None
-    # The options its in-process load honours (--dtype, --ov-config); any other family refuses them.
-    load_options: tuple[str, ...] = ()
+    add_options: Callable[[Any], None] | None = None  # its options on a `--help` group; None: it has none
+    settings: Callable[[Any], dict] | None = None  # its options read: its backend's load keywords
     # How `oracle localize` reads its layers: "torch-module" (forward hooks), "runner" (the runner's own
     # layer_outputs), "ir" (an OpenVINO IR's layer ends as outputs), "eval-callback" (llama.cpp's own tool on the
     # embedded llama-server's model and flags, oracle/localize/llamacpp_layers.py); "": it shows none (a server).

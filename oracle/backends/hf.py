@@ -21,13 +21,14 @@ from pathlib import Path
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
                                   OnePassPrefill, RequestFailed, TeacherForced, context_tokens)
+from oracle.backends import hf_options
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import EOG_TEXTS, InProcessTokenizer
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
 
 __all__ = ["DTYPES", "FAMILY", "HfBackend", "HfLoadError"]
 
-DTYPES = ("float32", "float16", "bfloat16")
+DTYPES = hf_options.DTYPES
 _DEVICES = {"": "cpu", "cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps"}
 
 
@@ -46,7 +47,7 @@ class HfBackend(OnePassPrefill, InProcessTokenizer, BackendBase):
     chunking_refusal = ("the hf backend scores a path in one forward pass; feeding it chunk by chunk through its "
                         "KV cache is not built")
 
-    def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32", **_ignored) -> None:
+    def __init__(self, model: str | Path, *, platform: str = "", dtype: str = "float32") -> None:
         if platform not in _DEVICES:
             raise HfLoadError(f"--backend hf-{platform}: unknown device; use one of "
                               f"{', '.join('hf-' + d for d in _DEVICES if d)}")
@@ -222,4 +223,5 @@ def _cache_of(output):
 
 FAMILY = FamilyDescriptor(
     name="hf", help="transformers in this process", backend=HfBackend, load_errors=(HfLoadError,),
-    load_options=("--dtype",), layers="torch-module")
+    layers="torch-module",
+    add_options=hf_options.add_options, settings=hf_options.settings_of)

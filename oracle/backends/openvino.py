@@ -23,6 +23,7 @@ import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
                                  RequestFailed, TeacherForced, context_tokens)
+from oracle.backends import openvino_options
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import InProcessTokenizer
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
@@ -50,8 +51,7 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
                        "completion (teacher forcing), not from GenAI's decode: there is no decode-time top-k "
                        "to compare")
 
-    def __init__(self, model: str | Path, *, platform: str = "", ov_config: dict[str, str] | None = None,
-                 **_ignored) -> None:
+    def __init__(self, model: str | Path, *, platform: str = "", ov_config: dict[str, str] | None = None) -> None:
         if platform not in DEVICES:
             raise OpenVINOLoadError(f"--backend openvino-{platform}: unknown device; use one of "
                                     f"{', '.join('openvino-' + d for d in DEVICES if d)}")
@@ -224,4 +224,5 @@ class OpenVINOBackend(InProcessTokenizer, BackendBase):
 
 FAMILY = FamilyDescriptor(
     name="openvino", help="an OpenVINO IR on GenAI's pipeline in this process", backend=OpenVINOBackend,
-    load_errors=(OpenVINOLoadError,), load_options=("--ov-config",), layers="ir")
+    load_errors=(OpenVINOLoadError,), layers="ir",
+    add_options=openvino_options.add_options, settings=openvino_options.settings_of)

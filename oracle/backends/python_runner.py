@@ -37,6 +37,7 @@ import numpy as np
 
 from oracle.backends.base import (BackendBase, CacheEvidence, Capabilities, Completion, CompletionRequest, Counters,
                                   RequestFailed, TeacherForced, context_tokens)
+from oracle.backends import python_runner_options
 from oracle.backends.family import FamilyDescriptor
 from oracle.backends.in_process import InProcessTokenizer
 from oracle.store.json_files import MODEL_FILE_FIX, read_json
@@ -106,8 +107,8 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
         "folder's config.json max_position_embeddings", prompt_logprobs=True, chunked_prefill=True)
 
     def __init__(self, model: str | Path | None, *, platform: str = "", locator: str = "",
-                 runner_args: tuple[tuple[str, str], ...] = (), default_model: Callable[[], Path] | None = None,
-                 **_ignored) -> None:
+                 runner_args: tuple[tuple[str, str], ...] = (),
+                 default_model: Callable[[], Path] | None = None) -> None:
         """`default_model`: what gives the tokenizer and chat template when neither --oracle-model nor the runner names
         a model (the target passes the embedded GGUF's; the target layer knows where it is)."""
         if platform:
@@ -358,4 +359,5 @@ class PythonRunnerBackend(InProcessTokenizer, BackendBase):
 FAMILY = FamilyDescriptor(
     name="python", help="your own runner object in this process (python:MODULE:FACTORY, docs/runner.md)",
     backend=PythonRunnerBackend, locator="MODULE:FACTORY", load_errors=(RunnerLoadError,),
-    layers="runner")
+    layers="runner",
+    add_options=python_runner_options.add_options, settings=python_runner_options.settings_of)

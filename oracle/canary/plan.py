@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from oracle.canary.kinds import CANARY_KINDS
+from oracle.canary.kinds import CANARY_CHECK, CANARY_KINDS
 from oracle.canary.needle import default_lengths, split_lengths
 from oracle.targets import planned_context
 
@@ -46,7 +46,7 @@ def ignored(collection_path: Path, options: PlanOptions | None) -> bool | None:
     if options is None:
         return None
     kind = canary_kind(collection_path) if collection_path.suffix == ".py" else None
-    if kind is not None and kind not in options.canary.kinds:
+    if kind is not None and kind not in options.check(CANARY_CHECK).kinds:
         return True
     if kind == "crosstalk" and not crosstalk_levels(options):
         return True  # nothing ran at once: no item at all (never an empty parametrization, which skips)
@@ -60,8 +60,8 @@ def crosstalk_levels(options: PlanOptions) -> tuple[int, ...]:
 
 def resolve_context(options: PlanOptions) -> tuple[int, str]:
     """(context length, where it came from), without asking the server."""
-    if options.canary.context:
-        return options.canary.context, "--oracle-context"
+    if options.check(CANARY_CHECK).context:
+        return options.check(CANARY_CHECK).context, "--oracle-context"
     return planned_context(options.backend, started_elsewhere=not options.embedded,
                            server_args=options.server_args, model=options.model)
 
@@ -69,7 +69,7 @@ def resolve_context(options: PlanOptions) -> tuple[int, str]:
 def needle_plan(options: PlanOptions) -> tuple[list[int], list[int], list[int], int, str]:
     """(lengths collected, lengths dropped, depths, context, context source)."""
     ctx, source = resolve_context(options)
-    given = options.canary.needle_lengths
+    given = options.check(CANARY_CHECK).needle_lengths
     lengths = list(given) if given else default_lengths(ctx)
     fit, dropped = split_lengths(lengths, ctx)
-    return fit, dropped, list(options.canary.needle_depths), ctx, source
+    return fit, dropped, list(options.check(CANARY_CHECK).needle_depths), ctx, source

@@ -7,9 +7,12 @@ check.
     state = read_state(json.loads(path.read_text()))       # a report typed again, every check's state included
     add_check_options(parser)                              # each kind's --help group, from its options.py alone
 
-This package and each kind's options.py are light: the plugin declares the options in every pytest session of an
-environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and the names below
-load the descriptors (registry.py) on first use.
+`INCONCLUSIVE_KINDS`, what `--allow-inconclusive` takes, is the union of the kinds each package declares
+(`oracle/checks/<kind>/__init__.py`'s `INCONCLUSIVE`), in the order of `CHECKS`.
+
+This package, each kind's package and its options.py are light: the plugin declares the options in every pytest
+session of an environment where oracle is installed, so they import none of the gate's machinery. `CHECKS` and
+the names below load the descriptors (registry.py) on first use.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ _REGISTRY = ("CHECKS", "SECTIONS", "CheckDescriptor", "CheckItem", "CheckParts",
              "OptionContext", "Producers", "STATE_TYPES", "check_named", "fresh_states", "not_run", "read_state",
              "state_part")
 
-__all__ = sorted(["ENTRY_POINTS", "KINDS", "OPTION_MODULES", "add_check_options", "kind_packages", *_REGISTRY])
+__all__ = sorted(["ENTRY_POINTS", "INCONCLUSIVE_KINDS", "KINDS", "OPTION_MODULES", "add_check_options", "kind_packages",
+                  "inconclusive_kinds", *_REGISTRY])
 
 # The check kinds, each a package under oracle/checks/, in the order of their option groups in `--help` (after the
 # core options) and of their items within one `order`. A new kind: its package, and its name here (one line).
@@ -54,6 +58,13 @@ def _options_module(package: str):
 OPTION_MODULES = tuple(m for m in map(_options_module, kind_packages()) if m is not None)
 
 
+def inconclusive_kinds() -> tuple[str, ...]:
+    """What --allow-inconclusive takes: every kind some check's items may be inconclusive under (each package's
+    `INCONCLUSIVE`), each once, in the order of the kinds."""
+    return tuple(dict.fromkeys(kind for package in kind_packages()
+                               for kind in getattr(import_module(package), "INCONCLUSIVE", ())))
+
+
 def add_check_options(parser) -> None:
     """Each kind's options on its own `--help` group, `oracle-<kind>` titled `oracle: <TITLE>`."""
     for module in OPTION_MODULES:
@@ -62,6 +73,8 @@ def add_check_options(parser) -> None:
 
 
 def __getattr__(name: str):
+    if name == "INCONCLUSIVE_KINDS":  # each kind's package read once asked (an installed kind's included)
+        return inconclusive_kinds()
     # The descriptors load on first use (registry.py), not with the options (docs/architecture.md).
     if name not in _REGISTRY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

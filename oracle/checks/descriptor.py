@@ -151,6 +151,8 @@ class OptionContext:
     urls: tuple[str, ...]
     workers: int
     family: Any  # oracle.backends.family.FamilyDescriptor
+    backend: str = ""  # --backend as given, for a refusal's words
+    reference: str | None = None  # --reference: the reference the run is gated against (None: none)
 
 
 class CheckState(Protocol):

@@ -18,8 +18,9 @@ from oracle.backends import family_of, parse_backend
 from oracle.checks import CHECKS, fresh_states
 from oracle.compare.noise import NoiseEnvelope
 from oracle.compare.tokens import SAMPLED_SPLIT
-from oracle.option_folders import check_run_folders
-from oracle.options import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, GateOptions
+from oracle.gate.folders import check_run_folders
+from oracle.gate.declarations import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K
+from oracle.gate.options import GateOptions
 from oracle.report.state import ReportState
 from oracle.run.sampling import Sampling, settings_refusal
 from oracle.run.suite import Suite, SuiteError, load_suite

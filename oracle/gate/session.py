@@ -25,7 +25,7 @@ from oracle.gate.primary import PrimaryRun
 from oracle.gate.recording import record_lock, write_run_reference
 from oracle.plan.run_plan import RunPlanHook
 from oracle.gate.registry import CheckRegistry, Finding
-from oracle.options import GateOptions
+from oracle.gate.options import GateOptions
 from oracle.report.writer import ReportFile, ReportOwner
 from oracle.backends.gguf import GGUFError
 from oracle.run.prompting import ChatTemplateError

@@ -28,8 +28,7 @@ def _backend(config: Configuration):
         model = config.model
         if model is None and family_of(config.backend).layers == "torch-module":
             model = default_model()
-        return make_in_process_backend(config.backend, model, dtype=config.dtype,
-                                       ov_config=dict(config.ov_config) or None, runner_args=config.runner_args,
+        return make_in_process_backend(config.backend, model, settings=config.load_settings(),
                                        default_model=default_model)
     except family_of(config.backend).load_errors + (EmbeddedError,) as exc:
         raise LocalizeInput(f"{config.label()}: {exc}") from None

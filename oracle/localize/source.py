@@ -10,6 +10,7 @@ Every refusal is a `LocalizeInput` whose message names the fix (the command exit
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,9 +44,16 @@ class Configuration:
     runner_args: tuple[tuple[str, str], ...] = ()  # python
     server_args: str = ""  # llamacpp: the embedded llama-server's --server-args (the launch flags)
 
+    def load_settings(self) -> dict:
+        """Its family's load keywords, from the fields its identity recorded: those its backend's constructor takes
+        (a report keeps every family's fields; another family's never reach this backend)."""
+        recorded = {"dtype": self.dtype, "ov_config": dict(self.ov_config) or None, "runner_args": self.runner_args}
+        takes = inspect.signature(family_of(self.backend).backend).parameters
+        return {key: value for key, value in recorded.items() if key in takes}
+
     def label(self) -> str:
         words = [self.backend]
-        words += [self.dtype] if "--dtype" in family_of(self.backend).load_options else []
+        words += [self.dtype] if "dtype" in self.load_settings() else []
         words += [f"{k}={v}" for k, v in self.ov_config + self.runner_args]
         if self.layers == EVAL_CALLBACK:
             words.append(f"[{self.server_args}]" if self.server_args else "[no flags]")

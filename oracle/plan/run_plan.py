@@ -2,7 +2,7 @@
 the rates the warm-up measured (run/plan_estimate.py), the needles a time budget drops, and the ETA's map from
 item to part (run/eta.py).
 
-    hook = RunPlanHook(gate); lines = hook.make(session.items); hook.drop(session.items)
+    hook = RunPlanHook(gate); lines = hook.make(session.items)   # hook.drops: what the needle canary drops
     hook.plan.dropped[0]["reason"]   # "needle 8176 would take ~160 s at 52 tok/s prefill ...; --needle-lengths ..."
 
 Only needles of the default lengths are dropped for the budget (the longest first): they are the run on a slow
@@ -11,10 +11,9 @@ server, and a length given with --needle-lengths (or followed from the reference
 
 from __future__ import annotations
 
-from functools import partial
 
 from oracle.backends import RequestFailed
-from oracle.canary.run import dropped
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.checks import CHECKS
 from oracle.checks.descriptor import PlanContext
 from oracle.run.eta import RunEta
@@ -129,7 +128,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
     plan = RunPlan(rates, [warm] + parts.parts(), budget_s=o.budget, budget_source=o.budget_source)
     needle_parts = {int(p.name.split()[1]): p for p in plan.parts if p.name.startswith("needles ")}
     drops: dict[str, tuple] = {}
-    if o.budget is not None and needle_parts and rates.known and o.canary.needle_lengths is None:
+    if o.budget is not None and needle_parts and rates.known and o.check(CANARY_CHECK).needle_lengths is None:
         kept: list[int] = []
         by_length = _budget_drops(plan, needle_parts, kept, o.budget)
         for length, reason in by_length.items():
@@ -143,9 +142,9 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
                                  {"length": length, "depth": depth, "budget": True})
     elif o.budget is not None and not rates.known:
         plan.notes.append(f"the budget was not applied: {rates.source}")
-    elif o.budget is not None and needle_parts and o.canary.needle_lengths is not None:
+    elif o.budget is not None and needle_parts and o.check(CANARY_CHECK).needle_lengths is not None:
         plan.notes.append(f"needle lengths {', '.join(map(str, sorted(needle_parts)))} are run whatever the budget: "
-                          f"{o.canary.lengths_from}")
+                          f"{o.check(CANARY_CHECK).lengths_from}")
     if o.localize:
         plan.notes.append("--localize: no request; on a split, once the report is written: the reference's "
                           "configuration loaded and run twice over the split's path (its band), the candidate's "
@@ -185,14 +184,6 @@ class RunPlanHook:
             gate.state.note("--oracle-plan: the run plan was made after the warm-up and no other request was sent")
         gate.report.write()
         return self.plan.lines()
-
-    def drop(self, items) -> None:
-        """The items the budget drops never run their test: each is `dropped` as a needle beyond the context is
-        (not sent, passed, in the notes, left out of a recorded reference), whatever its module does."""
-        for item in items:
-            drop = self.drops.get(item.nodeid)
-            if drop is not None:
-                item.runtest = partial(dropped, self.gate, item, *drop)
 
     def suffix(self) -> str:
         return self.eta.suffix() if self.eta is not None else ""

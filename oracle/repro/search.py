@@ -153,7 +153,7 @@ class Replayer:
         s = self.source
         options = SimpleNamespace(backend=s.backend, urls=(), launch=s.launch, model=s.model,
                                   server_args=s.server_args, request_timeout=self.request_timeout,
-                                  launch_timeout=self.launch_timeout, dtype=None, ov_config=())
+                                  launch_timeout=self.launch_timeout, family_settings=())
         target = make_target(options, worker=0, log_dir=self.log_dir / f"{self.starts:02d}-{name}")
         self.current = target
         return target, target.up()

@@ -28,13 +28,14 @@ import pytest
 from oracle.store.stamps import utc_now
 from oracle.terminal_lines import TerminalLines
 from oracle.tool_run import StopWords, run_stopping
-from oracle.redaction import public_text, redact_command, remember_secrets
+from oracle.redaction import public_text, redact_command
 from oracle.ledger.connect import default_ledger
 from oracle.store.folders import FolderError, fresh_report_dir, preflight
 from oracle.store.json_files import InputFileError, read_json
 from oracle.store.shapes import REPORT_FIX, ReportShape
 from oracle.sweep.classes import signature
 from oracle.sweep.grid import Axis, Point, SweepUsageError, grid
+from oracle.sweep.options import sweep_settings
 from oracle.sweep.points import PointTarget
 from oracle.sweep.report import point_json, sweep_json, write_report
 from oracle.sweep.repro_hook import run_repro_for
@@ -98,33 +99,25 @@ def _user_args(args: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 
 def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], Any],
-                 check_folders: Callable[..., None]) -> SweepConfig | None:
+                 check_folders: Callable[..., None], *, gate_on: bool = True) -> SweepConfig | None:
     """The sweep's options cross-checked (the gate's own checks first: `read_options` is the gate's reader,
-    `oracle.options.gate_options`, and `check_folders` its folder check, `option_folders.check_run_folders`, both
-    passed in by the plugin); None when this is not a sweep."""
-    o = config.option
+    `oracle.gate.options.gate_options`, and `check_folders` its folder check, `gate.folders.check_run_folders`,
+    both passed in by the plugin, with `gate_on`: whether --backend is given); None when this is not a sweep."""
     if os.environ.get(POINT_ENV):
         return None
-    if not o.sweep:
-        if o.sweep_max:
-            raise SweepUsageError("--sweep-max caps the points of a --sweep grid: add --sweep SETTING=V1,V2")
-        if o.sweep_no_repro:
-            raise SweepUsageError("--sweep-no-repro has no effect without --sweep (it skips the repro of a sweep's "
-                                  "first split): add --sweep SETTING=V1,V2, or leave --sweep-no-repro out")
+    axes, sweep_max, repro = sweep_settings(config.option, gate_on=gate_on)
+    if not axes:
         return None
-    axes = tuple(o.sweep)
     points = tuple(grid(axes))
-    if o.backend is None:
-        raise SweepUsageError("--sweep gates each point against a reference: add --backend NAME (and --reference DIR)")
+    options = read_options(config)  # the gate's own checks first (--backend among them)
     from oracle.backends import family_of
     from oracle.store.reference import ReferenceError, load_reference
 
-    options = read_options(config)
     if options.urls:
         raise SweepUsageError("--sweep starts a server for each point: give --launch CMD (with {port}) or use the "
                               "embedded server, not --oracle-url / --servers")
-    if family_of(o.backend).in_process:
-        raise SweepUsageError(f"--backend {o.backend} runs in this process: there is no server command to sweep; "
+    if family_of(options.backend).in_process:
+        raise SweepUsageError(f"--backend {options.backend} runs in this process: there is no server command to sweep; "
                               "use a server family (llamacpp, vllm) with --launch or the embedded server")
     if options.record:
         raise SweepUsageError("--sweep gates every point against one reference and records none: drop --record "
@@ -142,19 +135,18 @@ def sweep_config(config: pytest.Config, read_options: Callable[[pytest.Config], 
         preflight(report_dir, "--report-dir")
     except FolderError as exc:
         raise SweepUsageError(str(exc)) from None
-    return SweepConfig(backend=o.backend, axes=axes, points=points, sweep_max=o.sweep_max,
+    return SweepConfig(backend=options.backend, axes=axes, points=points, sweep_max=sweep_max,
                        launch=options.launch, server_args=options.server_args, reference=options.reference,
                        report_dir=report_dir, args=_user_args(config.invocation_params.args),
-                       cwd=Path(config.invocation_params.dir), repro=not o.sweep_no_repro,
+                       cwd=Path(config.invocation_params.dir), repro=repro,
                        ledger=options.ledger or str(default_ledger(report_dir)))
 
 
 def run_sweep(config: pytest.Config, read_options: Callable[[pytest.Config], Any],
-              check_folders: Callable[..., None], out=None) -> int | None:
-    """pytest_cmdline_main's work under --sweep: None when this is not a sweep (the gate runs as usual)."""
-    o = config.option
-    remember_secrets(commands=[o.launch, o.server_args], urls=[o.ledger])
-    sweep = sweep_config(config, read_options, check_folders)
+              check_folders: Callable[..., None], out=None, *, gate_on: bool = True) -> int | None:
+    """pytest_cmdline_main's work under --sweep: None when this is not a sweep (the gate runs as usual). The
+    secrets of its commands are remembered by `read_options`, before it refuses anything."""
+    sweep = sweep_config(config, read_options, check_folders, gate_on=gate_on)
     return None if sweep is None else SweepSession(sweep, out).run()
 
 

@@ -28,8 +28,7 @@ def make_target(options, *, worker: int, log_dir: Path) -> Target:
     """--oracle-url (entry `worker` of the list), --launch, the model in process, or the family's embedded server."""
     family = family_of(options.backend)
     if family.in_process:
-        return InProcessTarget(options.backend, options.model, dtype=options.dtype,
-                              ov_config=dict(options.ov_config) or None, runner_args=options.runner_args)
+        return InProcessTarget(options.backend, options.model, settings=dict(options.family_settings))
     if options.urls:
         return UrlTarget(options.backend, options.urls[worker], timeout_s=options.request_timeout)
     if options.launch:

@@ -23,9 +23,9 @@ class InProcessTarget:
     configured_command = None
     log_path = None  # no server, no log
 
-    def __init__(self, backend_name: str, model: str | None, *, dtype: str, ov_config: dict | None = None,
-                 runner_args: tuple[tuple[str, str], ...] = ()) -> None:
-        self.backend_name, self.dtype, self.ov_config, self.runner_args = backend_name, dtype, ov_config, runner_args
+    def __init__(self, backend_name: str, model: str | None, *, settings: dict | None = None) -> None:
+        # settings: the family's load keywords (GateOptions.family_settings), its backend's alone
+        self.backend_name, self.settings = backend_name, dict(settings or {})
         self.descriptor, self.plan = family_of(backend_name), target_of(backend_name)
         self.restartable = self.descriptor.capabilities.restartable
         # A family without a default model (python: the runner names its own) is read from the backend once loaded.
@@ -41,13 +41,14 @@ class InProcessTarget:
             raise TargetError(f"--backend {parse_backend(self.backend_name).family}: {exc}") from None
 
     def up(self) -> Backend:
-        return self.load(self.dtype)
+        return self.load()
 
-    def load(self, dtype: str) -> Backend:
-        """The same weights in another dtype (the reference's precision floor loads a second copy)."""
+    def load(self, dtype: str | None = None) -> Backend:
+        """The model as configured, or the same weights in another dtype (the reference's precision floor loads a
+        second copy; only a family that keeps one, `capabilities.precision_floor`, loads in a dtype)."""
+        settings = self.settings if dtype is None else {**self.settings, "dtype": dtype}
         try:
-            backend = make_in_process_backend(self.backend_name, self.model_path, dtype=dtype,
-                                              ov_config=self.ov_config, runner_args=self.runner_args,
+            backend = make_in_process_backend(self.backend_name, self.model_path, settings=settings,
                                               default_model=default_model)
         except self.descriptor.load_errors as exc:
             raise TargetError(str(exc)) from None

@@ -32,7 +32,7 @@ def gate_option_names() -> list[str]:
     """Every gate option that takes a value (from the plugin's own declarations)."""
     import pytest
 
-    from oracle.options import add_options
+    from oracle.gate.declarations import add_options
 
     parser = pytest.Parser(_ispytest=True)
     add_options(parser)
@@ -133,7 +133,7 @@ def gate_flag_names() -> list[str]:
     """Every gate option that takes no value."""
     import pytest
 
-    from oracle.options import add_options
+    from oracle.gate.declarations import add_options
 
     parser = pytest.Parser(_ispytest=True)
     add_options(parser)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.option_declarations import add_options
-from oracle.option_renames import RENAMED, renamed_refusal
+from oracle.gate.declarations import add_options
+from oracle.gate.renames import RENAMED, renamed_refusal
 
 
 def test_every_new_name_is_declared_and_no_old_one():

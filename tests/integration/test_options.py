@@ -274,7 +274,7 @@ SWITCHES = {"--allow-mixed-servers", "--record-overwrite", "--allow-near-ties", 
 
 def test_every_option_with_a_value_has_a_bad_value_case():
     """A new option fails this test until its bad value has a case above (and so a message naming the fix)."""
-    from oracle.options import add_options
+    from oracle.gate.declarations import add_options
 
     parser = pytest.Parser(_ispytest=True)
     add_options(parser)

@@ -18,12 +18,16 @@ HEAVY = {"numpy", "aiohttp", "httpx", "msgspec", "sqlalchemy", "pydantic", "orjs
 
 # Every oracle module such a session may import: the thin plugin, the option declarations and the light leaves they
 # read (a name, a default, a validating type). A module added here is a cost added to every pytest session.
-LIGHT = {"oracle", "oracle.plugin", "oracle.option_declarations", "oracle.option_renames", "oracle.option_types",
-         "oracle.option_inputs", "oracle.option_sampling", "oracle.redaction", "oracle.checks",
+LIGHT = {"oracle", "oracle.plugin", "oracle.gate", "oracle.gate.declarations", "oracle.gate.renames",
+         "oracle.validators", "oracle.redaction", "oracle.checks", "oracle.checks.canaries.inputs",
+         "oracle.backends", "oracle.backends.options", "oracle.backends.hf_options", "oracle.backends.openvino_options",
+         "oracle.backends.python_runner_options", "oracle.plan", "oracle.plan.options", "oracle.ledger",
+         "oracle.ledger.options", "oracle.sweep.options", "oracle.compare", "oracle.compare.modes",
+         "oracle.run.sampling_options",
          "oracle.canary", "oracle.canary.kinds", "oracle.run", "oracle.run.plan_estimate", "oracle.speed",
          "oracle.speed.cells", "oracle.speed.noise", "oracle.speed.sequential_defaults", "oracle.sweep",
-         "oracle.sweep.grid", "oracle.option_ledger", "oracle.store", "oracle.store.machine",
-         "oracle.checks.conditions.widths",
+         "oracle.sweep.grid", "oracle.store", "oracle.store.machine",
+         "oracle.checks.conditions.widths", "oracle.checks.cache_zero", "oracle.checks.tokens",
          *(f"oracle.checks.{kind}{part}" for kind in ("canaries", "conditions", "coverage", "decode_vs_prefill",
                                                        "logits", "neighbours", "prompt_logprob", "sampling_distribution",
                                                        "speculation", "speed", "speed_ab", "speed_cells")

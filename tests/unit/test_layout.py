@@ -27,7 +27,8 @@ MAX_LINES = 400
 # The floors, lowest first (the same table is in docs/architecture.md). Each name is a package under oracle/ or a
 # top-level module (without .py).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("redaction", "terminal_lines", "launch_command"),  # leaves: secrets kept out, progress lines, command lines
+    # leaves: secrets kept out, progress lines, command lines, the options' generic validating types
+    ("redaction", "terminal_lines", "launch_command", "validators"),
     ("store",),  # files: records, references, report folders, time stamps
     ("backends",),  # one server or model, one request: the protocol families and their descriptors
     ("run",),  # requests in order: suites, rendered prompts, the ladder, the recorder
@@ -37,11 +38,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("report",),  # identity.json / .md / .html, and the HTML page the tools share
     ("ledger",),  # the run ledger: reads finished reports, runs nothing; the tools and the entry points append
     ("tool_run", "bisect", "repro", "sweep", "localize"),  # the tools; a sweep point is a gate run of its own
-    # The gate's options, and the check kinds that declare their own (`checks/<kind>/`).
-    ("option_types", "option_families", "option_sampling", "option_declarations", "option_renames", "options",
-     "option_inputs", "option_folders", "option_ledger",
-     "checks"),
-    ("plan", "gate"),  # the run plan (its costs from the descriptors); the engine: items, session, merge, xdist
+    ("checks", "plan"),  # the check kinds (`checks/<kind>/`, each declaring its options), the run plan's options
+    ("gate",),  # the engine: plan, items, session, merge, the xdist controller
     ("plugin", "plugin_hooks", "cli", "__main__", "__init__"),  # the entry points; oracle/__init__ re-exports the public API
 )
 FLOOR = {name: level for level, floor in enumerate(FLOORS) for name in floor}
@@ -162,14 +160,14 @@ def _plant(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_floor_check_finds_an_upward_import_inside_a_function(tmp_path):
-    """The check can fail: compare/ importing the gate inside a function, and canary/ importing the options at
+    """The check can fail: compare/ importing the gate inside a function, and canary/ importing the checks at
     module level, are each found; a downward import is not."""
     root = _plant(tmp_path, {"compare/x.py": "def f():\n    from oracle.gate.items import GATE_KEY\n",
-                             "canary/plan.py": "from oracle.options import GateOptions\n",
+                             "canary/plan.py": "from oracle.checks import CHECKS\n",
                              "gate/y.py": "from oracle.compare.verdicts import PASS\n"})
     broken = upward_imports(root)
     assert len(broken) == 2
-    assert broken[0].startswith(f"oracle.canary.plan imports oracle.options (floor {FLOOR['options']}) from floor "
+    assert broken[0].startswith(f"oracle.canary.plan imports oracle.checks (floor {FLOOR['checks']}) from floor "
                                 f"{FLOOR['canary']}")
     assert broken[1].startswith(f"oracle.compare.x imports oracle.gate (floor {FLOOR['gate']}) from floor "
                                 f"{FLOOR['compare']}")

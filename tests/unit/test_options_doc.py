@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oracle.checks import CHECKS
-from oracle.option_declarations import add_options
+from oracle.gate.declarations import add_options
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,10 @@ oracle.checks.CHECKS. It has no option of its own (`--allow-inconclusive cache` 
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "CacheZeroChecks", "CacheZeroState"]
+__all__ = ["CHECK", "CacheZeroChecks", "CacheZeroState", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("cache",)
 
 
 def __getattr__(name: str):

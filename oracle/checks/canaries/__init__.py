@@ -9,7 +9,10 @@ the server held) and its descriptor (check.py), listed once in oracle.checks.CHE
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "CanarySettings", "CanaryState"]
+__all__ = ["CHECK", "CanarySettings", "CanaryState", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("canary",)
 
 
 def __getattr__(name: str):

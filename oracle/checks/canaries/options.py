@@ -5,7 +5,7 @@ how many repeats, the code-result set, and `--canary-strict`.
     settings = settings_of(config.option, context)   # CanarySettings(kinds=("code", "needle"), ...)
 
 The files an option names (--haystack, --code-set) are read as the settings are: a bad one is refused before
-any request (oracle/option_inputs.py).
+any request (inputs.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oracle.canary.kinds import CANARY_KINDS, DEFAULT_DEPTHS
-from oracle.option_inputs import check_canary_inputs
-from oracle.option_types import existing_path, int_list, positive_int
+from oracle.checks.canaries.inputs import check_canary_inputs
+from oracle.validators import existing_path, int_list, positive_int
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
@@ -45,6 +45,12 @@ class CanarySettings:
     # following its reference's canary set: `follow`), and the report's note when a gate follows.
     lengths_from: str = "given with --needle-lengths"
     notes: tuple[str, ...] = ()
+
+    @property
+    def paths_read(self) -> tuple[tuple[str, str], ...]:
+        """The files its options name, as (option, path): the gate keeps its report folder apart from them."""
+        return tuple((flag, path) for flag, path in (("--haystack", self.haystack), ("--code-set", self.code_set))
+                     if path)
 
 
 CANARY_OPTION = {"kinds": "canaries", "strict": "canary_strict", "context": "oracle_context"}  # field -> option dest, where they differ

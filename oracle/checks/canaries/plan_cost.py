@@ -6,6 +6,7 @@ of their own, not gate items, so their part is read from each collected test's p
 
 from __future__ import annotations
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.canary.needle import ANSWER_TOKENS
 from oracle.checks.descriptor import PlanContext, PlanPart
 
@@ -27,7 +28,7 @@ def plan_test(item, context: PlanContext) -> PlanPart | None:
         ids = context.prompts.render_ids(code_prompt(params["code_item"]), suffix=ANSWER_PREFIX)
         return PlanPart("canaries: code", ((len(ids), MAX_TOKENS),))
     if "mode" in params and hasattr(item.module, "PROMPT"):
-        n, tokens = o.canary.repeats, o.max_tokens or item.module.MAX_TOKENS
+        n, tokens = o.check(CANARY_CHECK).repeats, o.max_tokens or item.module.MAX_TOKENS
         ids = context.prompts.render_ids(item.module.PROMPT)
         return PlanPart("canaries: repeats", ((len(ids), tokens),) * n, note="a burst's requests at the c1 rates")
     if "crosstalk_level" in params:

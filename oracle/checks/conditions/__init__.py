@@ -13,7 +13,10 @@ Its options and settings (options.py), producer (producer.py), state (state.py),
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState"]
+__all__ = ["CHECK", "ConditionChecks", "ConditionSettings", "ConditionsState", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("overlap",)
 
 
 def __getattr__(name: str):

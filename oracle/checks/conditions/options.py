@@ -6,20 +6,52 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
 
 from oracle.checks.conditions.widths import ladder_value, never_tried, parse_ladder
-from oracle.option_types import ladder_arrivals, ladder_minimums, ladder_mode, positive_int
+from oracle.validators import positive_int
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "ConditionSettings", "add_options", "settings_of"]
+__all__ = ["LADDER_ARRIVALS", "LADDER_MODES", "TITLE", "ConditionSettings", "add_options", "ladder_arrivals",
+           "ladder_minimums", "ladder_mode", "settings_of"]
 
 TITLE = "ladders and boots"  # its `--help` group's: "oracle: ladders and boots"
+
+
+LADDER_MODES = ("cycle", "same")
+LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
+
+
+def ladder_arrivals(value: str) -> str:
+    if value not in LADDER_ARRIVALS:
+        raise pytest.UsageError(f"--ladder-arrivals {value!r}: must be at-once (each wave's requests sent together) "
+                                "or staggered (each sent once the one before it has its first token)")
+    return value
+
+
+def ladder_mode(value: str) -> str:
+    if value not in LADDER_MODES:
+        raise pytest.UsageError(f"--ladder-mode {value!r}: must be cycle (the suite's prompts cycled) or same "
+                                "(c copies of the first prompt)")
+    return value
+
+
+def ladder_minimums(value: str) -> tuple[tuple[int, int, int], ...]:
+    """'c32=29/32,c64=58/64' -> ((32, 29, 32), (64, 58, 64))."""
+    out = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        m = re.fullmatch(r"c(\d+)=(\d+)/(\d+)", part)
+        if not m or int(m.group(3)) == 0 or int(m.group(2)) > int(m.group(3)):
+            raise pytest.UsageError(f"--ladder-min {part!r}: expected cLEVEL=EXACT/TOTAL with EXACT <= TOTAL, "
+                                    "e.g. --ladder-min c32=29/32,c64=58/64")
+        out.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -54,6 +86,14 @@ def add_options(group) -> None:
 
 
 def settings_of(option, context: OptionContext) -> ConditionSettings:
+    caps = context.family.capabilities if context.family is not None else None
+    refused = [flag for flag, used, offered in (("--boots", option.boots > 1, caps and caps.restartable),
+                                                ("--ladder", bool(option.ladder), caps and caps.concurrent))
+               if caps is not None and caps.in_process and used and not offered]
+    if refused:
+        raise pytest.UsageError(f"--backend {context.backend} runs in this process and cannot honour "
+                                f"{', '.join(refused)} (no server to restart, requests run one at a time, no server "
+                                "flags); drop them")
     if option.boots > 1 and context.urls:
         raise pytest.UsageError(f"--boots {option.boots} needs a server oracle can restart: use --launch CMD "
                                 "(or the embedded default) instead of --oracle-url")

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from oracle.option_types import ladder_levels
 
 __all__ = ["EDGES_MAX", "EVERY_MAX", "LadderSpec", "edge_widths", "ladder_value", "never_tried", "parse_ladder"]
 
@@ -92,3 +91,14 @@ def never_tried(spec: LadderSpec) -> tuple[int, ...]:
         return ()
     asked = set(spec.widths) | {1}
     return tuple(w for w in range(1, spec.widths[-1] + 1) if w not in asked)
+
+
+def ladder_levels(value: str) -> tuple[int, ...]:
+    try:
+        levels = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise pytest.UsageError(f"--ladder {value!r}: expected comma-separated concurrency levels, "
+                                "e.g. --ladder 1,2,4,8") from None
+    if not levels or levels[0] < 1 or levels[-1] > 1024:
+        raise pytest.UsageError(f"--ladder {value!r}: levels must be between 1 and 1024, e.g. --ladder 1,2,4,8")
+    return tuple(levels)

@@ -7,7 +7,10 @@ its report section (oracle/report/coverage.py) and its descriptor (check.py), li
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "CoverageChecks", "CoverageSettings", "CoverageState"]
+__all__ = ["CHECK", "CoverageChecks", "CoverageSettings", "CoverageState", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("coverage",)
 
 
 def __getattr__(name: str):

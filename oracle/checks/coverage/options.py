@@ -10,14 +10,26 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import condition_names
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "CoverageSettings", "add_options", "settings_of"]
+__all__ = ["condition_names", "TITLE", "CoverageSettings", "add_options", "settings_of"]
 
 TITLE = "condition coverage"  # its `--help` group's: "oracle: condition coverage"
+
+
+def condition_names(value: str) -> tuple[str, ...]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:  # the default (argparse types a string default too): nothing to look up
+        return ()
+    from oracle.compare.coverage import CONDITIONS  # only when given: the declarations stay light
+
+    bad = [n for n in names if n not in CONDITIONS]
+    if bad:
+        raise pytest.UsageError(f"--require-conditions {value!r}: unknown condition {bad[0]!r}; known: "
+                                f"{', '.join(CONDITIONS)}")
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,10 @@ report section (oracle/logits/dvp_report.py) and its descriptor (check.py), list
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "DecodePrefillChecks", "DecodePrefillSettings", "DecodePrefillState"]
+__all__ = ["CHECK", "DecodePrefillChecks", "DecodePrefillSettings", "DecodePrefillState", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ()
 
 
 def __getattr__(name: str):

@@ -9,16 +9,60 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from oracle.option_types import bounded, prefill_chunks, prefill_lengths
+import pytest
+
+from oracle.validators import bounded
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "DecodePrefillSettings", "add_options", "settings_of"]
+__all__ = ["SERVED_BATCH", "TITLE", "DecodePrefillSettings", "add_options", "prefill_chunks", "prefill_lengths",
+           "settings_of"]
 
 TITLE = "decode vs prefill"  # its `--help` group's: "oracle: decode vs prefill"
 
 _dvp = bounded("--dvp-max-delta", "a logprob difference in nats", "0.001", 0, 100)
+
+
+SERVED_BATCH = "served"  # --prefill-chunks: the server's prefill chunk (Backend.prefill_chunk, read at start)
+
+
+def prefill_chunks(value: str) -> tuple[int | str, ...]:
+    """--prefill-chunks: sizes in tokens and/or `served` (the server's batch), comma-separated; `none`: one
+    pass only."""
+    if value.strip() == "none":
+        return ()
+    out: list[int | str] = []
+    for part in (p.strip() for p in value.split(",")):
+        if part == SERVED_BATCH:
+            size: int | str = part
+        else:
+            try:
+                size = int(part)
+            except ValueError:
+                raise pytest.UsageError(f"--prefill-chunks {value!r}: {part!r} is neither a number of tokens nor "
+                                        f"{SERVED_BATCH!r}; e.g. --prefill-chunks 64,served (or none)") from None
+            if size < 1:
+                raise pytest.UsageError(f"--prefill-chunks {value!r}: a chunk holds at least 1 token")
+        if size not in out:
+            out.append(size)
+    return tuple(out)
+
+
+def prefill_lengths(value: str) -> tuple[int, ...]:
+    """--prefill-lengths: the chunked-prefill ladder's prefix lengths in tokens, comma-separated; `none`: no ladder
+    (the suite's own paths only)."""
+    if value.strip() == "none":
+        return ()
+    try:
+        lengths = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise pytest.UsageError(f"--prefill-lengths {value!r}: expected comma-separated prefix lengths in tokens, "
+                                "e.g. --prefill-lengths 1,7,64,256,1024 (or none)") from None
+    if not lengths or lengths[0] < 1:
+        raise pytest.UsageError(f"--prefill-lengths {value!r}: a prefix holds at least 1 token, e.g. "
+                                "--prefill-lengths 64,300 (or none)")
+    return tuple(lengths)
 
 
 @dataclass(frozen=True)

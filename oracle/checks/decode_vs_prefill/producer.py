@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.backends.base import PrefillChunk, RequestFailed
 from oracle.checks.decode_vs_prefill.scorer import PrefillScorer, offers_prefill_scoring
 from oracle.checks.descriptor import Finding, not_run
@@ -24,7 +25,7 @@ from oracle.compare.verdicts import INFO, Check
 from oracle.logits.chunked import chunked_check, chunked_report
 from oracle.logits.decode_prefill import ONE_PASS, compare_rows, dvp_check, mode_name, summarize_rows
 from oracle.logits.prefill_ladder import ladder_lengths, ladder_prompt, ladder_report
-from oracle.option_types import SERVED_BATCH
+from oracle.checks.decode_vs_prefill.options import SERVED_BATCH
 
 __all__ = ["DEFINITION", "DecodePrefillChecks"]
 
@@ -135,7 +136,7 @@ class DecodePrefillChecks:
                "beyond_context": list(beyond), "errors": {}, "requests": {}, "seconds": {}}
         if not lengths:
             return out | ladder_report((), {}, chunks=chunks)
-        units = load_haystack(o.canary.haystack)
+        units = load_haystack(o.check(CANARY_CHECK).haystack)
         ids = ladder_prompt(self.prompts.tokenize("".join(units)), (), lengths[-1] + 1)
         positions = [n - 1 for n in lengths]  # row L-1 of the path: the distribution after its first L tokens
         scored: dict[str, dict[int, tuple]] = {}

@@ -8,7 +8,10 @@ this descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "LogitsChecks", "LogitsSettings", "LogitsState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "LogitsChecks", "LogitsSettings", "LogitsState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ()
 
 
 def __getattr__(name: str):

@@ -14,17 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from oracle.option_types import bounded, floor_dtype
+import pytest
+
+from oracle.backends.hf_options import DTYPES
+from oracle.validators import bounded
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "LogitsSettings", "add_options", "settings_of"]
+__all__ = ["TITLE", "floor_dtype", "LogitsSettings", "add_options", "settings_of"]
 
 TITLE = "logits"  # its `--help` group's: "oracle: logits"
 
 _kld = bounded("--kld-max", "a Mean KLD in nats", "0.05", 0, 100)
 _percent = bounded("--same-top1-min", "a percentage", "95", 0, 100, percent=True)
+
+
+def floor_dtype(value: str) -> str:
+    """--floor-dtype: a dtype the family that keeps a precision floor loads (its options' DTYPES), or none."""
+    if value != "none" and value not in DTYPES:
+        raise pytest.UsageError(f"--floor-dtype {value!r}: must be one of {', '.join(DTYPES)}, or none")
+    return value
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,10 @@ oracle/report/widths.py).
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "NeighbourChecks", "NeighbourSettings", "NeighboursState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "NeighbourChecks", "NeighbourSettings", "NeighboursState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("overlap",)
 
 
 def __getattr__(name: str):

@@ -57,6 +57,6 @@ def add_options(group) -> None:
 def settings_of(option, context: OptionContext) -> NeighbourSettings:
     lengths = tuple(option.neighbours)
     if lengths and context.family is not None and not context.family.capabilities.concurrent:
-        raise pytest.UsageError(f"--backend {option.backend} runs requests one at a time and cannot honour "
+        raise pytest.UsageError(f"--backend {context.backend} runs requests one at a time and cannot honour "
                                 "--neighbours (a neighbour runs beside a prompt): drop it")
     return NeighbourSettings(lengths)

@@ -7,7 +7,10 @@ and its descriptor (check.py), listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "PromptLogprobChecks", "PromptLogprobSettings", "PromptLogprobState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "PromptLogprobChecks", "PromptLogprobSettings", "PromptLogprobState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ()
 
 
 def __getattr__(name: str):

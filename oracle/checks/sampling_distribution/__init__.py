@@ -9,7 +9,10 @@ descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "DistributionSettings", "SamplingChecks", "SamplingState"]
+__all__ = ["CHECK", "DistributionSettings", "INCONCLUSIVE", "SamplingChecks", "SamplingState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("sampling",)
 
 
 def __getattr__(name: str):

@@ -9,7 +9,10 @@ this descriptor, listed once in oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "SpeculationChecks", "SpeculationSettings", "SpeculationState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "SpeculationChecks", "SpeculationSettings", "SpeculationState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("speculation",)
 
 
 def __getattr__(name: str):

@@ -9,7 +9,10 @@ section (oracle/speed/report.py) and its descriptor (check.py), listed once in o
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "SpeedChecks", "SpeedSettings", "SpeedState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "SpeedChecks", "SpeedSettings", "SpeedState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("speed",)
 
 
 def __getattr__(name: str):

@@ -12,15 +12,37 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import power_mode, speedup
 from oracle.speed.noise import NOISE_FLOOR
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "SpeedSettings", "add_options", "settings_of"]
+__all__ = ["POWER_MODES", "power_mode", "speedup", "TITLE", "SpeedSettings", "add_options", "settings_of"]
 
 TITLE = "speed"  # its `--help` group's: "oracle: speed"
+
+
+POWER_MODES = ("auto", "off")  # see speed/power.py
+
+
+def speedup(value: str) -> float:
+    """--min-speedup: a ratio candidate / reference above 0 (1.0: at least as fast; 1.2: 20% faster)."""
+    try:
+        x = float(value.rstrip("xX"))
+    except ValueError:
+        raise pytest.UsageError(f"--min-speedup {value!r}: expected a ratio, e.g. --min-speedup 1.1 (10% faster "
+                                "than the reference)") from None
+    if not 0 < x < 1000:
+        raise pytest.UsageError(f"--min-speedup {value!r}: must be a ratio above 0, e.g. 1.0 (no slower than "
+                                "the reference)")
+    return x
+
+
+def power_mode(value: str) -> str:
+    if value not in POWER_MODES:
+        raise pytest.UsageError(f"--oracle-power {value!r}: must be auto (energy, temperature and isolation of the timed run "
+                                "where this host can read them) or off (none measured)")
+    return value
 
 
 @dataclass(frozen=True)
@@ -61,13 +83,13 @@ def add_options(g) -> None:
                      "`not isolated`: never a headline); off: none of it (default: auto)")
 
 
-def settings_of(o, context: OptionContext) -> SpeedSettings:
+def settings_of(option, context: OptionContext) -> SpeedSettings:
     """The speed settings, cross-checked; UsageError naming the fix."""
-    if o.min_speedup is not None and not o.reference:
-        raise pytest.UsageError(f"--min-speedup {o.min_speedup:g} compares the candidate's speed with a reference's: "
+    if option.min_speedup is not None and not context.reference:
+        raise pytest.UsageError(f"--min-speedup {option.min_speedup:g} compares the candidate's speed with a reference's: "
                                 "add --reference DIR (a reference recorded on the same hardware)")
-    if o.min_speedup is not None and context.workers > 1:
+    if option.min_speedup is not None and context.workers > 1:
         raise pytest.UsageError(f"--min-speedup measures one server's cold c1 run; with -n {context.workers} the "
                                 "servers run at once and share the machine: gate the speed without -n")
-    floor = getattr(o, "speed_noise_floor", None)
-    return SpeedSettings(o.min_speedup, NOISE_FLOOR if floor is None else floor, o.oracle_power)
+    floor = getattr(option, "speed_noise_floor", None)
+    return SpeedSettings(option.min_speedup, NOISE_FLOOR if floor is None else floor, option.oracle_power)

@@ -10,7 +10,10 @@ oracle.checks.CHECKS.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "InterleaveChecks", "InterleaveOptions"]
+__all__ = ["CHECK", "INCONCLUSIVE", "InterleaveChecks", "InterleaveOptions"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ()
 
 
 def __getattr__(name: str):

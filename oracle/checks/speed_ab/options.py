@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import shell_command
+from oracle.validators import shell_command
 from oracle.redaction import MASK
 from oracle.speed.sequential_defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX
 
@@ -143,39 +143,39 @@ def add_options(g) -> None:
                      "needs both-up) (default: one-at-a-time)")
 
 
-def settings_of(o, context: OptionContext) -> InterleaveOptions:
+def settings_of(option, context: OptionContext) -> InterleaveOptions:
     """The interleave options, cross-checked; UsageError naming the fix."""
-    sequential = [(f, v) for f, v in (("--speed-rounds-max", o.speed_rounds_max), ("--speed-delta", o.speed_delta),
-                                      ("--speed-alpha", o.speed_alpha), ("--speed-beta", o.speed_beta))
+    sequential = [(f, v) for f, v in (("--speed-rounds-max", option.speed_rounds_max), ("--speed-delta", option.speed_delta),
+                                      ("--speed-alpha", option.speed_alpha), ("--speed-beta", option.speed_beta))
                   if v is not None]
-    given = [f for f, v in (("--speed-rounds", o.speed_rounds), *sequential, ("--speed-control", o.speed_control),
-                            ("--interleave-servers", o.interleave_servers)) if v is not None]
-    if o.reference_launch is None:
+    given = [f for f, v in (("--speed-rounds", option.speed_rounds), *sequential, ("--speed-control", option.speed_control),
+                            ("--interleave-servers", option.interleave_servers)) if v is not None]
+    if option.reference_launch is None:
         if given:
             raise pytest.UsageError(f"{given[0]} belongs to the interleaved A/B session: add --reference-launch CMD "
                                     f"(or --reference-launch {RECORDED}), or drop {given[0]}")
         return InterleaveOptions()
-    if not o.reference:
+    if not context.reference:
         raise pytest.UsageError("--reference-launch measures the reference config beside the candidate: add "
                                 "--reference DIR (the reference it gates against)")
     if context.family.in_process:
-        raise pytest.UsageError(f"--reference-launch starts a reference server; --backend {o.backend} runs the model "
+        raise pytest.UsageError(f"--reference-launch starts a reference server; --backend {context.backend} runs the model "
                                 "in this process: compare in-process speed without it")
     if context.workers > 1:
         raise pytest.UsageError(f"--reference-launch measures one candidate server against the reference; with -n "
                                 f"{context.workers} the servers run at once and share the machine: interleave without "
                                 "-n")
-    servers = o.interleave_servers or INTERLEAVE_SERVERS[0]
+    servers = option.interleave_servers or INTERLEAVE_SERVERS[0]
     if context.urls and servers == "one-at-a-time":
         raise pytest.UsageError("--reference-launch with a --oracle-url candidate: oracle cannot stop a server it did not "
                                 "start, so one-at-a-time cannot run; add --interleave-servers both-up (both servers "
                                 "up together), or start the candidate with --launch CMD")
-    if o.speed_rounds is not None and sequential:
-        raise pytest.UsageError(f"--speed-rounds {o.speed_rounds} is the fixed design; {sequential[0][0]} belongs to "
+    if option.speed_rounds is not None and sequential:
+        raise pytest.UsageError(f"--speed-rounds {option.speed_rounds} is the fixed design; {sequential[0][0]} belongs to "
                                 f"the sequential test: drop --speed-rounds (sequential, the default) or drop "
                                 f"{sequential[0][0]}")
     got = dict(sequential)
-    return InterleaveOptions(command=o.reference_launch, rounds=o.speed_rounds, control=o.speed_control or 0,
+    return InterleaveOptions(command=option.reference_launch, rounds=option.speed_rounds, control=option.speed_control or 0,
                              servers=servers, rounds_max=got.get("--speed-rounds-max", DEFAULT_ROUNDS_MAX),
                              delta=got.get("--speed-delta", DEFAULT_DELTA), alpha=got.get("--speed-alpha", DEFAULT_ALPHA),
                              beta=got.get("--speed-beta", DEFAULT_BETA))

@@ -9,7 +9,10 @@ Its options (options.py), producer (producer.py), the interleaved cells' two ser
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "CellsCheck", "CellsSettings"]
+__all__ = ["CHECK", "CellsCheck", "CellsSettings", "INCONCLUSIVE"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ("speed",)
 
 
 def __getattr__(name: str):

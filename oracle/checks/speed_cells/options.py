@@ -11,16 +11,25 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.option_types import positive_int, speed_cells
+from oracle.speed.cells import parse_cells
+from oracle.validators import positive_int
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
 
-__all__ = ["TITLE", "DEFAULT_SPEED_REPEATS", "CellsSettings", "add_options", "settings_of"]
+__all__ = ["speed_cells", "TITLE", "DEFAULT_SPEED_REPEATS", "CellsSettings", "add_options", "settings_of"]
 
 TITLE = "speed cells"  # its `--help` group's: "oracle: speed cells"
 
 DEFAULT_SPEED_REPEATS = 5  # --speed-repeats: the field note's n=5 per cell
+
+
+def speed_cells(value: str) -> tuple[tuple[int, int], ...]:
+    """--speed-cells: `field` or pN/gM,...: (prompt tokens, generated tokens) per cell."""
+    try:
+        return tuple((c.prompt_tokens, c.gen_tokens) for c in parse_cells(value))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -39,12 +48,12 @@ def add_options(g) -> None:
                 help=f"repeats per --speed-cells cell, every sample kept (default: {DEFAULT_SPEED_REPEATS})")
 
 
-def settings_of(o, context: OptionContext) -> CellsSettings:
+def settings_of(option, context: OptionContext) -> CellsSettings:
     """The cells and their repeats, cross-checked; UsageError naming the fix."""
-    if o.speed_repeats is not None and not o.speed_cells:
-        raise pytest.UsageError(f"--speed-repeats {o.speed_repeats} repeats speed cells: add --speed-cells CELLS "
+    if option.speed_repeats is not None and not option.speed_cells:
+        raise pytest.UsageError(f"--speed-repeats {option.speed_repeats} repeats speed cells: add --speed-cells CELLS "
                                 "(e.g. --speed-cells field), or drop --speed-repeats")
-    if o.speed_cells and context.workers > 1:
+    if option.speed_cells and context.workers > 1:
         raise pytest.UsageError(f"--speed-cells measures one server alone; with -n {context.workers} the servers run "
                                 "at once and share the machine: measure cells without -n")
-    return CellsSettings(tuple(o.speed_cells), o.speed_repeats or DEFAULT_SPEED_REPEATS)
+    return CellsSettings(tuple(option.speed_cells), option.speed_repeats or DEFAULT_SPEED_REPEATS)

@@ -19,6 +19,7 @@ speed item judges the suite's: fail when the whole interval is below X, inconclu
 
 from __future__ import annotations
 
+from oracle.canary.kinds import CANARY_CHECK
 from oracle.canary.needle import load_haystack
 from oracle.compare.verdicts import FAIL, INCONCLUSIVE, NOT_RUN, PASS, Check
 from oracle.checks.descriptor import Finding, not_run
@@ -127,7 +128,7 @@ class CellsCheck:
         """The cells' block: interleaved with the reference when --reference-launch is on, else the candidate's
         alone; and why the run stops (a server that did not start or come back), or None."""
         o, own = self.plan.options, self.plan.options.check("speed_cells")
-        kw = dict(tokenize=self.prompts.tokenize, haystack=load_haystack(o.canary.haystack), context=self.context,
+        kw = dict(tokenize=self.prompts.tokenize, haystack=load_haystack(o.check(CANARY_CHECK).haystack), context=self.context,
                   seed=o.seed, meter=meter(o.check("speed").power, self.state.identity))
         interleave = o.check("speed_ab")
         if not interleave.on:

@@ -11,7 +11,10 @@ with it too.
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "TokenChecks", "TokensState"]
+__all__ = ["CHECK", "INCONCLUSIVE", "TokenChecks", "TokensState"]
+
+# The --allow-inconclusive kinds its items may be inconclusive under (oracle.checks.INCONCLUSIVE_KINDS).
+INCONCLUSIVE: tuple[str, ...] = ()
 
 
 def __getattr__(name: str):

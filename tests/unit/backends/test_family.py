@@ -56,8 +56,7 @@ DUMMY_TARGET = FamilyTarget(embedded=EmbeddedServer("dummy-cpu", start=_dummy_se
 
 def _options(backend: str, **given) -> SimpleNamespace:
     defaults = {"backend": backend, "urls": (), "launch": None, "model": None, "server_args": "",
-                "request_timeout": 600, "launch_timeout": 600, "dtype": "float32", "ov_config": (),
-                "runner_args": ()}
+                "request_timeout": 600, "launch_timeout": 600, "family_settings": ()}
     return SimpleNamespace(**(defaults | given))
 
 

@@ -10,7 +10,7 @@ from oracle.canary.crosstalk import (KGRAM, MARKER_WORDS, MARKER_WORDS_POOL, fin
 from oracle.canary.report import markdown_lines
 from oracle.canary.results import canary_summary, family_counts
 from oracle.compare.verdicts import CONTAMINATED, INCONCLUSIVE, PASS, Check, passed
-from oracle.option_types import INCONCLUSIVE_KINDS
+from oracle.checks import INCONCLUSIVE_KINDS
 
 # Token ids stand for words: 1-9 the template and newline, 10s request 0's marker, 20s request 1's, 30s
 # request 2's.

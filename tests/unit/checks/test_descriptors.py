@@ -11,7 +11,7 @@ import pytest
 
 from oracle.canary.plan import CANARY_KINDS
 from oracle.checks import CHECKS, SECTIONS, STATE_TYPES, fresh_states, read_state
-from oracle.option_declarations import add_options
+from oracle.gate.declarations import add_options
 from full_report import FULL_REPORT
 
 REPO = Path(__file__).resolve().parents[3]
@@ -142,7 +142,7 @@ def test_the_gate_names_no_ladder_level_or_boot():
     assert found == [], "the conditions' knowledge belongs in oracle/checks/conditions/"
     from dataclasses import fields
 
-    from oracle.options import GateOptions
+    from oracle.gate.options import GateOptions
     from oracle.report.state import ReportState
     assert not {f.name for f in fields(GateOptions)} & CONDITION_FIELDS, "their settings: options.check(...)"
     assert not {f.name for f in fields(ReportState)} & CONDITION_FIELDS, "their report keys: ConditionsState"

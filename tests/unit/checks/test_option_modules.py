@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from oracle.backends import backend_help
 from oracle.checks import CHECKS, OPTION_MODULES
-from oracle.option_declarations import BACKEND_FAMILIES
+from oracle.backends.options import BACKEND_FAMILIES
 
 
 def test_the_options_modules_are_the_descriptors_own_in_their_order():

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from oracle.option_ledger import machine_name
+from oracle.ledger.options import machine_name
 from oracle.store.machine import machine_identity
 
 NVIDIA = {"accelerator": {"nvidia-smi": "NVIDIA H200, 580.159.04, 143771 MiB", "kernel_modules": {"nvidia": "580"}},

@@ -1,7 +1,9 @@
-"""Gate options: declared once, validated with the fix in every message, frozen for the run.
+"""Gate options read: the core options (declared in oracle/gate/declarations.py) read here, once, and each
+package's through its own reader (the families' `settings_of`, the ledger's, the plan's, each check kind's), cross-
+checked with the fix in every message and frozen for the run.
 
     options = gate_options(config)          # GateOptions, each check kind's settings in options.check(name)
-    options_of(config).canary.kinds         # the same, where only the config is at hand (collection hooks)
+    options_of(config).check(name)          # the same, where only the config is at hand (collection hooks)
 
 Values stay plain str / int / float / bool and tuples of them so pytest-xdist can ship them to workers.
 """
@@ -10,25 +12,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from oracle.backends import parse_backend
-from oracle.launch_command import port_refusal
 from oracle.checks import CHECKS, OptionContext, check_named
-from oracle.option_declarations import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K, add_options
-from oracle.option_families import check_family_options
-from oracle.option_sampling import sampling_of
-from oracle.option_types import INCONCLUSIVE_KINDS, positive_int
-from oracle.run.plan_estimate import parse_duration
+from oracle.compare.modes import COMPARE_MODES
+from oracle.gate.declarations import DEFAULT_TOP_K, F16_GATE_TOP_K, REFERENCE_TOP_K
+from oracle.gate.family_checks import check_family_options
+from oracle.launch_command import port_refusal
+from oracle.ledger.options import ledger_settings
+from oracle.plan.options import plan_settings
+from oracle.redaction import remember_secrets
 from oracle.run.sampling import Sampling
-from oracle.targets.families import target_of
-from oracle.store.json_files import InputFileError, read_text
+from oracle.run.sampling_options import SAMPLING_CHECKS, sampling_of
 from oracle.store.folder_safety import Place, name_refusal
+from oracle.store.json_files import InputFileError, read_text
+from oracle.targets.families import target_of
 
-__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "INCONCLUSIVE_KINDS", "OPTIONS_KEY", "REFERENCE_TOP_K",
-           "GateOptions", "add_options", "gate_options", "options_of", "positive_int", "xdist_role", "xdist_workers"]
+__all__ = ["DEFAULT_TOP_K", "F16_GATE_TOP_K", "OPTIONS_KEY", "REFERENCE_TOP_K", "GateOptions", "gate_options",
+           "options_of", "xdist_role", "xdist_workers"]
 
 
 @dataclass(frozen=True)
@@ -52,17 +57,17 @@ class GateOptions:
     near_tie_nats: float
     allow_near_ties: bool
     allow_inconclusive: tuple[str, ...]
-    dtype: str = "float32"
-    ov_config: tuple[tuple[str, str], ...] = ()
+    # The family's load keywords (its options module's settings_of: hf's dtype, openvino's ov_config, python's
+    # runner_args), handed to its backend alone.
+    family_settings: tuple[tuple[str, Any], ...] = ()
     floor_dtype: str = "bfloat16"
     logits: bool = False
     workers: int = 1  # pytest-xdist workers (1 without -n); each has its own server
     allow_mixed_servers: bool = False
     warmup: int = 1  # throwaway requests before the c1 run
     launch_timeout: int = 600  # seconds a launched or embedded server may take to become healthy
-    runner_args: tuple[tuple[str, str], ...] = ()  # --runner-arg: the python runner's factory keywords
     sampling: Sampling | None = None  # --temperature (--top-p, --oracle-seed, --seeds); None: greedy
-    sampling_check: str = "tokens"  # or "distribution" (compare/distribution.py)
+    sampling_check: str = SAMPLING_CHECKS[0]  # tokens, or distribution (compare/distribution.py)
     machine: str | None = None  # --oracle-machine: the fleet's name for this machine; None: the host name
     ledger: str | None = None  # --ledger: a SQLite path, a PostgreSQL URL or "off"; None: beside the report folder
     checks: tuple[tuple[str, Any], ...] = ()  # each check kind's settings (oracle/checks/<kind>/options.py)
@@ -70,7 +75,7 @@ class GateOptions:
     budget_source: str = ""  # "--oracle-budget 10m", or why the default applies
     plan_only: bool = False  # --oracle-plan: print the run plan after the warm-up and exit
     localize: bool = False  # --localize: `oracle localize` on this run's report when a prompt's tokens split
-    compare: str = "tokens"  # --oracle-compare: "logprobs" also holds every returned logprob bit for bit
+    compare: str = COMPARE_MODES[0]  # --oracle-compare: "logprobs" also holds every returned logprob bit for bit
     allow_logprobs_moved: bool = False  # --allow-logprobs-moved: pass logprobs-moved items
 
     def check(self, name: str):
@@ -78,10 +83,10 @@ class GateOptions:
         return dict(self.checks).get(name, check_named(name).defaults)
 
     @property
-    def canary(self):
-        """The canaries' settings (oracle/checks/canaries/options.py), as the canary plan and modules and the
-        speed cells' haystack read them."""
-        return self.check("canaries")
+    def dtype(self) -> str:
+        """The dtype an in-process family loads the weights in (float32 where its load takes none): what a
+        precision floor and a logits record are compared against."""
+        return dict(self.family_settings).get("dtype", "float32")
 
     @property
     def embedded(self) -> bool:
@@ -131,16 +136,16 @@ def _url_refusal(url: str) -> str | None:
     return None
 
 
-def _server_urls(o) -> tuple[str, ...]:
-    urls = [u.strip() for u in (o.oracle_url or "").split(",") if u.strip()]
+def _server_urls(option) -> tuple[str, ...]:
+    urls = [u.strip() for u in (option.oracle_url or "").split(",") if u.strip()]
     where = {u: "server URL" for u in urls}  # each URL's source, as a refusal names it
-    if o.oracle_url is not None and not urls:  # `--oracle-url=` (an unset variable): never the embedded default in its place
-        raise pytest.UsageError(f"--oracle-url {o.oracle_url!r}: no URL in it; give the running server, e.g. "
+    if option.oracle_url is not None and not urls:  # `--oracle-url=` (an unset variable): never the embedded default in its place
+        raise pytest.UsageError(f"--oracle-url {option.oracle_url!r}: no URL in it; give the running server, e.g. "
                                 "--oracle-url http://127.0.0.1:8080, or leave --oracle-url out for the embedded default")
-    if o.servers:
-        path = Path(o.servers)
+    if option.servers:
+        path = Path(option.servers)
         if not path.is_file():
-            raise pytest.UsageError(f"--servers {o.servers}: no such file; give a file with one server URL per line")
+            raise pytest.UsageError(f"--servers {option.servers}: no such file; give a file with one server URL per line")
         try:
             text = read_text(path, fix="write the file as UTF-8 text, one server URL per line")
         except InputFileError as exc:
@@ -149,9 +154,9 @@ def _server_urls(o) -> tuple[str, ...]:
             url = line.split("#")[0].strip()
             if url:
                 urls.append(url)
-                where.setdefault(url, f"--servers {o.servers} line {n}:")
+                where.setdefault(url, f"--servers {option.servers} line {n}:")
         if not urls:
-            raise pytest.UsageError(f"--servers {o.servers}: the file lists no URL; write one URL per line, "
+            raise pytest.UsageError(f"--servers {option.servers}: the file lists no URL; write one URL per line, "
                                     "e.g. http://127.0.0.1:8080")
     for u in urls:
         if not u.startswith(("http://", "https://")):
@@ -167,26 +172,19 @@ def _server_urls(o) -> tuple[str, ...]:
     return tuple(u.rstrip("/") for u in urls)
 
 
-def _budget(o, workers: int) -> dict:
-    """--oracle-budget's seconds and where they come from (the embedded CPU default has one of its own); --oracle-plan."""
-    if o.plan_only and workers > 1:
-        raise pytest.UsageError(f"--oracle-plan with -n {workers}: the plan is one server's; run --oracle-plan without -n")
-    target = target_of(o.backend)
-    embedded = target.embedded is not None and target.embedded.serves(parse_backend(o.backend).platform)
-    default = target.default_budget if embedded and not (o.oracle_url or o.servers or o.launch or o.oracle_model) else None
-    if o.oracle_budget is not None:
-        value, source = o.oracle_budget, f"--oracle-budget {o.oracle_budget}"
-    elif default is not None:
-        value, source = default, f"the embedded default's {default}; --oracle-budget off runs the full-size needles"
-    else:
-        value, source = "off", ""
-    seconds = parse_duration("--oracle-budget", value)
-    return {"budget": seconds, "budget_source": source if seconds is not None else "", "plan_only": o.plan_only}
+def _default_budget(backend: str, *, embedded_default: bool) -> str | None:
+    """The budget of a run on the target's embedded default (its CPU build has one of its own), else None."""
+    target = target_of(backend)
+    serves = target.embedded is not None and target.embedded.serves(parse_backend(backend).platform)
+    return target.default_budget if serves and embedded_default else None
 
 
 def gate_options(config: pytest.Config) -> GateOptions:
     """Read and cross-check the options; raise UsageError naming the fix."""
     o = config.option
+    # Before anything is refused: a refusal may quote a command or URL that holds a key.
+    ledger = ledger_settings(o)
+    remember_secrets(commands=[o.launch, o.server_args], urls=[*(o.oracle_url or "").split(","), ledger["ledger"]])
     for option, dest in (("--report-dir", "report_dir"), ("--record", "record"), ("--reference", "reference"),
                          ("--oracle-suite", "oracle_suite"), ("--servers", "servers")):  # before any path is looked at
         value = getattr(o, dest)
@@ -224,17 +222,21 @@ def gate_options(config: pytest.Config) -> GateOptions:
                                 "run as a new reference, --reference gates it against one; give one of them "
                                 f"(record first with --record {o.record}, then gate with --reference "
                                 f"{o.record})")
-    check_family_options(o, urls)
     from oracle.backends import family_of
 
     family = family_of(o.backend)
-    context = OptionContext(urls, workers, family)
+    check_family_options(o, family, SimpleNamespace(
+        backend=o.backend, urls=urls, launch=o.launch, server_args=o.server_args, model=o.oracle_model,
+        localize=o.localize, reference=o.reference, floor_dtype=o.floor_dtype))
+    context = OptionContext(urls, workers, family, o.backend, o.reference)
     checks = tuple((c.name, c.settings(o, context)) for c in CHECKS if c.settings is not None)
-    sampling = sampling_of(o, family, workers)
-    if o.oracle_compare == "logprobs" and sampling is not None and o.logprobs is None:
+    sampling = sampling_of(o, family, workers, backend=o.backend, logits=o.logits, reference=o.reference,
+                           seed=o.oracle_seed)
+    if o.oracle_compare == "logprobs" and sampling["sampling"] is not None and o.logprobs is None:
         # Sampled runs ask for no logprobs unless told (gate/plan.py): there would be none to compare.
         raise pytest.UsageError("--oracle-compare logprobs with --temperature: sampled runs ask for no logprobs by "
                                 "default; give --logprobs N (e.g. --logprobs 5) or use --oracle-compare tokens")
+    default_budget = _default_budget(o.backend, embedded_default=not (urls or o.launch or o.oracle_model))
     options = GateOptions(
         backend=o.backend, urls=urls, launch=o.launch, model=o.oracle_model,
         server_args=o.server_args or "", tokenizer=o.tokenizer, suite=o.oracle_suite,
@@ -243,15 +245,13 @@ def gate_options(config: pytest.Config) -> GateOptions:
         report_dir=Path(o.report_dir) if o.report_dir else None, logprobs=o.logprobs, max_tokens=o.max_tokens,
         seed=o.oracle_seed, request_timeout=o.request_timeout, near_tie_nats=o.near_tie_nats, allow_near_ties=o.allow_near_ties,
         allow_inconclusive=o.allow_inconclusive,
-        dtype=o.dtype or "float32", ov_config=tuple(o.ov_config),
+        family_settings=tuple(family.settings(o).items()) if family.settings is not None else (),
         floor_dtype=o.floor_dtype or "bfloat16", logits=o.logits,
         workers=workers, allow_mixed_servers=o.allow_mixed_servers, warmup=o.warmup,
         launch_timeout=o.launch_timeout,
         checks=checks,
-        runner_args=tuple(o.runner_arg or ()),
-        sampling=sampling, sampling_check=o.sampling_check, ledger=o.ledger, machine=o.oracle_machine,
         localize=o.localize,
         compare=o.oracle_compare, allow_logprobs_moved=o.allow_logprobs_moved,
-        **_budget(o, workers),
+        **sampling, **ledger, **plan_settings(o, workers=workers, default=default_budget),
     )
     return options

@@ -1,7 +1,7 @@
 """The canary input files an option names (--haystack, --code-set), read and validated when the options are read,
 so that a bad file is a usage error naming it and the fix before any request (never a failure after the suite ran).
 
-    check_canary_inputs(options.canary)     # pytest.UsageError naming the file and the fix
+    check_canary_inputs(settings)           # pytest.UsageError naming the file and the fix
 """
 
 from __future__ import annotations

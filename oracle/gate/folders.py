@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.options import GateOptions
+from oracle.gate.options import GateOptions
 from oracle.run.suite import builtin_suite_path
 from oracle.store.folder_safety import (Place, earlier_report_refusal, folder_refusal, name_refusal,
                                         reference_inside_refusal)
@@ -30,8 +30,9 @@ def read_places(options: GateOptions) -> list[Place]:
     reads = [Place("--reference", options.reference)] if options.reference else []
     if builtin_suite_path(options.suite) is None:
         reads.append(Place("--oracle-suite", Path(options.suite), file=True))
-    for option, value in (("--haystack", options.canary.haystack), ("--code-set", options.canary.code_set),
-                          ("--tokenizer", options.tokenizer), ("--oracle-model", options.model)):
+    # Each check's settings may name the files its options read (`paths_read`: (option, path) pairs).
+    named = [pair for _, settings in options.checks for pair in getattr(settings, "paths_read", ())]
+    for option, value in (*named, ("--tokenizer", options.tokenizer), ("--oracle-model", options.model)):
         if value:
             reads.append(Place(option, Path(value), file=Path(value).is_file()))
     runner = _runner_file(options.backend)
