@@ -3,8 +3,8 @@
 connections cut, the report's files unable to grow, oracle killed or interrupted), each followed by a clean
 gate.
 
-    python benchmarks/chaos.py --rounds 12 --seed 1 [--max-tokens 32]
-    python benchmarks/chaos.py --rounds 1 --seed 1      (CI's smoke size)
+    python benchmarks/chaos.py --rounds 12 --seed 1 [--max-tokens 32] [--prompts 3]
+    python benchmarks/chaos.py --rounds 1 --seed 0 --max-tokens 8 --prompts 2      (CI's smoke size)
 
 Prints the faults injected, the runs that stopped cleanly (the documented exit code, the cause named, every
 record intact and listed), records lost, servers left running, input folders changed, tracebacks, and the
@@ -46,6 +46,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=len(FAULTS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--prompts", type=int, default=3, help="the default suite's first N prompts (default: 3)")
     ap.add_argument("--freeze-timeout", type=int, default=FREEZE_TIMEOUT_S,
                     help="--request-timeout of the freeze rounds at least (3 times the clean gate's slowest "
                          "request when that is more)")
@@ -56,7 +57,7 @@ def main() -> None:
         work = Path(tmp)
         (work / "pytest.ini").write_text("[pytest]\n")
         suite = work / "tiny.jsonl"
-        suite.write_text("".join(line + "\n" for line in SUITE.read_text().splitlines()[:3]))
+        suite.write_text("".join(line + "\n" for line in SUITE.read_text().splitlines()[:a.prompts]))
         ref = record_reference(work, suite, a.max_tokens)
         inputs = {"suite": suite.read_bytes(), "reference": json.dumps(tree_digest(ref))}
         chaos = Chaos(work, suite=suite, reference=ref, max_tokens=a.max_tokens,

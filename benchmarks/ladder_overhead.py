@@ -1,6 +1,6 @@
 """Harness overhead of a ladder level: oracle's runner vs a bare httpx script, same server, same requests.
 
-    python benchmarks/ladder_overhead.py --levels 8,64 --rounds 5 --max-tokens 16
+    python benchmarks/ladder_overhead.py --levels 8,64 --rounds 5 --max-tokens 16 [--prompts N]
 
 Starts the embedded llama-server (SmolLM2-135M, `-np` = the largest level) once, renders the
 default suite with the server's chat template and the GGUF's tokenizer (`PromptSet`, as a gate
@@ -104,6 +104,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--logprobs", type=int, default=5)
+    ap.add_argument("--prompts", type=int, default=0, metavar="N",
+                    help="the default suite's first N prompts (default: all; CI's smoke size runs 4)")
     a = ap.parse_args()
     levels = [int(x) for x in a.levels.split(",")]
     tools, model = llama_cpp_tools(), default_model()
@@ -116,6 +118,8 @@ def main() -> None:
         try:
             backend = make_backend("llamacpp", server.url)
             suite = load_suite("default").with_max_tokens(a.max_tokens)
+            if a.prompts:
+                suite = suite.only(set(suite.ids()[:a.prompts]))
             prompts = PromptSet.open(suite, backend, tokenizer=None, model_path=model)
             report = ReportFile(Path(tmp) / "report", ReportState(mode="run", backend="llamacpp",
                                                                   prompt_ids=suite.ids(), states=fresh_states()),

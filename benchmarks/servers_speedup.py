@@ -5,7 +5,7 @@ own core with `taskset -c {worker}` and one thread (`-t 1`), so two servers have
 of compute and one server has one. The whole pytest command is timed, startup and report included.
 
     python benchmarks/servers_speedup.py --rounds 3 --max-tokens 128
-    python benchmarks/servers_speedup.py --rounds 1 --max-tokens 4 --prompts 4     (CI's smoke size)
+    python benchmarks/servers_speedup.py --rounds 1 --max-tokens 4 --prompts 2     (CI's smoke size)
 """
 
 from __future__ import annotations

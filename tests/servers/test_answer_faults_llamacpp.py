@@ -87,11 +87,13 @@ def test_an_answer_of_another_shape_stops_the_run_not_run_naming_field_and_value
 
 
 def _more_tokens(path: str, body: dict) -> dict:
-    """The 2nd /completion asks the real server for 450 tokens past the end of generation (oracle asked 32)."""
+    """The 2nd /completion asks the real server for 64 tokens past the end of generation (oracle asked 32): twice
+    what oracle asked is enough to overrun it, and no more for a server that decodes on after the client has gone
+    (with -np 1 the next gate's requests would wait behind it)."""
     if path.startswith("/completion"):
         _more_tokens.seen = getattr(_more_tokens, "seen", 0) + 1
         if _more_tokens.seen == 2:
-            return body | {"n_predict": 450, "ignore_eos": True}
+            return body | {"n_predict": 64, "ignore_eos": True}
     return body
 
 
@@ -101,7 +103,7 @@ def test_a_record_run_fed_more_tokens_than_asked_seals_no_reference_and_keeps_th
     ref = tmp_path / "never-sealed"
     with FaultProxy(shared_server.url, rewrite_request=_more_tokens) as proxy:
         result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", f"--record={ref}", report="more-tokens")
-    # The stream ended at token 33: the other 417 tokens the server was asked for were never read.
+    # The stream ended at token 33: the other 31 tokens the server was asked for were never read.
     rep = _stopped_not_run(result, "POST /completion: the server's answer breaks the request: 33 completion tokens "
                                    "(and counting) for max_tokens 32")
     assert not ref.exists() and rep["mode"] == "record"
@@ -158,11 +160,12 @@ def test_a_stream_kept_open_by_comments_ends_at_the_total_request_timeout(gate_r
     fault = StreamFault(request_index=1, after_events=1, kind="keep-alive")
     with FaultProxy(shared_server.url, stream_fault=fault) as proxy:
         started = time.monotonic()
-        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--request-timeout=20", report="keep-alive")
+        # 10 s: the first token comes within a second on CI (prompt eval of ~70 tokens); the deadline is waited out.
+        result = gate_run(*NO_WARMUP, f"--oracle-url={proxy.url}", "--request-timeout=10", report="keep-alive")
     assert time.monotonic() - started < 300  # not the server's own end: the proxy's comments never stop
     said = (f"POST {proxy.url}/completion: the server sent no token for * s after 1 tokens (keep-alive comments are "
-            "not tokens), and the request reached --request-timeout 20 s in all: it hangs, or needs a longer "
-            "--request-timeout (raise it with --request-timeout 80 if the server is only slow)")
+            "not tokens), and the request reached --request-timeout 10 s in all: it hangs, or needs a longer "
+            "--request-timeout (raise it with --request-timeout 40 if the server is only slow)")
     assert result.ret == INTERRUPTED, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines([f"*the run stopped midway: prompt 'code-palindrome' (boot1-c1, request 1 of 3): "
                                  f"{said}*"])

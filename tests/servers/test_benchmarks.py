@@ -15,8 +15,8 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 # script -> (its smallest arguments, a pattern for each figure it must print)
 SMOKE = {
-    "ladder_overhead.py": (["--levels", "2", "--rounds", "1", "--max-tokens", "8"],
-                           [r"^c2: 12 requests in 6 wave\(s\); oracle/bare wall-time ratio min [\d.]+ median [\d.]+",
+    "ladder_overhead.py": (["--levels", "2", "--rounds", "1", "--max-tokens", "8", "--prompts", "4"],
+                           [r"^c2: 4 requests in 2 wave\(s\); oracle/bare wall-time ratio min [\d.]+ median [\d.]+",
                             r"achieved overlap min \d+ max \d+ of 2$"]),
     "html_report_size.py": (["--prompts", "4", "--tokens", "16", "--levels", "1,2"],
                             [r"identity\.html [\d.]+ MB, written in [\d.]+ s",
@@ -39,12 +39,12 @@ SMOKE = {
     "sequential_simulation.py": (["--runs", "20"],
                                  [r"^1x cv 8% control 0: pass \d+/20 \(Wilson 95% [\d.]+-[\d.]+\)",
                                   r"^1\.5x cv 8% control 1: pass 20/20 .*; <= 2 rounds [\d.]+%"]),
-    "chaos.py": (["--rounds", "1", "--seed", "0", "--max-tokens", "8"],
+    "chaos.py": (["--rounds", "1", "--seed", "0", "--max-tokens", "8", "--prompts", "2"],
                  [r"^faults injected: 1 \(server-kill 1\)$", r"^runs stopped cleanly: 1 of 1$",
                   r"^records lost: 0$", r"^servers left running: 0$", r"^input folders changed: 0$",
                   r"^tracebacks: 0$",
                   r"^clean gates after a fault that passed: 1 of 1$"]),
-    "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4", "--prompts", "4"],
+    "servers_speedup.py": (["--rounds", "1", "--max-tokens", "4", "--prompts", "2"],
                            [r"^round 1: 1 server [\d.]+ s, 2 servers \(-n 2\) [\d.]+ s", r"^speed-up: median [\d.]+x"]),
     "bad_inputs.py": (["--only", "seed-negative,diff-missing", "--jobs", "1"],
                       [r"^2 cases run, 0 tracebacks, 0 wrong exit codes, 0 silent acceptances, 0 changed input "
@@ -53,9 +53,9 @@ SMOKE = {
                        [r"^one-test pytest session, median of 1: with oracle \d+ ms, without \(-p no:oracle\) \d+ ms; "
                         r"oracle's cost [-+]\d+ ms \(target: within 50 ms\)$",
                         r"^import oracle\.plugin alone: \d+ ms, \d+ oracle modules$"]),
-    "fuzz_inputs.py": (["--examples", "2"],
-                       [r"^references: 2 cases, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders",
-                        r"^total: 8 cases run, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders, "
+    "fuzz_inputs.py": (["--examples", "1"],
+                       [r"^references: 1 cases, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders",
+                        r"^total: 4 cases run, \d+ tracebacks, \d+ wrong exit codes, \d+ changed input folders, "
                         r"\d+ bad input taken to the server$"]),
 }
 

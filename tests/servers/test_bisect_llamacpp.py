@@ -2,7 +2,9 @@
 the model file named, nothing to bisect when B gives A's tokens, and an A that is not reproducible refused.
 
 The tiny suite at 32 tokens: with `-ctk q8_0` code-hashmap splits at token 11 on this machine (the other two
-prompts stay exact); `-fa on`, `-t 1` and `-ub 32` leave all three exact.
+prompts stay exact); `-fa on`, `-t 1` and `-ub 32` leave all three exact. The tests that need no split of their own
+run one or two prompts at a few tokens (the suite's time budget, docs/architecture.md): every start of a bisect is
+a server start and its decoding.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ HARMLESS = "-fa on -t 1 -ub 32"
 
 @pytest.fixture
 def bisect(tmp_path, capsys):
-    """Run `oracle bisect` on the tiny suite at 32 tokens; (exit code, stdout + stderr, bisect.json)."""
+    """Run `oracle bisect` on the tiny suite (at 32 tokens unless told); (exit code, stdout + stderr, bisect.json)."""
 
-    def run(good: str, bad: str, *extra: str):
+    def run(good: str, bad: str, *extra: str, max_tokens: int = 32):
         suite = write_suite(tmp_path, "tiny", tiny_rows())
         report = tmp_path / "bisect"
         code = main(["bisect", "--backend", "llamacpp", "--good", good, "--bad", bad, f"--suite={suite}",
-                     "--max-tokens=32", f"--report-dir={report}", *extra])
+                     f"--max-tokens={max_tokens}", f"--report-dir={report}", *extra])
         out = capsys.readouterr()
         data = json.loads((report / "bisect.json").read_text())
         return code, out.out + out.err, data, report
@@ -64,7 +66,8 @@ def test_bisect_names_ctk_q8_0_among_harmless_flags(bisect, llama_tools, model_p
 
 
 def test_bisect_names_the_model_file(bisect, llama_tools, model_path, q4_0_model):
-    code, out, data, _ = bisect(launch_line(llama_tools, model_path), launch_line(llama_tools, q4_0_model))
+    code, out, data, _ = bisect(launch_line(llama_tools, model_path), launch_line(llama_tools, q4_0_model),
+                                max_tokens=8)  # Q4_0 splits code-palindrome at token 0
     assert code == 0, out
     (label,) = data["culprit"]
     assert label == f"-m {q4_0_model} (was {model_path})"
@@ -75,7 +78,7 @@ def test_bisect_names_the_model_file(bisect, llama_tools, model_path, q4_0_model
 def test_b_that_reproduces_a_has_nothing_to_bisect(bisect, llama_tools, model_path):
     """Two requests at once (-np 1 queues the second): the same tokens as one at a time."""
     code, out, data, _ = bisect(launch_line(llama_tools, model_path), launch_line(llama_tools, model_path, "-fa on"),
-                                "--concurrency=2")
+                                "--concurrency=2", max_tokens=8)
     assert code == 0, out
     assert data["concurrency"] == 2 and data["changes"] == [{"kind": "flag", "label": "-fa on"}]
     assert data["answer"] == "B reproduces A; nothing to bisect" and data["status"] == "nothing-to-bisect"
@@ -89,7 +92,8 @@ def test_an_a_that_is_not_reproducible_stops_with_exit_2(bisect, llama_tools, mo
     inner = launch_line(llama_tools, model_path).replace("{port}", "{inner}")
     wrapper = (f"{shlex.quote(sys.executable)} {shlex.quote(str(BOOT_FAULT))} --state {tmp_path / 'boots'} "
                "--port {port} --position 7 --request-index 1 --from-boot 2 -- ")
-    code, out, data, _ = bisect(wrapper + inner, wrapper + inner + " -ctk q8_0")
+    code, out, data, _ = bisect(wrapper + inner, wrapper + inner + " -ctk q8_0", "--prompts=code-palindrome",
+                                max_tokens=8)
     assert code == 2, out
     message = ("A is not reproducible (prompt code-palindrome splits at token 7 between two runs); nothing can be "
                "bisected against it")
@@ -99,7 +103,7 @@ def test_an_a_that_is_not_reproducible_stops_with_exit_2(bisect, llama_tools, mo
 
 def test_a_server_that_does_not_start_stops_the_bisect_with_its_report(bisect, llama_tools, model_path):
     good = launch_line(llama_tools, model_path)
-    code, out, data, report = bisect(good, good + " --no-such-flag-here")
+    code, out, data, report = bisect(good, good + " --no-such-flag-here", "--prompts=code-palindrome", max_tokens=4)
     assert code == 2, out
     assert data["status"] == "interrupted"
     assert data["answer"].startswith("interrupted during B: a server did not start: oracle could not start the target")
