@@ -51,7 +51,12 @@ def _check_localize(g, family) -> None:
     """--localize reads layers, which only a model loaded in this process shows, on a split against a reference."""
     if not g.localize:
         return
-    if not family.in_process:
+    if not family.in_process and family.layers and (g.urls or g.launch):  # llamacpp: its own tool, on the embedded server
+        raise pytest.UsageError(f"--localize: --backend {g.backend} at --oracle-url / --launch: oracle knows neither "
+                                "that server's model file nor its flags, which llama.cpp's own layer tool needs; gate "
+                                "the embedded server (no --oracle-url or --launch; its flags in --server-args), or "
+                                "localize the same weights in process (docs/localize.md)")
+    if not family.in_process and not family.layers:
         from oracle.backends import FAMILIES
 
         shown = ", ".join(d.name for d in FAMILIES.values() if d.in_process)

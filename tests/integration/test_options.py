@@ -9,9 +9,11 @@ import pytest
     (["--backend=llamacpp:x:y"], "*the llamacpp family takes no ':' part*"),
     (["--backend=python:m:f", "--runner-arg=ir"], "*--runner-arg 'ir': write NAME=VALUE with NAME a Python identifier*"),
     (["--backend=llamacpp", "--runner-arg=ir=int4"], "*--runner-arg is for --backend=python:MODULE:FACTORY*"),
-    (["--backend=llamacpp", "--localize", "--reference=afolder"],
-     "*--localize: --backend llamacpp talks to a server over HTTP, which shows no layers; gate the same weights "
+    (["--backend=vllm", "--oracle-url=http://127.0.0.1:9", "--localize", "--reference=afolder"],
+     "*--localize: --backend vllm talks to a server over HTTP, which shows no layers; gate the same weights "
      "with an in-process family (hf, openvino, python)*"),
+    (["--backend=llamacpp", "--oracle-url=http://127.0.0.1:9", "--localize", "--reference=afolder"],
+     "*--localize: --backend llamacpp at --oracle-url / --launch: oracle knows neither that server's model file*"),
     (["--backend=hf-cpu", "--localize"], "*--localize: no --reference; it localizes a gate's split against its "
                                          "reference*"),
     (["--backend=python:m:f", "--prompt-logprob-max-delta=x"],
