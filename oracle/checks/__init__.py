@@ -1,7 +1,7 @@
 """The gate's check kinds: one package per kind (`oracle/checks/<kind>/`), each declaring all of itself in one
 `CheckDescriptor` (its options, settings, items, producers, report state and sections; check.py), and `KINDS`
-(below), the one place that lists them (`CHECKS`, registry.py, their descriptors). The gate (oracle/gate/) is the engine that reads them; it names no
-check.
+(below), the one place that lists them (`CHECKS`, registry.py, their descriptors). The gate (oracle/gate/) is the
+engine that reads them; it names no check.
 
     for check in CHECKS: specs += check.items(plan)        # the gate's items
     state = read_state(json.loads(path.read_text()))       # a report typed again, every check's state included

@@ -51,7 +51,8 @@ def _check_localize(g, family) -> None:
     """--localize reads layers, which only a model loaded in this process shows, on a split against a reference."""
     if not g.localize:
         return
-    if not family.in_process and family.layers and (g.urls or g.launch):  # llamacpp: its own tool, on the embedded server
+    # llamacpp shows its layers through its own tool, run on the embedded server's model and flags alone
+    if not family.in_process and family.layers and (g.urls or g.launch):
         raise pytest.UsageError(f"--localize: --backend {g.backend} at --oracle-url / --launch: oracle knows neither "
                                 "that server's model file nor its flags, which llama.cpp's own layer tool needs; gate "
                                 "the embedded server (no --oracle-url or --launch; its flags in --server-args), or "
