@@ -50,7 +50,7 @@ def test_decode_vs_prefill_reports_its_figures(gate_run, shared_server, two_prom
 
 def test_planted_decode_logprob_offset_fails_decode_vs_prefill(gate_run, shared_server, two_prompts, read_report):
     # 8 nats off at position 4 of every streamed answer; the tolerance (3 nats) lies well above what the embedded
-    # server itself shows between decode and one-pass prefill (measured up to 0.55 nats, docs/architecture.md).
+    # server itself shows between decode and one-pass prefill (measured up to 0.55 nats, docs/logits.md).
     with FaultProxy(shared_server.url, rewrite_chunk=offset_logprobs(position=4, offset=-8.0)) as proxy:
         run = gate_run(f"--oracle-url={proxy.url}", "--logits", "--prefill-chunks=none", "--dvp-max-delta=3", *NO_WARMUP,
                        suite=two_prompts, max_tokens=8, report="planted")
