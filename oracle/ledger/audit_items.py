@@ -244,7 +244,7 @@ def _canary_tokens(item_id: str, row: dict, completion, reference: Reference, ju
         return (f"{tokens_check_id(item_id)}: field verdict is {item.get('verdict')!r}, but {said} gives "
                 f"{found.check.verdict!r}")
     if found.row.get("verdict") == EXACT:  # the same token ids: the same text as the reference's own
-        recorded = reference.canary_record(item_id)
+        recorded = reference.side_record(REPORT_KEY, item_id)
         if recorded is not None and recorded.text is not None and completion.get("text") != recorded.text:
             return (f"{COMPLETIONS_KEY}.{item_id}: field text is {completion.get('text')!r}, but its token ids are "
                     f"the reference's, whose text is {recorded.text!r}")
