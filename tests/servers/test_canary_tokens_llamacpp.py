@@ -69,7 +69,7 @@ def test_one_token_changed_after_the_needles_digits_fails_naming_its_length_and_
     from oracle.store.reference import load_reference
 
     ref, suite = needle_reference
-    recorded = load_reference(ref).canary_record(NEEDLE)
+    recorded = load_reference(ref).side_record("canaries", NEEDLE)
     value = json.loads((ref / "manifest.json").read_text())["canaries"][NEEDLE]["expected"]
     ids = recorded.completion_ids
 
