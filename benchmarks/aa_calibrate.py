@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
-from oracle.compare.confidence import count_json, count_words
-from oracle.speed.sequential import Sequential, aa_calibration
+from oracle.speed.sequential import Sequential, aa_calibration, aa_summary
 
 
 def read_passes(path: Path) -> list[float]:
@@ -36,22 +34,6 @@ def read_passes(path: Path) -> list[float]:
         return [float(x) for x in data]
     passes = ((data.get("speed") or {}).get("interleave") or {}).get("passes") or []
     return [float(p["median"]) for p in passes if p.get("median")]
-
-
-def combined(runs: list[dict], test: Sequential) -> dict:
-    """Several runs' A/A sessions as one count: each run's sessions were formed apart."""
-    sessions = [s for run in runs for s in run["sessions"]]
-    passed = sum(s["decision"] == "pass" for s in sessions)
-    counts = {d: sum(s["decision"] == d for s in sessions) for d in ("pass", "fail", "inconclusive")}
-    points = [abs(math.log(s["ratio"])) for s in sessions]
-    n_passes, n_rounds = sum(r["passes"] for r in runs), sum(r["rounds"] for r in runs)
-    return {"passes": n_passes, "rounds": n_rounds, "sessions": sessions, "decisions": counts,
-            "false_claim_rate": count_json(passed, len(sessions)),
-            "largest_point": round(math.exp(max(points)) - 1, 5) if points else None,
-            "mean_rounds": round(sum(s["rounds"] for s in sessions) / len(sessions), 3) if sessions else None,
-            "words": (f"A/A sequential sessions over {len(runs)} runs: {passed} of {len(sessions)} passed (false-claim "
-                      f"rate {count_words(passed, len(sessions))}, nominal {test.alpha:g}); decisions {counts}; "
-                      f"{n_passes} passes, {n_rounds} rounds")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
                   "identity.json with speed.interleave.passes", file=sys.stderr)
             return 4
         runs.append(aa_calibration(rates, test=test))
-    out = runs[0] if len(runs) == 1 else combined(runs, test)
+    out = runs[0] if len(runs) == 1 else aa_summary([s for run in runs for s in run["sessions"]],
+                                                     sum(r["passes"] for r in runs), sum(r["rounds"] for r in runs),
+                                                     test, runs=len(runs))
     for path, run in zip(a.passes, runs) if len(runs) > 1 else ():
         print(f"{path}: {run['words']}")
     print(out["words"])

@@ -44,8 +44,8 @@ from oracle.speed.sequential_defaults import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAU
                                               MIN_ROUNDS)
 
 __all__ = ["CONTINUE", "DEFAULT_ALPHA", "DEFAULT_BETA", "DEFAULT_DELTA", "DEFAULT_ROUNDS_MAX", "MIN_ROUNDS",
-           "Sequential", "aa_calibration", "calibrated_z", "control_prior", "llr", "path_words", "round_logs", "simulate", "spread",
-           "verdict_words"]
+           "Sequential", "aa_calibration", "aa_summary", "calibrated_z", "control_prior", "llr", "path_words", "round_logs",
+           "simulate", "spread", "verdict_words"]
 
 CONTINUE = "continue"
 _Z_CAP = 8.0  # a z beyond 8 is certainty in any float; keeps a zero spread finite
@@ -246,13 +246,20 @@ def aa_calibration(rates: Sequence[float], *, test: Sequential = Sequential()) -
         sessions.append({"first_round": start + 1, **{k: result[k] for k in ("decision", "rounds", "llr")},
                          "ratio": result["path"][-1]["ratio"]})
         start += result["rounds"]
+    return aa_summary(sessions, len(rates), len(rounds), test)
+
+
+def aa_summary(sessions: list[dict], passes: int, rounds: int, test: Sequential, *, runs: int = 1) -> dict:
+    """A/A sessions counted: the false-claim rate with its Wilson interval, the decisions, the farthest point. Sessions
+    of several runs (each run's formed apart, `aa_calibration`) are counted together with `runs` > 1."""
     passed = sum(s["decision"] == "pass" for s in sessions)
     counts = {d: sum(s["decision"] == d for s in sessions) for d in ("pass", "fail", "inconclusive")}
     points = [abs(math.log(s["ratio"])) for s in sessions]
-    return {"passes": len(rates), "rounds": len(rounds), "sessions": sessions, "decisions": counts,
+    over = f" over {runs} runs" if runs > 1 else ""
+    return {"passes": passes, "rounds": rounds, "sessions": sessions, "decisions": counts,
             "false_claim_rate": count_json(passed, len(sessions)),
             "largest_point": round(math.exp(max(points)) - 1, 5) if points else None,
             "mean_rounds": round(float(np.mean([s["rounds"] for s in sessions])), 3) if sessions else None,
-            "words": (f"A/A sequential sessions: {passed} of {len(sessions)} passed (false-claim rate "
+            "words": (f"A/A sequential sessions{over}: {passed} of {len(sessions)} passed (false-claim rate "
                       f"{count_words(passed, len(sessions))}, nominal {test.alpha:g}); decisions {counts}; "
-                      f"{len(rates)} passes, {len(rounds)} rounds")}
+                      f"{passes} passes, {rounds} rounds")}
