@@ -16,7 +16,7 @@ import pytest
 from oracle.redaction import redact_command
 
 __all__ = ["COUNT_MAX", "TOP_K_MAX", "bounded", "existing_path", "int_list", "integer", "non_negative_int",
-           "positive_int", "shell_command", "top_k"]
+           "one_of", "positive_int", "shell_command", "top_k"]
 
 
 def _int_at_least(flag: str, least: int, expected: str, example: int, floor_words: str):
@@ -137,3 +137,11 @@ def int_list(flag: str, *, low: int, high: int | None = None):
     return parse
 
 
+def one_of(flag: str, choices: tuple[str, ...], words: str):
+    """A value that must be one of `choices`; the refusal is `FLAG 'VALUE': WORDS`, WORDS saying what each choice
+    means (e.g. "must be cycle (...) or same (...)")."""
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise pytest.UsageError(f"{flag} {value!r}: {words}")
+        return value
+    return parse

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.validators import positive_int
+from oracle.validators import one_of, positive_int
 
 __all__ = ["SAMPLING_CHECKS", "add_sampling_options", "sampling_check", "sampling_of", "temperature", "top_p"]
 
@@ -43,11 +43,8 @@ def top_p(value: str) -> float:
     return p
 
 
-def sampling_check(value: str) -> str:
-    if value not in SAMPLING_CHECKS:
-        raise pytest.UsageError(f"--sampling-check {value!r}: must be tokens (the same tokens per seed) or "
-                                "distribution (the candidate's samples scored under the reference model)")
-    return value
+sampling_check = one_of("--sampling-check", SAMPLING_CHECKS, "must be tokens (the same tokens per seed) or "
+                        "distribution (the candidate's samples scored under the reference model)")
 
 
 def add_sampling_options(g) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oracle.checks.conditions.widths import ladder_value, never_tried, parse_ladder
-from oracle.validators import positive_int
+from oracle.validators import one_of, positive_int
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
@@ -28,18 +28,10 @@ LADDER_MODES = ("cycle", "same")
 LADDER_ARRIVALS = ("at-once", "staggered")  # see run/ladder.py
 
 
-def ladder_arrivals(value: str) -> str:
-    if value not in LADDER_ARRIVALS:
-        raise pytest.UsageError(f"--ladder-arrivals {value!r}: must be at-once (each wave's requests sent together) "
-                                "or staggered (each sent once the one before it has its first token)")
-    return value
-
-
-def ladder_mode(value: str) -> str:
-    if value not in LADDER_MODES:
-        raise pytest.UsageError(f"--ladder-mode {value!r}: must be cycle (the suite's prompts cycled) or same "
-                                "(c copies of the first prompt)")
-    return value
+ladder_arrivals = one_of("--ladder-arrivals", LADDER_ARRIVALS, "must be at-once (each wave's requests sent together) "
+                         "or staggered (each sent once the one before it has its first token)")
+ladder_mode = one_of("--ladder-mode", LADDER_MODES, "must be cycle (the suite's prompts cycled) or same "
+                     "(c copies of the first prompt)")
 
 
 def ladder_minimums(value: str) -> tuple[tuple[int, int, int], ...]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oracle.speed.noise import NOISE_FLOOR
+from oracle.validators import one_of
 
 if TYPE_CHECKING:  # the descriptors load with the gate only (oracle/checks/__init__.py)
     from oracle.checks.descriptor import OptionContext
@@ -38,11 +39,8 @@ def speedup(value: str) -> float:
     return x
 
 
-def power_mode(value: str) -> str:
-    if value not in POWER_MODES:
-        raise pytest.UsageError(f"--oracle-power {value!r}: must be auto (energy, temperature and isolation of the timed run "
-                                "where this host can read them) or off (none measured)")
-    return value
+power_mode = one_of("--oracle-power", POWER_MODES, "must be auto (energy, temperature and isolation of the timed run "
+                    "where this host can read them) or off (none measured)")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from oracle.validators import shell_command
+from oracle.validators import one_of, shell_command
 from oracle.redaction import MASK
 from oracle.speed.sequential_defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, DEFAULT_ROUNDS_MAX
 
@@ -104,11 +104,8 @@ def _fraction(flag: str, example: str, top: float):
     return parse
 
 
-def _servers(value: str) -> str:
-    if value not in INTERLEAVE_SERVERS:
-        raise pytest.UsageError(f"--interleave-servers {value!r}: must be one-at-a-time (each pass on its own boot, "
-                                "one server up at a time) or both-up (both servers up together, when memory allows)")
-    return value
+_servers = one_of("--interleave-servers", INTERLEAVE_SERVERS, "must be one-at-a-time (each pass on its own boot, "
+                  "one server up at a time) or both-up (both servers up together, when memory allows)")
 
 
 def add_options(g) -> None:
