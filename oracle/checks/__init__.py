@@ -68,6 +68,7 @@ def _options_module(package: str):
 OPTION_MODULES = tuple(m for m in map(_options_module, kind_packages()) if m is not None)
 
 
+@cache
 def inconclusive_kinds() -> tuple[str, ...]:
     """What --allow-inconclusive takes: every kind some check's items may be inconclusive under (each package's
     `INCONCLUSIVE`), each once, in the order of the kinds."""
