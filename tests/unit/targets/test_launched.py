@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -37,13 +38,27 @@ def test_stop_takes_down_everything_the_command_started(tmp_path):
     assert group_alive(pgid) == [] and server.process is None
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def test_a_stopped_server_ends_at_its_sigterm_not_after_the_grace(tmp_path):
     # A stopped process group (SIGSTOP, as job control stops one; the chaos tests stop the server alone) holds the
     # SIGTERM pending until it runs again: stop continues it, so it ends on the SIGTERM at once instead of waiting
     # out the grace for its SIGKILL.
+    # The stop comes once the server runs (as after a health check a real server answers): a SIGTERM that lands
+    # within the first milliseconds, while the shell's background child still holds the shell's trap, is spent on
+    # that trap, and the sleep it then becomes waits out the grace (a start-up race of this test alone: under load
+    # it failed ~3 runs in 6 of the whole folder).
     server = LaunchedServer("exec sleep 300", log_dir=tmp_path, health_timeout_s=60)
     server.start(lambda url: True)
     pgid = server.process.pid
+    deadline = time.monotonic() + 10
+    while not any(_comm(pid) == "sleep" for pid in group_alive(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     os.killpg(pgid, signal.SIGSTOP)
     started = time.monotonic()
     server.stop(grace_s=30)
