@@ -18,8 +18,8 @@ import pytest
 
 from oracle.compare.verdicts import NOT_RUN, Check
 
-__all__ = ["CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Finding", "Kept", "NoSection", "OptionContext",
-           "PlanContext", "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
+__all__ = ["BudgetRule", "CheckDescriptor", "CheckItem", "CheckParts", "CheckState", "Droppable", "Finding", "Kept",
+           "NoSection", "OptionContext", "PlanContext", "PlanPart", "Producers", "RunWatch", "SectionState", "no_requests", "not_run", "state_part"]
 
 
 @dataclass
@@ -78,15 +78,41 @@ class PlanPart:
     """What one of a check's items costs in the run plan (oracle/plan/run_plan.py): the part it belongs to (the
     items of one part add up), the (prompt tokens, generated tokens) of each request it sends, a note for the
     plan's line; `once`: the part's requests are counted once however many items share it (the primary run,
-    which every prompt's item judges); `budget`: (length, depth) of a needle --oracle-budget may drop (the
-    longest lengths first)."""
+    which every prompt's item judges); `budget`: the test is one --oracle-budget may leave out (its check's
+    `BudgetRule` says how)."""
 
     name: str
     shapes: tuple[tuple[int, int], ...] = ()
     note: str = ""
     once: bool = False
     extra_s: float = 0.0  # seconds beyond its requests' (the server boots it waits on), added to its estimate
-    budget: tuple[int, int] | None = None
+    budget: "Droppable | None" = None
+
+
+@dataclass(frozen=True)
+class Droppable:
+    """A collected test --oracle-budget may leave out (`PlanPart.budget`): the parts of one check are kept smallest
+    `size` first while the run fits the budget and the rest are left out whole (e.g. a needle length: its depths go
+    with it). `item`, `family` and `row` are the left-out test's row in the report (its verdict `dropped`), `planned`
+    the fields its part's entry in the plan's `dropped` adds."""
+
+    size: int
+    item: str  # "needle[8176-d50]"
+    family: str  # "needle"
+    row: Mapping[str, Any]  # {"length": 8176, "depth": 50}
+    planned: Mapping[str, Any]  # {"length": 8176}
+
+
+@dataclass(frozen=True)
+class BudgetRule:
+    """How --oracle-budget trims a check's tests (`CheckDescriptor.budget`). `fixed(options, sizes)`: the plan's note
+    when the sizes run whatever the budget (the user gave them), None when the budget may leave some out;
+    `reason(size, part, kept, rates, beyond)`: why a part is left out, from its size, its plan `Part` (estimate,
+    requests), the sizes kept before it, the warm-up's `Rates` and `beyond` ("beyond the budget of 1 s (--oracle-budget
+    1s; the rest of the run is ~30 s)")."""
+
+    fixed: Callable[[Any, list[int]], str | None]
+    reason: Callable[[int, Any, list[int], Any, str], str]
 
 
 def no_requests(kind: str, key, context: PlanContext) -> None:
@@ -260,6 +286,7 @@ class CheckDescriptor:
       no request of its own, `no_requests`); a kind without one sends requests the plan names but cannot estimate.
     plan_test(item, context) -> the `PlanPart` of a collected pytest test of this kind that is no gate item (the
       canary modules), None for a test not its own.
+    budget: how --oracle-budget may leave out its tests whose `PlanPart.budget` is set (a `BudgetRule`).
     settings_notes(settings) -> what its settings say of how `resolve` settled them against the reference (the
       report's notes).
     terminal(state) -> the lines it prints at the end of the run, from its finished state (the controller's
@@ -285,6 +312,7 @@ class CheckDescriptor:
     blocks: Mapping[str, Any] = field(default_factory=dict)
     plan_part: Callable[[str, Any, PlanContext], "PlanPart | None"] | None = None
     plan_test: Callable[[Any, PlanContext], "PlanPart | None"] | None = None
+    budget: BudgetRule | None = None
     settings_notes: Callable[[Any], tuple[str, ...]] | None = None
     terminal: Callable[[Any], list[str]] | None = None
     warnings: Callable[[Any], list[str]] | None = None

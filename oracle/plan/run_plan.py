@@ -1,21 +1,21 @@
 """The run plan, made after the warm-up from the collected items: each part's requests and tokens, its estimate at
-the rates the warm-up measured (run/plan_estimate.py), the needles a time budget drops, and the ETA's map from
+the rates the warm-up measured (run/plan_estimate.py), the tests a time budget leaves out, and the ETA's map from
 item to part (run/eta.py).
 
-    hook = RunPlanHook(gate); lines = hook.make(session.items)   # hook.drops: what the needle canary drops
+    hook = RunPlanHook(gate); lines = hook.make(session.items)   # hook.drops: the tests the budget leaves out
     hook.plan.dropped[0]["reason"]   # "needle 8176 would take ~160 s at 52 tok/s prefill ...; --needle-lengths ..."
 
-Only needles of the default lengths are dropped for the budget (the longest first): they are the run on a slow
-server, and a length given with --needle-lengths (or followed from the reference) is run whatever it takes.
+What --oracle-budget may leave out is each check's to say: a collected test whose `PlanPart.budget` is set, under its
+check's `BudgetRule` (the canaries': needles of the default lengths, the longest first). The plan keeps the smallest
+sizes while the run fits and names no check.
 """
 
 from __future__ import annotations
 
 
 from oracle.backends import RequestFailed
-from oracle.canary.kinds import CANARY_CHECK
 from oracle.checks import CHECKS
-from oracle.checks.descriptor import PlanContext
+from oracle.checks.descriptor import CheckDescriptor, Droppable, PlanContext
 from oracle.run.eta import RunEta
 from oracle.run.plan_estimate import Part, Rates, RunPlan, duration_words
 
@@ -74,46 +74,65 @@ def _gate_item(parts: _Parts, item, context: PlanContext) -> None:
                   note=part.note, extra_s=part.extra_s)
 
 
-def _test_item(parts: _Parts, item, context: PlanContext) -> tuple[int, int] | None:
+def _test_item(parts: _Parts, item, context: PlanContext):
     """A collected test's part, as the check kind it belongs to gives it (`CheckDescriptor.plan_test`: the canary
-    modules); (length, depth) of a part the budget may drop."""
+    modules); (its check, its `Droppable`) when the budget may leave it out."""
     for check in CHECKS:
         part = check.plan_test(item, context) if check.plan_test is not None else None
         if part is not None:
             parts.add(part.name, item.nodeid, list(part.shapes), note=part.note)
-            return part.budget
+            return (check, part.budget) if part.budget is not None and check.budget is not None else None
     return None
 
 
-def _budget_drops(plan: RunPlan, needle_parts: dict[int, Part], kept: list[int], budget_s: float) -> dict[int, str]:
-    """The needle lengths that do not fit the budget (the longest first), each with its reason."""
-    needles = {id(p) for p in needle_parts.values()}
-    fixed = sum(p.estimate_s for p in plan.parts if p.estimate_s is not None and id(p) not in needles)
-    dropped: dict[int, str] = {}
-    for length in sorted(needle_parts):
-        part = needle_parts[length]
-        if fixed + part.estimate_s <= budget_s and not dropped:
-            fixed += part.estimate_s
-            kept.append(length)
+def _budget_cuts(plan: RunPlan, checks: dict, options, drops: dict[str, tuple]) -> None:
+    """Leave out what does not fit the budget: per check, its parts by size, the smallest kept first while the run
+    fits, and from the first that does not, it and every larger one, each with its check's reason, in the plan's
+    `dropped` and in `drops` (item nodeid -> the left-out row)."""
+    cut = {id(p) for by_size in checks.values() for p, _ in by_size.values()}
+    fixed = sum(p.estimate_s for p in plan.parts if p.estimate_s is not None and id(p) not in cut)
+    for check, by_size in checks.items():
+        note = check.budget.fixed(options, sorted(by_size))
+        if note is not None:
+            plan.notes.append(note)
             continue
-        run_it = ",".join(str(n) for n in sorted(kept + [length]))
-        dropped[length] = (f"needle {length} would take ~{part.estimate_s:.0f} s ({part.requests} depth(s)) at "
-                           f"{plan.rates.prefill_tps:.0f} tok/s prefill, beyond the budget of "
-                           f"{duration_words(budget_s)} ({plan.budget_source}; the rest of the run is "
-                           f"~{duration_words(fixed)}); --needle-lengths {run_it} to run it")
-    return dropped
+        kept: list[int] = []
+        for size in sorted(by_size):
+            part, items = by_size[size]
+            cost = part.estimate_s or 0.0
+            if len(kept) == sorted(by_size).index(size) and fixed + cost <= options.budget:  # none left out yet
+                fixed += cost
+                kept.append(size)
+                continue
+            beyond = (f"beyond the budget of {duration_words(options.budget)} ({plan.budget_source}; the rest of the "
+                      f"run is ~{duration_words(fixed)})")
+            reason = check.budget.reason(size, part, kept, plan.rates, beyond)
+            plan.parts.remove(part)
+            plan.dropped.append({"item": part.name, **next(iter(items.values())).planned,
+                                 "estimate_s": round(cost, 1), "reason": reason})
+            for nodeid, d in items.items():
+                drops[nodeid] = (d.item, d.family, reason, {**d.row, "budget": True})
+
+
+def _by_check(plan: RunPlan, cuttable: dict[str, tuple[CheckDescriptor, Droppable, str]]) -> dict:
+    """check -> size -> (its plan part, nodeid -> Droppable) of the tests the budget may leave out."""
+    named = {p.name: p for p in plan.parts}
+    out: dict = {}
+    for nodeid, (check, d, name) in cuttable.items():
+        out.setdefault(check, {}).setdefault(d.size, (named[name], {}))[1][nodeid] = d
+    return out
 
 
 def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, int], dict[str, tuple]]:
-    """(the plan, item nodeid -> part index, item nodeid -> (canary item id, family, why the budget drops it,
-    the row's fields) for each item the budget drops)."""
+    """(the plan, item nodeid -> part index, item nodeid -> (the left-out row's item id, family, why the budget
+    leaves it out, the row's fields) for each test the budget leaves out)."""
     o = gate.options
     rates = Rates.from_warmup(warmup)
     parts = _Parts(rates)
     mine = [p for p in gate.prompts.rendered if gate.owned is None or p.id in gate.owned]
     context = PlanContext(tuple((len(p.ids), _generated(gate, p)) for p in mine), o, gate.plan.reference is not None,
                           gate.prompts, boot_s=getattr(gate.target, "boot_s", None))
-    needles: dict[str, tuple[int, int]] = {}  # nodeid -> (length, depth)
+    cuttable: dict[str, tuple] = {}  # nodeid -> (check, Droppable, part name)
     for item in items:
         spec = getattr(item, "spec", None)
         if spec is not None:
@@ -121,30 +140,16 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
             continue
         case = _test_item(parts, item, context)
         if case is not None:
-            needles[item.nodeid] = case
+            cuttable[item.nodeid] = (*case, parts.items[item.nodeid])
     warm = Part("warm-up", (warmup or {}).get("requests", 0), (warmup or {}).get("prompt_tokens", 0)
                 * (warmup or {}).get("requests", 0), sum((warmup or {}).get("completion_tokens") or []), None)
     warm.estimate_s = warm.actual_s = (warmup or {}).get("wall_s", 0.0)
     plan = RunPlan(rates, [warm] + parts.parts(), budget_s=o.budget, budget_source=o.budget_source)
-    needle_parts = {int(p.name.split()[1]): p for p in plan.parts if p.name.startswith("needles ")}
     drops: dict[str, tuple] = {}
-    if o.budget is not None and needle_parts and rates.known and o.check(CANARY_CHECK).needle_lengths is None:
-        kept: list[int] = []
-        by_length = _budget_drops(plan, needle_parts, kept, o.budget)
-        for length, reason in by_length.items():
-            part = needle_parts[length]
-            plan.parts.remove(part)
-            plan.dropped.append({"item": f"needles {length}", "length": length,
-                                 "estimate_s": round(part.estimate_s, 1), "reason": reason})
-        for nodeid, (length, depth) in needles.items():
-            if length in by_length:
-                drops[nodeid] = (f"needle[{length}-d{depth}]", "needle", by_length[length],
-                                 {"length": length, "depth": depth, "budget": True})
+    if o.budget is not None and cuttable and rates.known:
+        _budget_cuts(plan, _by_check(plan, cuttable), o, drops)
     elif o.budget is not None and not rates.known:
         plan.notes.append(f"the budget was not applied: {rates.source}")
-    elif o.budget is not None and needle_parts and o.check(CANARY_CHECK).needle_lengths is not None:
-        plan.notes.append(f"needle lengths {', '.join(map(str, sorted(needle_parts)))} are run whatever the budget: "
-                          f"{o.check(CANARY_CHECK).lengths_from}")
     if o.localize:
         plan.notes.append("--localize: no request; on a split, once the report is written: the reference's "
                           "configuration loaded and run twice over the split's path (its band), the candidate's "

@@ -152,10 +152,11 @@ def _neighbour_row(wm: dict | None, neighbours: dict, x0: int, top: int, cell: i
     x, parts = x0, []
     for length, row in neighbours.items():
         label = classes[length]
+        beside = f"beside a {length}-token prompt"
         if label is None:
-            tip = f"beside {length} tokens: {row.get('verdict')}: {row.get('detail', 'no class recorded')}"
+            tip = f"{beside}: {row.get('verdict')}: {row.get('detail', 'no class recorded')}"
         else:
-            tip = (f"beside {length} tokens: class {label}, {row.get('split_records', 0)}/{row.get('records')} "
+            tip = (f"{beside}: class {label}, {row.get('split_records', 0)}/{row.get('records')} "
                    f"records split from c1, {row.get('tie_flips', 0)} tie flip(s), {row.get('confident_flips', 0)} "
                    "confident" + ("" if neighbour_proven(row) else ", overlap not proven"))
         parts.append(_cell(x, top, cell, label, tip, proven=neighbour_proven(row), tie=bool(row.get("tie_flips"))))

@@ -65,8 +65,8 @@ def test_a_token_changed_only_beside_a_9_token_neighbour_is_caught_and_named_wit
         browser.get((result.folder / "identity.html").resolve().as_uri())
         page = browser.execute_script(SECTION)
     assert page["heading"][1] > 0 and page["picture"][0] > 0 and page["picture"][1] > 0, page
-    assert [c.split(":")[0] for c in page["cells"]] == ["beside 1 tokens", "beside 9 tokens", "beside 9000 tokens"]
-    assert page["cells"][1].startswith("beside 9 tokens: class B, 3/3 records split from c1"), page["cells"]
+    assert [c.split(":")[0] for c in page["cells"]] == ["beside a 1-token prompt", "beside a 9-token prompt", "beside a 9000-token prompt"]
+    assert page["cells"][1].startswith("beside a 9-token prompt: class B, 3/3 records split from c1"), page["cells"]
     table = {r[0]: r for r in page["rows"]}
     assert table["1 token"][1:3] == ["exact", "3/3"] and table["1 token"][5] == "A", table
     assert table["9 tokens"][1:3] == ["divergent", "0/3"] and table["9 tokens"][5].startswith("B"), table

@@ -6,7 +6,7 @@ from __future__ import annotations
 from oracle.canary import crosstalk_report as crosstalk_section
 from oracle.canary import report as section
 from oracle.canary.canary_set import canary_set, follow_canary_set
-from oracle.checks.canaries.plan_cost import plan_test
+from oracle.checks.canaries.plan_cost import BUDGET, plan_test
 from oracle.checks.canaries.options import TITLE, CanarySettings, add_options, settings_of
 from oracle.canary.results import REPORT_KEY
 from oracle.canary.tokens import NOT_COMPARED_HEAD, completion_record
@@ -47,4 +47,4 @@ def recorded(state: CanaryState, plan=None, records=()) -> Kept:
 CHECK = CheckDescriptor(name="canaries", title=TITLE, order=70, kinds=(), items=items,
                         build=build, state=CanaryState, add_options=add_options, settings=settings_of,
                         defaults=CanarySettings(), sections=(section, crosstalk_section), for_reference=recorded, blocks={REPORT_KEY: dict[str, CanaryShape]},
-                        resolve=follow_canary_set, plan_test=plan_test, warnings=warnings, settings_notes=lambda settings: settings.notes)
+                        resolve=follow_canary_set, plan_test=plan_test, budget=BUDGET, warnings=warnings, settings_notes=lambda settings: settings.notes)

@@ -5,6 +5,7 @@ writes, reads back and merges exactly the identity.json keys it owns; its report
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,10 @@ def _named(source: str, words: set[str]) -> list[tuple[int, str]]:
                                               if _is_module(f"{node.module}.{a.name}")])
             modules = [m for m in modules if m != LIBRARY and not m.startswith(LIBRARY + ".")]
             found += [(node.lineno, w) for w in words for m in modules if _names_check(m.split("."), w)]
+            if isinstance(node, ast.ImportFrom) and node.module and _is_module(node.module):
+                # a constant imported by name that spells a check (CANARY_CHECK = "canaries") names it too
+                values = [getattr(importlib.import_module(node.module), a.name, None) for a in node.names]
+                found += [(node.lineno, v) for v in values if isinstance(v, str) and v in words]
     return sorted(set(found))
 
 
@@ -112,9 +117,11 @@ def test_the_scan_sees_a_check_named_in_code():
               'raise UsageError("the coverage of a run")\n'
               'from oracle.checks import conditions\n'
               'from oracle.gate.ab_servers import boot  # a function of that name\n'
-              '__all__ = ["boot"]\n')
-    assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob", "conditions", "boot"}) == [
-        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob"), (5, "conditions")]
+              '__all__ = ["boot"]\n'
+              'from oracle.canary.kinds import CANARY_CHECK  # a constant that spells a check\n')
+    assert _named(source, {"coverage", "prompt-logprob", "prompt_logprob", "conditions", "boot", "canaries"}) == [
+        (1, "coverage"), (2, "coverage"), (3, "prompt-logprob"), (3, "prompt_logprob"), (5, "conditions"),
+        (8, "canaries")]
 
 
 # The conditions (oracle/checks/conditions/): their item kinds and name, the report keys and the settings that

@@ -87,7 +87,7 @@ def test_the_width_maps_picture_has_a_neighbour_row_in_the_widths_classes():
     page = render_html(_report(), SECTIONS)
     svg = _svg(page, "width map and neighbour lengths")
     assert ">neighbour</text>" in svg and ">width</text>" in svg
-    cells = re.findall(r"<title>beside (\d+) tokens: ([^<]*)</title><rect[^>]*fill='([^']*)'", svg)
+    cells = re.findall(r"<title>beside a (\d+)-token prompt: ([^<]*)</title><rect[^>]*fill='([^']*)'", svg)
     fills = {n: fill for n, _, fill in cells}
     widths = dict(re.findall(r"<title>c(\d): class \w[^<]*</title><rect[^>]*fill='([^']*)'", svg))
     assert fills["1"] == widths["2"] and fills["9"] == widths["3"] != widths["2"]  # A; width 3's class B
