@@ -53,10 +53,11 @@ def open_ledger(where: str | Path, *, existing: bool = False) -> Ledger:
     where = str(where)
     remember_secrets(urls=[where])
     shown = redact_url(where)
-    if existing and "://" not in where and not Path(where).expanduser().is_file():
-        raise LedgerError(f"--ledger {shown}: no ledger there; every run appends to the one beside its report "
+    if existing and "://" not in where and not _file(where).is_file():
+        inside = f" (no {DEFAULT_NAME} in that folder)" if Path(where).expanduser().is_dir() else ""
+        raise LedgerError(f"--ledger {shown}: no ledger there{inside}; every run appends to the one beside its report "
                           "folders (reports/ledger.sqlite), `oracle ledger add REPORT_DIR...` imports older ones")
-    if existing and "://" not in where and Path(where).expanduser().stat().st_size == 0:
+    if existing and "://" not in where and _file(where).stat().st_size == 0:
         # an empty file (`touch`ed, or a typo naming another empty file) would be made a ledger by a read
         raise LedgerError(f"--ledger {shown}: an empty file, not a ledger; give the ledger.sqlite a run appended "
                           "to (reports/ledger.sqlite), or add reports to a new one with `oracle ledger add "
@@ -87,11 +88,15 @@ def failure(ledger: Ledger, doing: str, exc: Exception) -> LedgerError:
     return LedgerError(f"the ledger {ledger.shown} could not be {doing} ({public_text(first)})")
 
 
+def _file(where: str) -> Path:
+    """A ledger given as a path: the file, or a folder's ledger.sqlite (as `ledger add --ledger DIR` writes it)."""
+    path = Path(where).expanduser()
+    return path / DEFAULT_NAME if path.is_dir() else path
+
+
 def _url(where: str):
     if "://" not in where:  # a file path
-        path = Path(where).expanduser().resolve()
-        if path.is_dir():
-            path = path / DEFAULT_NAME
+        path = _file(where).resolve()
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True)
         return make_url(f"sqlite:///{path}")

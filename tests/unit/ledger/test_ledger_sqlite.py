@@ -140,6 +140,21 @@ def test_history_of_a_ledger_that_is_not_there_is_refused(tmp_path, capsys):
     assert not (tmp_path / "typo.sqlite").exists()
 
 
+def test_a_folder_as_the_ledger_is_its_ledger_sqlite_for_add_and_history_alike(tmp_path, capsys):
+    """`ledger add --ledger DIR` writes DIR/ledger.sqlite; `history --ledger DIR` reads the same file (it was refused
+    as "no ledger there"); a folder without one is refused naming what it lacks, and stays empty."""
+    folder = tmp_path / "ledgers"
+    folder.mkdir()
+    code, _, err = _oracle(capsys, "history", "--ledger", str(folder))
+    assert code == 2 and f"--ledger {folder}: no ledger there (no ledger.sqlite in that folder)" in err, err
+    assert list(folder.iterdir()) == []
+    assert _oracle(capsys, "ledger", "add", str(CAMPAIGN / "1-record-mtp0"), str(CAMPAIGN / "3-spec-draft"),
+                   "--ledger", str(folder))[0] == 0
+    assert [p.name for p in folder.iterdir()] == ["ledger.sqlite"]
+    code, out, _ = _oracle(capsys, "history", "--ledger", str(folder))
+    assert code == 1 and "flag: --spec-type draft-simple" in out, out
+
+
 @pytest.mark.parametrize("command", [["history"], ["history", "--audit"], ["history", "--check"], ["fleet"]])
 def test_an_empty_file_as_the_ledger_is_refused_and_left_empty(tmp_path, capsys, command):
     """A read of an empty file (`touch`ed, or a typo naming another one) once made it a ledger, exit 0."""
