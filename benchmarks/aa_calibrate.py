@@ -62,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     for path, run in zip(a.passes, runs) if len(runs) > 1 else ():
         print(f"{path}: {run['words']}")
     print(out["words"])
-    print(f"mean rounds per session {out['mean_rounds']}; farthest A/A point +-{(out['largest_point'] or 0):.2%}")
+    if not out["sessions"]:
+        print("no A/A session: the passes ended before the first session decided or reached its cap; give more passes")
+    else:
+        print(f"mean rounds per session {out['mean_rounds']}; farthest A/A point +-{out['largest_point']:.2%}")
     if a.json is not None:
         a.json.write_text(json.dumps(out if len(runs) == 1 else {**out, "runs": runs}, indent=1))
     return 0
