@@ -89,9 +89,9 @@ def _budget_cuts(plan: RunPlan, checks: dict, options, drops: dict[str, tuple]) 
     """Leave out what does not fit the budget: per check, its parts by size, the smallest kept first while the run
     fits, and from the first that does not, it and every larger one, each with its check's reason, in the plan's
     `dropped` and in `drops` (item nodeid -> the left-out row)."""
-    cut = {id(p) for by_size in checks.values() for p, _ in by_size.values()}
+    cut = {id(p) for _, by_size in checks.values() for p, _ in by_size.values()}
     fixed = sum(p.estimate_s for p in plan.parts if p.estimate_s is not None and id(p) not in cut)
-    for check, by_size in checks.items():
+    for check, by_size in checks.values():
         note = check.budget.fixed(options, sorted(by_size))
         if note is not None:
             plan.notes.append(note)
@@ -115,11 +115,12 @@ def _budget_cuts(plan: RunPlan, checks: dict, options, drops: dict[str, tuple]) 
 
 
 def _by_check(plan: RunPlan, cuttable: dict[str, tuple[CheckDescriptor, Droppable, str]]) -> dict:
-    """check -> size -> (its plan part, nodeid -> Droppable) of the tests the budget may leave out."""
+    """check name -> (the check, size -> (its plan part, nodeid -> Droppable)) of the tests the budget may leave
+    out."""
     named = {p.name: p for p in plan.parts}
     out: dict = {}
     for nodeid, (check, d, name) in cuttable.items():
-        out.setdefault(check, {}).setdefault(d.size, (named[name], {}))[1][nodeid] = d
+        out.setdefault(check.name, (check, {}))[1].setdefault(d.size, (named[name], {}))[1][nodeid] = d
     return out
 
 
