@@ -14,7 +14,13 @@ from oracle.speed.report import speed_words
 from oracle.speed.sequential import verdict_words
 from oracle.speed.validity import HEADLINE
 
-__all__ = ["speed_verdict"]
+__all__ = ["BOTH_UP_CAVEAT", "speed_verdict"]
+
+# A pass measured with both servers up and no A/A control: what two instances of one config differ by is in the
+# ratio, and no round of the session can tell it from the config's (docs/speed.md, "On one H100").
+BOTH_UP_CAVEAT = ("; both servers up without --speed-control: two servers of one config differ too (up to 3% on "
+                  "an H100, docs/speed.md), and this session cannot tell that from the config's speed-up; "
+                  "--interleave-servers one-at-a-time or --speed-control N can")
 
 
 def _sequential(versus: dict, said: str, band: dict, evidence: dict) -> tuple[str, str, dict]:
@@ -52,11 +58,13 @@ def speed_verdict(card: dict, bar: float, floor: float) -> tuple[str, str, dict]
         evidence["not_judged"] = why
         return "inconclusive", f"{why}; --min-speedup {bar:g} not judged", evidence
     said = f"{speed_words(versus)}; --min-speedup {bar:g}"
+    twins = (card.get("interleave") or {}).get("servers") == "both-up" and not control
     if versus.get("sequential"):
-        return _sequential(versus, said, band, evidence)
+        verdict, detail, evidence = _sequential(versus, said, band, evidence)
+        return verdict, detail + (BOTH_UP_CAVEAT if twins and verdict == "pass" else ""), evidence
     verdict, why = judge(versus, bar=bar, band=band)
     if verdict != "inconclusive":
-        return verdict, f"{said}: {why}", evidence
+        return verdict, f"{said}: {why}" + (BOTH_UP_CAVEAT if twins and verdict == "pass" else ""), evidence
     if why.startswith("inconclusive: "):
         evidence["not_judged"] = why.split(": the interval")[0].removeprefix("inconclusive: ")
         return verdict, f"{said}: {why}", evidence
