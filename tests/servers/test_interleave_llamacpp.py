@@ -228,8 +228,11 @@ def test_two_threads_against_a_reference_recorded_with_one_pass_the_sequential_t
     if load > cores - 1:
         pytest.skip(f"two threads need two free cores: load average {load:.1f} on {cores} cores (measured here: -t 2 "
                     "at 0.4 tok/s against -t 1 at 17 tok/s)")
+    # the default cap of 8 rounds, not the module's 4: here two threads are only ~8% faster (1.083x [1.051, 1.115] on
+    # a quiet host, LLR 1.07, 2.83, 4.31 by round: a pass at round 4, the module's cap), and a noisier round must not
+    # turn that into `inconclusive`
     result = gate_run(f"--launch={launch_line(llama_tools, model_path, '-t 2')}", f"--reference={launched_reference}",
-                      "--reference-launch=recorded", ROUNDS_MAX, "--min-speedup=1.0", suite=ab_suite,
+                      "--reference-launch=recorded", "--min-speedup=1.0", suite=ab_suite,
                       max_tokens=MAX_TOKENS, report="threads")
     rep = read_report(result.folder)
     versus = rep["speed"]["vs_reference"]
