@@ -23,7 +23,7 @@ BOTH_UP_CAVEAT = ("; both servers up without --speed-control: two servers of one
                   "--interleave-servers one-at-a-time or --speed-control N can")
 
 
-def _sequential(versus: dict, said: str, band: dict, evidence: dict) -> tuple[str, str, dict]:
+def _sequential(versus: dict, said: str, bar: float, band: dict, evidence: dict) -> tuple[str, str, dict]:
     """Accepting H1 passes, accepting H0 fails (`same speed` when the point lies within the band of 1.0), the cap is
     inconclusive with its rounds and LLR."""
     seq = versus["sequential"]
@@ -58,13 +58,17 @@ def speed_verdict(card: dict, bar: float, floor: float) -> tuple[str, str, dict]
         evidence["not_judged"] = why
         return "inconclusive", f"{why}; --min-speedup {bar:g} not judged", evidence
     said = f"{speed_words(versus)}; --min-speedup {bar:g}"
+    judged = _sequential if versus.get("sequential") else _interval
+    verdict, detail, evidence = judged(versus, said, bar, band, evidence)
     twins = (card.get("interleave") or {}).get("servers") == "both-up" and not control
-    if versus.get("sequential"):
-        verdict, detail, evidence = _sequential(versus, said, band, evidence)
-        return verdict, detail + (BOTH_UP_CAVEAT if twins and verdict == "pass" else ""), evidence
+    return verdict, detail + (BOTH_UP_CAVEAT if twins and verdict == "pass" else ""), evidence
+
+
+def _interval(versus: dict, said: str, bar: float, band: dict, evidence: dict) -> tuple[str, str, dict]:
+    """The fixed design or a recorded reference: the interval against the bar, outside the noise band."""
     verdict, why = judge(versus, bar=bar, band=band)
     if verdict != "inconclusive":
-        return verdict, f"{said}: {why}" + (BOTH_UP_CAVEAT if twins and verdict == "pass" else ""), evidence
+        return verdict, f"{said}: {why}", evidence
     if why.startswith("inconclusive: "):
         evidence["not_judged"] = why.split(": the interval")[0].removeprefix("inconclusive: ")
         return verdict, f"{said}: {why}", evidence
