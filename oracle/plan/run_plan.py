@@ -76,12 +76,12 @@ def _gate_item(parts: _Parts, item, context: PlanContext) -> None:
 
 def _test_item(parts: _Parts, item, context: PlanContext):
     """A collected test's part, as the check kind it belongs to gives it (`CheckDescriptor.plan_test`: the canary
-    modules); (its check, its `Droppable`) when the budget may leave it out."""
+    modules); (its check, its `Droppable`, its part's name) when the budget may leave it out."""
     for check in CHECKS:
         part = check.plan_test(item, context) if check.plan_test is not None else None
         if part is not None:
             parts.add(part.name, item.nodeid, list(part.shapes), note=part.note)
-            return (check, part.budget) if part.budget is not None and check.budget is not None else None
+            return (check, part.budget, part.name) if part.budget is not None and check.budget is not None else None
     return None
 
 
@@ -97,13 +97,15 @@ def _budget_cuts(plan: RunPlan, checks: dict, options, drops: dict[str, tuple]) 
             plan.notes.append(note)
             continue
         kept: list[int] = []
+        left_out = False
         for size in sorted(by_size):
             part, items = by_size[size]
             cost = part.estimate_s or 0.0
-            if len(kept) == sorted(by_size).index(size) and fixed + cost <= options.budget:  # none left out yet
+            if not left_out and fixed + cost <= options.budget:
                 fixed += cost
                 kept.append(size)
                 continue
+            left_out = True
             beyond = (f"beyond the budget of {duration_words(options.budget)} ({plan.budget_source}; the rest of the "
                       f"run is ~{duration_words(fixed)})")
             reason = check.budget.reason(size, part, kept, plan.rates, beyond)
@@ -141,7 +143,7 @@ def make_run_plan(gate, items, warmup: dict | None) -> tuple[RunPlan, dict[str, 
             continue
         case = _test_item(parts, item, context)
         if case is not None:
-            cuttable[item.nodeid] = (*case, parts.items[item.nodeid])
+            cuttable[item.nodeid] = case
     warm = Part("warm-up", (warmup or {}).get("requests", 0), (warmup or {}).get("prompt_tokens", 0)
                 * (warmup or {}).get("requests", 0), sum((warmup or {}).get("completion_tokens") or []), None)
     warm.estimate_s = warm.actual_s = (warmup or {}).get("wall_s", 0.0)
