@@ -53,15 +53,8 @@ def open_ledger(where: str | Path, *, existing: bool = False) -> Ledger:
     where = str(where)
     remember_secrets(urls=[where])
     shown = redact_url(where)
-    if existing and "://" not in where and not _file(where).is_file():
-        inside = f" (no {DEFAULT_NAME} in that folder)" if Path(where).expanduser().is_dir() else ""
-        raise LedgerError(f"--ledger {shown}: no ledger there{inside}; every run appends to the one beside its report "
-                          "folders (reports/ledger.sqlite), `oracle ledger add REPORT_DIR...` imports older ones")
-    if existing and "://" not in where and _file(where).stat().st_size == 0:
-        # an empty file (`touch`ed, or a typo naming another empty file) would be made a ledger by a read
-        raise LedgerError(f"--ledger {shown}: an empty file, not a ledger; give the ledger.sqlite a run appended "
-                          "to (reports/ledger.sqlite), or add reports to a new one with `oracle ledger add "
-                          "REPORT_DIR... --ledger FILE`")
+    if existing and "://" not in where:
+        _check_there(where, shown)
     try:
         url = _url(where)
         args = {"connect_timeout": 5} if url.get_backend_name() == "postgresql" else {"timeout": 30}
@@ -86,6 +79,20 @@ def failure(ledger: Ledger, doing: str, exc: Exception) -> LedgerError:
     reason = getattr(exc, "orig", None) or exc
     first = (str(reason).strip().splitlines() or [type(reason).__name__])[0]
     return LedgerError(f"the ledger {ledger.shown} could not be {doing} ({public_text(first)})")
+
+
+def _check_there(where: str, shown: str) -> None:
+    """A ledger to read must be there: a file (or a folder's ledger.sqlite) that is not empty."""
+    path = _file(where)
+    if not path.is_file():
+        inside = f" (no {DEFAULT_NAME} in that folder)" if Path(where).expanduser().is_dir() else ""
+        raise LedgerError(f"--ledger {shown}: no ledger there{inside}; every run appends to the one beside its report "
+                          "folders (reports/ledger.sqlite), `oracle ledger add REPORT_DIR...` imports older ones")
+    if path.stat().st_size == 0:
+        # an empty file (`touch`ed, or a typo naming another empty file) would be made a ledger by a read
+        raise LedgerError(f"--ledger {shown}: an empty file, not a ledger; give the ledger.sqlite a run appended "
+                          "to (reports/ledger.sqlite), or add reports to a new one with `oracle ledger add "
+                          "REPORT_DIR... --ledger FILE`")
 
 
 def _file(where: str) -> Path:
