@@ -104,8 +104,6 @@ def bounded(flag: str, what: str, example: str, low: float, high: float, *, perc
     return parse
 
 
-
-
 def shell_command(flag: str):
     def parse(value: str) -> str:
         try:
