@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -134,6 +135,13 @@ def gate_env() -> dict[str, str]:
     that process starts itself (a sweep's points) inherit."""
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     return {**env, "PYTEST_ADDOPTS": " ".join(NO_HYPOTHESIS)}
+
+
+def oracle_cli(folder: Path, *args: str) -> tuple[int, str]:
+    """`python -m oracle ARGS` (ledger add, history, ...) run in `folder` as a user runs it: (exit code, its output)."""
+    done = subprocess.run([sys.executable, "-m", "oracle", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=300, env=gate_env())
+    return done.returncode, done.stdout + done.stderr
 
 
 def launch_line(llama_tools, model: Path, server_args: str = "") -> str:

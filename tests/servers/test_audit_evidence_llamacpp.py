@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import NO_WARMUP, SMALL_CANARIES, SMALL_CANARY_KEYWORDS, gate_argv, gate_env, tiny_rows, write_suite
+from conftest import (NO_WARMUP, SMALL_CANARIES, SMALL_CANARY_KEYWORDS, gate_argv, gate_env, oracle_cli, tiny_rows,
+                      write_suite)
 from forged_report import reseal
 
 pytestmark = pytest.mark.slow
@@ -34,12 +34,6 @@ def _run(folder: Path, *args: str) -> tuple[int, str]:
     done = subprocess.run(gate_argv("-q", f"--oracle-suite={folder / 'one.jsonl'}", f"--max-tokens={TOKENS}",
                                     *NO_WARMUP, *SMALL_CANARIES, "-k", KEEP, *args),
                           cwd=folder, capture_output=True, text=True, timeout=600, env=gate_env())
-    return done.returncode, done.stdout + done.stderr
-
-
-def _oracle(folder: Path, *args: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-m", "oracle", *args], cwd=folder, capture_output=True, text=True,
-                          timeout=300, env=gate_env())
     return done.returncode, done.stdout + done.stderr
 
 
@@ -62,9 +56,9 @@ def test_the_untouched_report_is_added_and_audits_clean(runs, tmp_path):
     assert {"logits", "decode-vs-prefill", "needle[512-d50]", "needle[512-d50]:tokens", "code[mul-7-2]",
             "repeats[sequential]", "code-fresh"} <= ids, ids
     ledger = tmp_path / "ledger.sqlite"
-    code, out = _oracle(runs, "ledger", "add", "gate", "--ledger", str(ledger))
+    code, out = oracle_cli(runs, "ledger", "add", "gate", "--ledger", str(ledger))
     assert code == 0 and "1 run(s) added" in out and "unverified" not in out, out
-    code, out = _oracle(runs, "history", "--audit", "--ledger", str(ledger))
+    code, out = oracle_cli(runs, "history", "--audit", "--ledger", str(ledger))
     assert code == 0 and out.startswith("verified") and "0 fail their audit, 0 unverified" in out, out
 
 

@@ -22,13 +22,12 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from browser import headless_chromium, png_distinct_bytes
-from conftest import NO_WARMUP, gate_argv, gate_env, tiny_rows, write_suite
+from conftest import NO_WARMUP, gate_argv, gate_env, oracle_cli, tiny_rows, write_suite
 from forged_report import forge
 from postgres import free_port
 
@@ -49,12 +48,6 @@ def _gate(folder: Path, *args: str, env: dict | None = None, fsize: int | None =
     return done.returncode, done.stdout + done.stderr
 
 
-def _oracle(folder: Path, *args: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-m", "oracle", *args], cwd=folder, capture_output=True, text=True,
-                          timeout=300, env=gate_env())
-    return done.returncode, done.stdout + done.stderr
-
-
 @pytest.fixture(scope="module")
 def sequence(tmp_path_factory) -> Path:
     """record -> gate the same (pass) -> gate with -ctk q8_0 (fail), each its own process on the embedded server,
@@ -72,7 +65,7 @@ def sequence(tmp_path_factory) -> Path:
 
 def test_history_names_the_first_fail_and_the_flag_that_changed(sequence):
     assert (sequence / "reports" / "ledger.sqlite").is_file()  # the default: beside the report folders
-    code, out = _oracle(sequence, "history")
+    code, out = oracle_cli(sequence, "history")
     assert code == 1, out
     reports = sequence / "reports"
     assert f"first fail: " in out and f"(fail) {reports / '3-ctk'}" in out
@@ -86,14 +79,14 @@ def test_history_names_the_first_fail_and_the_flag_that_changed(sequence):
                                                                                                   "gate"]
     page = (reports / "history.html").read_text()
     assert str(reports / "3-ctk") in page and "flag: -ctk q8_0" in page and page.count("<svg") == 2
-    code, out = _oracle(sequence, "history", "--check")
+    code, out = oracle_cli(sequence, "history", "--check")
     assert code == 0 and "3 run(s), 0 missing or changed" in out
 
 
 def test_history_page_in_chromium_shows_the_plots_labelled(sequence, tmp_path):
     page = sequence / "reports" / "history.html"
     if not page.exists():
-        assert _oracle(sequence, "history")[0] == 1
+        assert oracle_cli(sequence, "history")[0] == 1
     with headless_chromium() as browser:
         browser.get(page.resolve().as_uri())
         figures = browser.execute_script(
@@ -116,12 +109,12 @@ def test_history_names_a_changed_environment_variable(sequence):
     """The same reference gated with LLAMA_ARG_CACHE_TYPE_K=q8_0 in the environment (llama-server reads it; the
     identity records LLAMA_* variables), into a ledger of its own with the first two runs imported."""
     ledger = sequence / "env-ledger.sqlite"
-    code, out = _oracle(sequence, "ledger", "add", "reports/1-record", "reports/2-same", "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "ledger", "add", "reports/1-record", "reports/2-same", "--ledger", str(ledger))
     assert code == 0 and "2 run(s) added" in out
     code, out = _gate(sequence, "--reference=ref", "--report-dir=env/4-env", f"--ledger={ledger}",
                       env={"LLAMA_ARG_CACHE_TYPE_K": "q8_0"})
     assert code == 1, out[-3000:]
-    code, out = _oracle(sequence, "history", "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "history", "--ledger", str(ledger))
     assert code == 1, out
     assert f"(fail) {sequence / 'env' / '4-env'}" in out
     assert "environment variable: environment.LLAMA_ARG_CACHE_TYPE_K: absent -> q8_0" in out
@@ -147,44 +140,44 @@ def test_a_failing_report_edited_to_pass_is_refused_naming_the_field(sequence, t
     forge(plain, reseal_it=False)
     forge(careful, reseal_it=True)
     ledger = tmp_path / "ledger.sqlite"
-    code, out = _oracle(sequence, "ledger", "add", str(plain), "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "ledger", "add", str(plain), "--ledger", str(ledger))
     assert code == 2, out
     assert f"{plain / 'identity.json'}: edited after the run" in out and "nothing was added" in out
-    code, out = _oracle(sequence, "ledger", "add", str(careful), "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "ledger", "add", str(careful), "--ledger", str(ledger))
     assert code == 2 and _EXACT_FORGED.search(out), out
     assert not ledger.exists()  # refused before the ledger was opened
-    code, out = _oracle(sequence, "diff", str(careful), "reports/2-same")
+    code, out = oracle_cli(sequence, "diff", str(careful), "reports/2-same")
     assert code == 2 and _EXACT_FORGED.search(out), out
-    code, out = _oracle(sequence, "html", str(plain))
+    code, out = oracle_cli(sequence, "html", str(plain))
     assert code == 2 and "edited after the run" in out, out
     # A record changed, identity.json untouched: the seal names the record.
     record = _copy(sequence, "2-same", tmp_path / "record")
     npz = sorted((record / "records" / "boot1-c1").glob("*.npz"))[0]
     npz.write_bytes(npz.read_bytes() + b"\0")
-    code, out = _oracle(sequence, "ledger", "add", str(record), "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "ledger", "add", str(record), "--ledger", str(ledger))
     assert code == 2 and f"{npz}: changed after the run" in out, out
 
 
 def test_history_audit_re_derives_every_row(sequence, tmp_path):
     """The runs as they were appended audit clean (exit 0: each re-derived against its reference); a report edited
     after it was added is flagged by --audit (exit 1, naming the field) and by --check."""
-    code, out = _oracle(sequence, "history", "--audit")
+    code, out = oracle_cli(sequence, "history", "--audit")
     assert code == 0, out
     assert [line.split()[0] for line in out.splitlines()[:-1]] == ["verified"] * 3, out
     assert "3 run(s), 0 fail their audit, 0 unverified" in out
-    code, out = _oracle(sequence, "history")
+    code, out = oracle_cli(sequence, "history")
     assert "(unverified)" not in out, out
     ledger = tmp_path / "ledger.sqlite"
     later = _copy(sequence, "3-ctk", tmp_path / "later")
-    code, out = _oracle(sequence, "ledger", "add", str(later), "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "ledger", "add", str(later), "--ledger", str(ledger))
     assert code == 0 and "1 run(s) added" in out and "unverified" not in out, out
-    assert _oracle(sequence, "history", "--audit", "--ledger", str(ledger))[0] == 0
+    assert oracle_cli(sequence, "history", "--audit", "--ledger", str(ledger))[0] == 0
     forge(later, reseal_it=True)
-    code, out = _oracle(sequence, "history", "--audit", "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "history", "--audit", "--ledger", str(ledger))
     assert code == 1 and _EXACT_FORGED.search(out) and "1 run(s), 1 fail their audit" in out, out
-    code, out = _oracle(sequence, "history", "--check", "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "history", "--check", "--ledger", str(ledger))
     assert code == 1 and "changed" in out, out
-    code, out = _oracle(sequence, "history", "--audit", "--check", "--ledger", str(ledger))
+    code, out = oracle_cli(sequence, "history", "--audit", "--check", "--ledger", str(ledger))
     assert code == 2 and "give one of them" in out, out
 
 
@@ -196,11 +189,11 @@ def test_a_report_whose_reference_is_not_at_hand_is_unverified(sequence, tmp_pat
     try:
         ledger = tmp_path / "ledger.sqlite"
         report = _copy(sequence, "2-same", tmp_path / "same")
-        code, out = _oracle(sequence, "ledger", "add", str(report), "--ledger", str(ledger))
+        code, out = oracle_cli(sequence, "ledger", "add", str(report), "--ledger", str(ledger))
         assert code == 0 and f"{report}: unverified: its reference is not at hand" in out, out
-        code, out = _oracle(sequence, "history", "--ledger", str(ledger))
+        code, out = oracle_cli(sequence, "history", "--ledger", str(ledger))
         assert code == 0 and "pass (unverified)" in out and "latest: pass (unverified)" in out, out
-        code, out = _oracle(sequence, "history", "--audit", "--ledger", str(ledger))
+        code, out = oracle_cli(sequence, "history", "--audit", "--ledger", str(ledger))
         assert code == 0 and "1 run(s), 0 fail their audit, 1 unverified" in out, out
     finally:
         away.rename(sequence / "ref")
@@ -241,7 +234,7 @@ def test_a_full_disk_under_the_ledger_costs_the_run_nothing(shared_server, share
     write_suite(tmp_path, "tiny", tiny_rows())
     ledger = tmp_path / "full" / "ledger.sqlite"
     examples = sorted(str(p.parent) for p in (REPO / "examples").rglob("identity.json"))
-    assert _oracle(tmp_path, "ledger", "add", *examples, "--ledger", str(ledger))[0] == 0
+    assert oracle_cli(tmp_path, "ledger", "add", *examples, "--ledger", str(ledger))[0] == 0
     size = ledger.stat().st_size
     code, out = _gate(tmp_path, f"--oracle-url={shared_server.url}", f"--reference={shared_reference}", "--max-tokens=32",
                       "--report-dir=report", f"--ledger={ledger}", fsize=size)
@@ -252,5 +245,5 @@ def test_a_full_disk_under_the_ledger_costs_the_run_nothing(shared_server, share
     assert note.startswith(f"the run was not appended to the ledger: the ledger {ledger} could not be written (")
     assert "full" in note.lower() or "disk" in note.lower() or "large" in note.lower(), note
     assert "oracle: the run was not appended to the ledger" in out
-    code, out = _oracle(tmp_path, "ledger", "add", "report", "--ledger", str(ledger))
+    code, out = oracle_cli(tmp_path, "ledger", "add", "report", "--ledger", str(ledger))
     assert code == 0 and "1 run(s) added" in out  # the way back the note names
