@@ -45,7 +45,7 @@ def test_needle(oracle_gate, request, haystack, needle_case) -> None:
     total, depth = needle_case
     item_id = f"needle[{total}-d{depth}]"
     budget = oracle_gate.run_plan.drops.get(request.node.nodeid)
-    if budget is not None:  # beyond --oracle-budget by the plan's estimate (oracle/checks/run_plan.py)
+    if budget is not None:  # beyond --oracle-budget by the plan's estimate (oracle/plan/run_plan.py)
         dropped(oracle_gate, request.node, *budget)
         return
     context = oracle_gate.context
